@@ -1,0 +1,156 @@
+"""The job and workload model (DESIGN.md "Semantics").
+
+All times are integer seconds. ``runtime`` is the actual run time (known only to the
+simulator's completion events and to offline solvers); ``walltime`` is the user's requested
+estimate, the only duration an online policy may look at.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator, Literal, Sequence
+
+import numpy as np
+
+JobKind = Literal["rt", "batch"]
+RT: JobKind = "rt"
+BATCH: JobKind = "batch"
+JOB_KINDS: tuple[JobKind, ...] = (RT, BATCH)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One rigid job.
+
+    Attributes:
+        id: unique integer id inside a workload.
+        submit: submission time, s.
+        runtime: actual run time, s (> 0).
+        walltime: requested time, s (>= 1).  Rules for runtime > walltime live in the readers.
+        nodes: nodes (or processors on a flat cluster) requested.
+        kind: ``"rt"`` (real-time) or ``"batch"``.
+        user, group: ids, -1 when unknown.
+        queue: queue name ("" when unknown).
+        checkpointable: False for jobs that must never be preempted.
+    """
+
+    id: int
+    submit: int
+    runtime: int
+    walltime: int
+    nodes: int
+    kind: JobKind = BATCH
+    user: int = -1
+    group: int = -1
+    queue: str = ""
+    checkpointable: bool = True
+
+    def __post_init__(self) -> None:
+        if self.runtime <= 0:
+            raise ValueError(f"job {self.id}: runtime must be > 0 s, got {self.runtime}")
+        if self.walltime < 1:
+            raise ValueError(f"job {self.id}: walltime must be >= 1 s, got {self.walltime}")
+        if self.nodes < 1:
+            raise ValueError(f"job {self.id}: nodes must be >= 1, got {self.nodes}")
+        if self.submit < 0:
+            raise ValueError(f"job {self.id}: submit must be >= 0 s, got {self.submit}")
+        if self.kind not in JOB_KINDS:
+            raise ValueError(f"job {self.id}: kind must be 'rt' or 'batch', got {self.kind!r}")
+
+    @property
+    def is_rt(self) -> bool:
+        return self.kind == RT
+
+    def with_kind(self, kind: JobKind) -> "Job":
+        return replace(self, kind=kind)
+
+
+@dataclass(slots=True)
+class Workload:
+    """An ordered collection of jobs plus what is known of the machine it came from.
+
+    Jobs are kept sorted by (submit, id).  ``max_nodes`` is the size of the machine the trace
+    was recorded on (SWF ``MaxNodes``/``MaxProcs``), ``None`` when unknown.  ``start_time`` is the
+    absolute Unix time of t = 0 when known (SWF ``UnixStartTime``, Cobalt logs).
+    """
+
+    jobs: list[Job]
+    name: str = "workload"
+    max_nodes: int | None = None
+    start_time: int | None = None
+    header: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.jobs = sorted(self.jobs, key=lambda j: (j.submit, j.id))
+        seen: set[int] = set()
+        for job in self.jobs:
+            if job.id in seen:
+                raise ValueError(f"{self.name}: duplicate job id {job.id}")
+            seen.add(job.id)
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __iter__(self) -> Iterator[Job]:
+        return iter(self.jobs)
+
+    def __getitem__(self, index: int) -> Job:
+        return self.jobs[index]
+
+    def by_id(self) -> dict[int, Job]:
+        return {job.id: job for job in self.jobs}
+
+    def replace_jobs(self, jobs: Iterable[Job], name: str | None = None) -> "Workload":
+        return Workload(list(jobs), name=name or self.name, max_nodes=self.max_nodes,
+                        start_time=self.start_time, header=dict(self.header))
+
+    def head(self, n: int) -> "Workload":
+        """The first ``n`` jobs in submit order."""
+        return self.replace_jobs(self.jobs[:n])
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Columnar copy (NumPy arrays) for vectorised statistics and generators."""
+        jobs = self.jobs
+        return {
+            "id": np.fromiter((j.id for j in jobs), dtype=np.int64, count=len(jobs)),
+            "submit": np.fromiter((j.submit for j in jobs), dtype=np.int64, count=len(jobs)),
+            "runtime": np.fromiter((j.runtime for j in jobs), dtype=np.int64, count=len(jobs)),
+            "walltime": np.fromiter((j.walltime for j in jobs), dtype=np.int64, count=len(jobs)),
+            "nodes": np.fromiter((j.nodes for j in jobs), dtype=np.int64, count=len(jobs)),
+            "is_rt": np.fromiter((j.kind == RT for j in jobs), dtype=bool, count=len(jobs)),
+        }
+
+    def to_frame(self):  # -> pandas.DataFrame
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "id": [j.id for j in self.jobs],
+                "submit": [j.submit for j in self.jobs],
+                "runtime": [j.runtime for j in self.jobs],
+                "walltime": [j.walltime for j in self.jobs],
+                "nodes": [j.nodes for j in self.jobs],
+                "kind": [j.kind for j in self.jobs],
+                "user": [j.user for j in self.jobs],
+                "group": [j.group for j in self.jobs],
+                "queue": [j.queue for j in self.jobs],
+                "checkpointable": [j.checkpointable for j in self.jobs],
+            }
+        )
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """(first submit, last submit), s."""
+        if not self.jobs:
+            return (0, 0)
+        return (self.jobs[0].submit, self.jobs[-1].submit)
+
+    def count(self, kind: JobKind) -> int:
+        return sum(1 for j in self.jobs if j.kind == kind)
+
+
+def shift_to_zero(jobs: Sequence[Job]) -> list[Job]:
+    """Jobs with submit times shifted so that the earliest is 0."""
+    if not jobs:
+        return []
+    t0 = min(j.submit for j in jobs)
+    return [replace(j, submit=j.submit - t0) for j in jobs]

@@ -1,0 +1,110 @@
+"""The schedule record: what ran where and when, as a list of segments.
+
+A segment is one contiguous occupation of an allocation by one job.  Three kinds exist:
+
+* ``run``: useful (or later lost) computation, advancing the job's progress from
+  ``progress_from`` to ``progress_to`` seconds of work (duration == progress_to - progress_from);
+* ``ckpt``: a checkpoint write that saves ``progress_to`` seconds of work (progress_from == progress_to);
+* ``restart``: a restart read that restores ``progress_from`` seconds of work.
+
+``partition`` is the partition index on a partitioned machine (Mira) and -1 on a flat cluster;
+``nodes`` is the number of nodes (processors) the segment occupies.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Literal
+
+SegmentKind = Literal["run", "ckpt", "restart"]
+RUN: SegmentKind = "run"
+CKPT: SegmentKind = "ckpt"
+RESTART: SegmentKind = "restart"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    job_id: int
+    start: int  # s
+    end: int  # s, exclusive
+    kind: SegmentKind
+    partition: int  # partition index, -1 on a flat cluster
+    nodes: int  # nodes occupied
+    progress_from: int = 0  # s of work done before the segment
+    progress_to: int = 0  # s of work done after it
+
+    @property
+    def duration(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(slots=True)
+class Schedule:
+    """All segments of one run, in the order they were produced."""
+
+    segments: list[Segment] = field(default_factory=list)
+    machine_name: str = ""
+
+    def add(self, segment: Segment) -> None:
+        if segment.end > segment.start:
+            self.segments.append(segment)
+
+    def __iter__(self) -> Iterator[Segment]:
+        return iter(self.segments)
+
+    def __len__(self) -> int:
+        return len(self.segments)
+
+    def by_job(self) -> dict[int, list[Segment]]:
+        out: dict[int, list[Segment]] = {}
+        for seg in self.segments:
+            out.setdefault(seg.job_id, []).append(seg)
+        for segs in out.values():
+            segs.sort(key=lambda s: (s.start, s.end))
+        return out
+
+    def to_frame(self):  # -> pandas.DataFrame
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "job_id": [s.job_id for s in self.segments],
+                "start": [s.start for s in self.segments],
+                "end": [s.end for s in self.segments],
+                "kind": [s.kind for s in self.segments],
+                "partition": [s.partition for s in self.segments],
+                "nodes": [s.nodes for s in self.segments],
+                "progress_from": [s.progress_from for s in self.segments],
+                "progress_to": [s.progress_to for s in self.segments],
+            }
+        )
+
+    @classmethod
+    def from_frame(cls, frame, machine_name: str = "") -> "Schedule":
+        segs = [
+            Segment(int(r.job_id), int(r.start), int(r.end), str(r.kind), int(r.partition), int(r.nodes),
+                    int(r.progress_from), int(r.progress_to))
+            for r in frame.itertuples(index=False)
+        ]
+        return cls(segs, machine_name)
+
+    def write(self, path: str, partition_names: list[str] | None = None) -> None:
+        """Write as CSV, or as Parquet when ``path`` ends in ``.parquet``.  Written atomically."""
+        import os
+        import tempfile
+
+        frame = self.to_frame()
+        if partition_names is not None:
+            frame["partition_name"] = [partition_names[p] if p >= 0 else "" for p in frame["partition"]]
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-schedule-")
+        os.close(fd)
+        try:
+            if path.endswith(".parquet"):
+                frame.to_parquet(tmp, index=False)
+            else:
+                frame.to_csv(tmp, index=False)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise

@@ -1,0 +1,450 @@
+"""The one discrete-event core every scheduler in rtsched runs in.
+
+Events live in a binary heap keyed by (time, class, sequence).  At equal times they are taken in
+a fixed order (DESIGN.md): job completions (class 0), then checkpoint / restart / JIT-write
+completions and delayed starts (class 1), then arrivals (class 2), then wake-ups (class 3); within
+a class, in the order they were created.  Then the policy gets **one** scheduling pass, if any job
+waits or it asked to be woken.  A job ending at t therefore frees its resources for a job starting
+at t.
+
+The policy is pulled: ``decide(view) -> list[Decision]``.  It sees the time, the queue, the
+running jobs and the free resources, never the actual runtimes.  ``Simulator.advance`` /
+``Simulator.apply`` expose the same loop step by step (the RL environments drive it that way).
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Callable, Iterable, Protocol
+
+from rtsched.checkpoint import CheckpointKind, CheckpointModel, IOModel
+from rtsched.errors import DecisionError, InfeasibleError
+from rtsched.jobs import Workload
+from rtsched.machines.base import Machine
+from rtsched.schedule import CKPT, RESTART, RUN, Schedule, Segment
+from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
+from rtsched.sim.result import JobOutcome, SimResult
+from rtsched.sim.state import (DONE, DRAINING, FUTURE, PENDING, PH_CKPT, PH_RESTART, PH_RUN, RUNNING, WAITING,
+                               JobInfo, JobState)
+
+# Event classes, in the order they are taken at equal times.
+EV_COMPLETE = 0
+EV_PHASE = 1  # restart read done, periodic checkpoint reached / written, JIT write done, delayed start
+EV_ARRIVAL = 2
+EV_WAKE = 3
+
+NO_CKPT = CheckpointModel(CheckpointKind.NO)
+
+
+class Policy(Protocol):
+    """A scheduling policy.  ``decide`` is called at each scheduling point."""
+
+    name: str
+
+    def decide(self, view: "SimView") -> list[Decision]: ...
+
+
+class SimView:
+    """What a policy sees at a scheduling point (read-only by convention; plan on ``state.copy()``).
+
+    Attributes:
+        now: current time, s.
+        queue: waiting jobs (``JobState``), in the order they entered the queue.
+        entered: the jobs that entered the queue (arrived or were requeued) since the previous
+            scheduling pass, so that policies can keep their own ordered structures up to date.
+        running: jobs holding resources, by job id (running, writing a JIT checkpoint, or bound
+            to an allocation and waiting for those writes).
+        state: the machine occupancy (``MachineState``).
+        machine: the machine model.
+        checkpoint: the simulation's default checkpoint model.
+    """
+
+    __slots__ = ("sim", "now", "queue", "entered", "running", "state", "machine", "checkpoint", "io")
+
+    def __init__(self, sim: "Simulator") -> None:
+        self.sim = sim
+        self.machine = sim.machine
+        self.state = sim.machine_state
+        self.running = sim.running
+        self.checkpoint = sim.checkpoint
+        self.io = sim.io
+        self.now = 0
+        self.queue = sim.queue
+        self.entered = sim.entered
+
+    def job(self, job_id: int) -> JobState:
+        return self.sim.by_id[job_id]
+
+    def holders(self, alloc: int) -> list[JobState]:
+        """Jobs holding partition ``alloc`` or a partition that conflicts with it."""
+        return self.sim.blockers(alloc)
+
+
+class Simulator:
+    """Simulate ``workload`` on ``machine``.
+
+    Args:
+        checkpoint: the default checkpoint model: periodic checkpoints of batch jobs (SYS, APP) and
+            the mode of a ``Preempt`` that names none.
+        record_schedule: keep every segment (needed by the validator and the metrics' utilization).
+        progress: called as ``progress(done_jobs, total_jobs)`` every ``progress_every`` completions.
+    """
+
+    def __init__(self, workload: Workload, machine: Machine, *, checkpoint: CheckpointModel | None = None,
+                 io: IOModel | None = None, record_schedule: bool = True,
+                 progress: Callable[[int, int], None] | None = None, progress_every: int = 500) -> None:
+        self.workload = workload
+        self.machine = machine
+        self.checkpoint = checkpoint or NO_CKPT
+        self.io = io or self.checkpoint.io
+        self.record_schedule = record_schedule
+        self.progress = progress
+        self.progress_every = max(1, progress_every)
+        jobs = workload.jobs
+        for job in jobs:
+            if not machine.fits(job.nodes):
+                raise InfeasibleError(
+                    f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
+        self.jobs = jobs
+        self._runtime = [j.runtime for j in jobs]
+        self._alloc_nodes = [machine.allocated_nodes(j.nodes) for j in jobs]
+        self.states = [JobState(i, JobInfo.of(j)) for i, j in enumerate(jobs)]
+        self.by_id = {s.info.id: s for s in self.states}
+        self.outcomes = [JobOutcome(j, allocated_nodes=self._alloc_nodes[i]) for i, j in enumerate(jobs)]
+        self.machine_state = machine.new_state()
+        self.partitioned = machine.partitioned
+        self.heap: list[tuple[int, int, int, int, int, int]] = []
+        self.seq = 0
+        self.queue: list[JobState] = []
+        self.entered: list[JobState] = []
+        self.running: dict[int, JobState] = {}
+        self.owners: dict[int, list[JobState]] = {}
+        self.now = jobs[0].submit if jobs else 0
+        self.start_time = self.now
+        self.next_arrival = 0
+        self.n_done = 0
+        self.schedule = Schedule(machine_name=machine.name)
+        self.view = SimView(self)
+        self._woken = False
+        self._queue_dirty = False
+
+    # ------------------------------------------------------------------ driving the loop
+    def run(self, policy: Policy) -> SimResult:
+        """Run to the end with ``policy`` and return the result."""
+        decide = policy.decide
+        while self.advance():
+            decisions = decide(self.view)
+            if decisions:
+                self.apply(decisions)
+        return self.result(getattr(policy, "name", type(policy).__name__))
+
+    def advance(self) -> bool:
+        """Process events up to the next scheduling point; False when the run is over."""
+        heap = self.heap
+        jobs = self.jobs
+        n = len(jobs)
+        self.entered.clear()  # the policy has seen them
+        while True:
+            if self._queue_dirty:
+                self.queue[:] = [s for s in self.queue if s.status == WAITING]
+                self._queue_dirty = False
+            has_arrival = self.next_arrival < n
+            if not heap and not has_arrival:
+                if self.queue:
+                    waiting = ", ".join(str(s.info.id) for s in self.queue[:10])
+                    raise DecisionError(
+                        f"t={self.now}: jobs wait ({waiting}{'...' if len(self.queue) > 10 else ''}) but nothing runs "
+                        "and the policy started nothing and asked for no wake-up: the run cannot finish")
+                return False
+            t = heap[0][0] if heap else 1 << 62
+            if has_arrival and jobs[self.next_arrival].submit < t:
+                t = jobs[self.next_arrival].submit
+            self.now = t
+            self.view.now = t
+            self._woken = False
+            while heap and heap[0][0] == t and heap[0][1] < EV_ARRIVAL:
+                _, cls, _, _, idx, version = heapq.heappop(heap)
+                state = self.states[idx]
+                if state._version != version:
+                    continue
+                if cls == EV_COMPLETE:
+                    self._complete(state, t)
+                else:
+                    self._phase_done(state, t)
+            states = self.states
+            queue = self.queue
+            while self.next_arrival < n and jobs[self.next_arrival].submit == t:
+                state = states[self.next_arrival]
+                state.status = WAITING
+                state.queued_since = t
+                queue.append(state)
+                self.entered.append(state)
+                self.next_arrival += 1
+            while heap and heap[0][0] == t:
+                heapq.heappop(heap)  # wake-ups (and nothing else can be left at t)
+                self._woken = True
+            if queue or self._woken:
+                return True
+
+    def apply(self, decisions: Iterable[Decision]) -> None:
+        """Carry out a policy's decisions at the current time, in order."""
+        for d in decisions:
+            if type(d) is Start:
+                self._start(d.job_id, d.alloc)
+            elif type(d) is Preempt:
+                self._preempt(d.job_id, d.checkpoint)
+            elif type(d) is WakeAt:
+                if d.time <= self.now:
+                    raise DecisionError(f"t={self.now}: wake-up at {d.time} is not in the future")
+                self._push(d.time, EV_WAKE, -1, 0)
+            else:
+                raise DecisionError(f"t={self.now}: unknown decision {d!r}")
+
+    def result(self, policy_name: str = "") -> SimResult:
+        unfinished = [o.job.id for o in self.outcomes if o.end < 0]
+        if unfinished:
+            raise DecisionError(f"the run ended with {len(unfinished)} unfinished jobs, e.g. {unfinished[:5]}")
+        end = max((o.end for o in self.outcomes), default=self.start_time)
+        return SimResult(self.outcomes, self.schedule, self.machine.total_nodes, self.machine.name, policy_name,
+                         self.checkpoint.label, self.start_time, end)
+
+    # ------------------------------------------------------------------ helpers
+    def _push(self, time: int, cls: int, idx: int, version: int) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (time, cls, self.seq, cls, idx, version))
+
+    def blockers(self, alloc: int) -> list[JobState]:
+        """Jobs whose allocation overlaps ``alloc`` (partitioned) or every holder (flat)."""
+        if not self.partitioned:
+            return list(self.running.values())
+        mask = self.machine.conflict_mask[alloc]
+        out = []
+        for p, holders in self.owners.items():
+            if (mask >> p) & 1:
+                out.extend(holders)
+        return out
+
+    def _bind(self, state: JobState, alloc: int, force: bool) -> None:
+        nodes = self._alloc_nodes[state.idx]
+        ms = self.machine_state
+        if force:
+            ms.force_allocate(alloc, nodes)
+        else:
+            ms.allocate(alloc, nodes)
+        state.alloc = alloc
+        state.alloc_nodes = nodes
+        self.running[state.info.id] = state
+        if self.partitioned:
+            self.owners.setdefault(alloc, []).append(state)
+
+    def _unbind(self, state: JobState) -> None:
+        self.machine_state.release(state.alloc, state.alloc_nodes)
+        del self.running[state.info.id]
+        if self.partitioned:
+            holders = self.owners[state.alloc]
+            holders.remove(state)
+            if not holders:
+                del self.owners[state.alloc]
+        state.alloc = -2
+
+    def _record(self, state: JobState, start: int, end: int, kind: str, p_from: int, p_to: int) -> None:
+        if self.record_schedule and end > start:
+            self.schedule.segments.append(
+                Segment(state.info.id, start, end, kind, state.alloc if self.partitioned else -1, state.alloc_nodes,
+                        p_from, p_to))
+
+    def _model_for(self, state: JobState) -> CheckpointModel | None:
+        """The periodic checkpoint model of a job (batch, checkpointable jobs only)."""
+        if state.info.kind == "batch" and state.info.checkpointable and self.checkpoint.periodic:
+            return self.checkpoint
+        return None
+
+    # ------------------------------------------------------------------ decisions
+    def _start(self, job_id: int, alloc: int | None) -> None:
+        state = self.by_id.get(job_id)
+        if state is None or state.status != WAITING:
+            raise DecisionError(f"t={self.now}: job {job_id} is not waiting, it cannot start")
+        info = state.info
+        ms = self.machine_state
+        if alloc is None:
+            alloc = ms.find(info.nodes)
+            if alloc is None:
+                raise DecisionError(f"t={self.now}: no free allocation for job {job_id} ({info.nodes} nodes)")
+        if self.partitioned:
+            if alloc < 0 or alloc >= len(self.machine.partitions):
+                raise DecisionError(f"t={self.now}: job {job_id}: no partition {alloc}")
+            if self.machine.partitions[alloc].nodes < info.nodes:
+                raise DecisionError(f"t={self.now}: job {job_id} needs {info.nodes} nodes; partition "
+                                    f"{self.machine.partitions[alloc].name} has {self.machine.partitions[alloc].nodes}")
+        state.status = RUNNING  # provisional; leaves the queue
+        self._queue_dirty = True
+        if ms.is_free(alloc, info.nodes):
+            self._bind(state, alloc, force=False)
+            self._begin(state, self.now)
+            return
+        # Not free: allowed only when every job in the way is writing a JIT checkpoint.
+        blockers = self.blockers(alloc)
+        if self.partitioned:
+            ok = bool(blockers) and all(b.status == DRAINING for b in blockers)
+        else:
+            draining = sum(b.alloc_nodes for b in blockers if b.status == DRAINING)
+            promised = sum(b.alloc_nodes for b in blockers if b.status == PENDING)
+            ok = self._alloc_nodes[state.idx] <= ms.free_nodes + draining - promised
+            blockers = [b for b in blockers if b.status == DRAINING]
+        if not ok:
+            state.status = WAITING
+            raise DecisionError(f"t={self.now}: allocation {alloc} is busy, job {job_id} cannot start")
+        self._bind(state, alloc, force=True)
+        state.status = PENDING
+        state._pending_since = self.now
+        start_at = max(b._phase_start + self.io.write_seconds(b.alloc_nodes) for b in blockers) if blockers else self.now
+        state._version += 1
+        self._push(start_at, EV_PHASE, state.idx, state._version)
+
+    def _begin(self, state: JobState, t: int) -> None:
+        """Start a stint of ``state`` on its (already bound) allocation at time ``t``."""
+        state.status = RUNNING
+        state.run_start = t
+        if state.first_start < 0:
+            state.first_start = t
+            state.last_ckpt_time = t
+            self.outcomes[state.idx].first_start = t
+        state._version += 1
+        model = self._model_for(state)
+        info = state.info
+        if model is not None:
+            state._ckpt_interval = model.checkpoint_interval(info.walltime, state.alloc_nodes)
+            state._ckpt_limit = model.checkpoint_limit(info.walltime, state.alloc_nodes)
+        else:
+            state._ckpt_interval = 0
+        read = 0
+        if state.saved > 0:
+            read = self.io.read_seconds(state.alloc_nodes)
+            state._phase = PH_RESTART
+            state._phase_start = t
+            state._progress_at_phase_start = state.saved
+            self._push(t + read, EV_PHASE, state.idx, state._version)
+        else:
+            self._enter_run(state, t, state.saved)
+        # Walltime-based estimate of the stint's end (what a policy may plan with).
+        remaining = max(info.walltime - state.saved, 1)
+        writes = 0
+        if state._ckpt_interval > 0:
+            interval = state._ckpt_interval
+            k0 = state.saved // interval
+            k1 = (info.walltime - 1) // interval
+            writes = max(0, min(k1, state._ckpt_limit) - k0) * self.io.write_seconds(state.alloc_nodes)
+        state.expected_end = t + read + remaining + writes
+
+    def _enter_run(self, state: JobState, t: int, progress: int) -> None:
+        state._phase = PH_RUN
+        state._phase_start = t
+        state._progress_at_phase_start = progress
+        runtime = self._runtime[state.idx]
+        interval = state._ckpt_interval
+        if interval > 0:
+            k = progress // interval + 1
+            point = k * interval
+            if k <= state._ckpt_limit and point < runtime:
+                self._push(t + point - progress, EV_PHASE, state.idx, state._version)
+                return
+        self._push(t + runtime - progress, EV_COMPLETE, state.idx, state._version)
+
+    def _preempt(self, job_id: int, model: CheckpointModel | None) -> None:
+        state = self.by_id.get(job_id)
+        if state is None or state.status != RUNNING:
+            raise DecisionError(f"t={self.now}: job {job_id} is not running, it cannot be preempted")
+        if not state.info.checkpointable:
+            raise DecisionError(f"t={self.now}: job {job_id} cannot be checkpointed and must not be preempted")
+        model = model or self.checkpoint
+        t = self.now
+        out = self.outcomes[state.idx]
+        state._version += 1  # invalidates the job's pending event
+        phase = state._phase
+        if phase == PH_RUN:
+            progress = state._progress_at_phase_start + (t - state._phase_start)
+            self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, progress)
+        elif phase == PH_CKPT:  # a periodic write cut short: its time is spent, its data useless
+            progress = state._progress_at_phase_start
+            self._record(state, state._phase_start, t, CKPT, progress, progress)
+            out.t_ckpt += t - state._phase_start
+        else:  # restart read cut short
+            progress = state.saved
+            self._record(state, state._phase_start, t, RESTART, progress, progress)
+            out.t_restart += t - state._phase_start
+        state.n_preemptions += 1
+        out.n_preemptions += 1
+        if model.kind is CheckpointKind.JIT:
+            if progress > state.saved:
+                write = self.io.write_seconds(state.alloc_nodes)
+                state.status = DRAINING
+                state._phase = PH_CKPT
+                state._phase_start = t
+                state._progress_at_phase_start = progress
+                self._push(t + write, EV_PHASE, state.idx, state._version)
+                return
+        elif model.kind is CheckpointKind.NO:
+            out.t_lost += progress
+            state.saved = 0
+        else:
+            out.t_lost += progress - state.saved
+        self._requeue(state, t)
+
+    def _requeue(self, state: JobState, t: int) -> None:
+        self._unbind(state)
+        state.status = WAITING
+        state.queued_since = t
+        state.run_start = -1
+        state.expected_end = -1
+        self.queue.append(state)
+        self.entered.append(state)
+
+    # ------------------------------------------------------------------ events
+    def _complete(self, state: JobState, t: int) -> None:
+        runtime = self._runtime[state.idx]
+        self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, runtime)
+        self._unbind(state)
+        state.status = DONE
+        state.saved = runtime
+        self.outcomes[state.idx].end = t
+        self.n_done += 1
+        if self.progress is not None and self.n_done % self.progress_every == 0:
+            self.progress(self.n_done, len(self.jobs))
+
+    def _phase_done(self, state: JobState, t: int) -> None:
+        out = self.outcomes[state.idx]
+        status = state.status
+        if status == PENDING:  # the JIT writes in its way are done: start now
+            out.jit_delay += t - state._pending_since
+            self._begin(state, t)
+            return
+        phase = state._phase
+        p0 = state._progress_at_phase_start
+        if status == DRAINING:  # JIT write at preemption finished
+            self._record(state, state._phase_start, t, CKPT, p0, p0)
+            out.t_ckpt += t - state._phase_start
+            state.saved = p0
+            state.last_ckpt_time = t
+            self._requeue(state, t)
+            return
+        if phase == PH_RESTART:
+            self._record(state, state._phase_start, t, RESTART, p0, p0)
+            out.t_restart += t - state._phase_start
+            self._enter_run(state, t, p0)
+        elif phase == PH_RUN:  # a periodic checkpoint point is reached: write it
+            progress = p0 + (t - state._phase_start)
+            self._record(state, state._phase_start, t, RUN, p0, progress)
+            state._phase = PH_CKPT
+            state._phase_start = t
+            state._progress_at_phase_start = progress
+            self._push(t + self.io.write_seconds(state.alloc_nodes), EV_PHASE, state.idx, state._version)
+        else:  # periodic write done
+            self._record(state, state._phase_start, t, CKPT, p0, p0)
+            out.t_ckpt += t - state._phase_start
+            state.saved = p0
+            state.last_ckpt_time = t
+            self._enter_run(state, t, p0)
+
+
+def simulate(workload: Workload, machine: Machine, policy: Policy, **options) -> SimResult:
+    """Convenience: ``Simulator(workload, machine, **options).run(policy)``."""
+    return Simulator(workload, machine, **options).run(policy)

@@ -1,0 +1,38 @@
+"""What a policy may answer at a scheduling point: start, preempt, wake me later, or nothing (wait)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rtsched.checkpoint import CheckpointModel
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Start waiting job ``job_id`` on allocation ``alloc``.
+
+    ``alloc`` is a partition index on a partitioned machine, or -1 (``FLAT``) on a flat cluster.
+    ``None`` lets the simulator choose (the machine's best-fit rule).  The allocation must be free,
+    or held only by jobs writing a JIT checkpoint: then the job is bound to it now and starts when
+    the slowest of those writes ends (its ``jit_delay``).
+    """
+
+    job_id: int
+    alloc: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Preempt:
+    """Preempt running job ``job_id`` with a checkpoint model (``None``: the simulation's default)."""
+
+    job_id: int
+    checkpoint: CheckpointModel | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WakeAt:
+    """Ask for a scheduling point at time ``time`` (s) even if nothing else happens then."""
+
+    time: int
+
+
+Decision = Start | Preempt | WakeAt

@@ -1,0 +1,88 @@
+"""Per-job simulation state as policies see it (no actual runtime here: only the simulator knows it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rtsched.checkpoint import CheckpointModel
+from rtsched.jobs import Job
+
+# Job status values (small ints: compared in hot loops).
+FUTURE, WAITING, RUNNING, DRAINING, PENDING, DONE = range(6)
+STATUS_NAMES = ("future", "waiting", "running", "draining", "pending", "done")
+
+# Phases of a running job.
+PH_RESTART, PH_RUN, PH_CKPT = range(3)
+
+
+@dataclass(frozen=True, slots=True)
+class JobInfo:
+    """What a policy may know about a job: everything but its actual runtime."""
+
+    id: int
+    submit: int
+    walltime: int
+    nodes: int
+    kind: str
+    user: int
+    group: int
+    queue: str
+    checkpointable: bool
+
+    @property
+    def is_rt(self) -> bool:
+        return self.kind == "rt"
+
+    @classmethod
+    def of(cls, job: Job) -> "JobInfo":
+        return cls(job.id, job.submit, job.walltime, job.nodes, job.kind, job.user, job.group, job.queue,
+                   job.checkpointable)
+
+
+class JobState:
+    """Mutable state of one job in a run.
+
+    Public, policy-visible fields (times in s): ``info``; ``status``; ``alloc`` and
+    ``alloc_nodes`` while it holds resources; ``run_start`` (start of the current stint on its
+    allocation), ``expected_end`` (walltime-based estimate of when the stint ends), ``saved``
+    (work s restorable from the last completed checkpoint), ``last_ckpt_time`` (when that
+    checkpoint completed, or the first start), ``n_preemptions``, ``first_start``, ``queued_since``
+    (when it last entered the queue).
+    """
+
+    __slots__ = ("idx", "info", "status", "alloc", "alloc_nodes", "run_start", "expected_end", "saved",
+                 "last_ckpt_time", "n_preemptions", "first_start", "queued_since", "key",
+                 # simulator-private below
+                 "_phase", "_phase_start", "_progress_at_phase_start", "_version", "_ckpt_model",
+                 "_next_ckpt", "_ckpts_taken", "_ckpt_limit", "_ckpt_interval", "_pending_since")
+
+    def __init__(self, idx: int, info: JobInfo) -> None:
+        self.idx = idx
+        self.info = info
+        self.status = FUTURE
+        self.alloc = -2
+        self.alloc_nodes = 0
+        self.run_start = -1
+        self.expected_end = -1
+        self.saved = 0
+        self.last_ckpt_time = -1
+        self.n_preemptions = 0
+        self.first_start = -1
+        self.queued_since = info.submit
+        self.key = None  # free slot for a policy's cached priority key
+        self._phase = PH_RUN
+        self._phase_start = 0
+        self._progress_at_phase_start = 0
+        self._version = 0
+        self._ckpt_model: CheckpointModel | None = None
+        self._next_ckpt = 0
+        self._ckpts_taken = 0
+        self._ckpt_limit = 0
+        self._ckpt_interval = 0
+        self._pending_since = -1
+
+    @property
+    def id(self) -> int:
+        return self.info.id
+
+    def __repr__(self) -> str:
+        return f"JobState(id={self.info.id}, status={STATUS_NAMES[self.status]}, alloc={self.alloc})"
