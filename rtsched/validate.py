@@ -75,7 +75,8 @@ def _check_job(jid, segs, job, machine, io, forbid_rt_preemption, max_preemption
             cut_write = prev.kind == CKPT and prev.end - prev.start < write
             cut_read = prev.kind == RESTART and prev.end - prev.start < read
             resumed = (not contiguous or cut_write or cut_read
-                       or (prev.kind in (RUN, CKPT) and seg.kind == RESTART))
+                       or (prev.kind in (RUN, CKPT) and seg.kind == RESTART)
+                       or (prev.kind == RUN and seg.kind == RUN))
             if resumed:
                 stints += 1
                 if seg.kind == RESTART:
