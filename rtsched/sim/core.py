@@ -87,11 +87,19 @@ class Simulator:
             the mode of a ``Preempt`` that names none.
         record_schedule: keep every segment (needed by the validator and the metrics' utilization).
         progress: called as ``progress(done_jobs, total_jobs)`` every ``progress_every`` completions.
+        event_order: ``"design"`` (DESIGN.md: all events at t, completions before arrivals, then one
+            scheduling pass) or ``"rlscheduler"`` (seed 003's simulator, for its compatibility mode:
+            events are taken one at a time, an arrival before a completion at the same time, and
+            a scheduling pass follows each event).
     """
 
     def __init__(self, workload: Workload, machine: Machine, *, checkpoint: CheckpointModel | None = None,
                  io: IOModel | None = None, record_schedule: bool = True,
-                 progress: Callable[[int, int], None] | None = None, progress_every: int = 500) -> None:
+                 progress: Callable[[int, int], None] | None = None, progress_every: int = 500,
+                 event_order: str = "design") -> None:
+        if event_order not in ("design", "rlscheduler"):
+            raise ValueError(f"unknown event order {event_order!r}; use 'design' or 'rlscheduler'")
+        self.one_at_a_time = event_order == "rlscheduler"
         self.workload = workload
         self.machine = machine
         self.checkpoint = checkpoint or NO_CKPT
@@ -161,6 +169,10 @@ class Simulator:
             self.now = t
             self.view.now = t
             self._woken = False
+            if self.one_at_a_time:
+                if self._one_event(t):
+                    return True
+                continue
             while heap and heap[0][0] == t and heap[0][1] < EV_ARRIVAL:
                 _, cls, _, _, idx, version = heapq.heappop(heap)
                 state = self.states[idx]
@@ -184,6 +196,30 @@ class Simulator:
                 self._woken = True
             if queue or self._woken:
                 return True
+
+    def _one_event(self, t: int) -> bool:
+        """rlscheduler order: one event (an arrival first at equal times); True if a pass is due."""
+        jobs = self.jobs
+        if self.next_arrival < len(jobs) and jobs[self.next_arrival].submit == t:
+            state = self.states[self.next_arrival]
+            state.status = WAITING
+            state.queued_since = t
+            self.queue.append(state)
+            self.entered.append(state)
+            self.next_arrival += 1
+            return True
+        _, cls, _, _, idx, version = heapq.heappop(self.heap)
+        if cls == EV_WAKE:
+            self._woken = True
+            return True
+        state = self.states[idx]
+        if state._version != version:
+            return False
+        if cls == EV_COMPLETE:
+            self._complete(state, t)
+        else:
+            self._phase_done(state, t)
+        return bool(self.queue)
 
     def apply(self, decisions: Iterable[Decision]) -> None:
         """Carry out a policy's decisions at the current time, in order."""
