@@ -57,8 +57,9 @@ class BatchPolicy:
 class StaticOrder:
     """The queue kept sorted by a static priority key across passes (no re-sort per pass).
 
-    New and requeued jobs (``view.entered``) are inserted by bisection; jobs the policy starts are
-    removed the same way at the next pass.  Rebuilt from scratch when a new simulation starts.
+    New and requeued jobs (read from ``view.entry_log`` past this structure's cursor, so passes the
+    policy was not consulted at are caught up) are inserted by bisection; jobs that left the queue
+    are removed the same way.  Rebuilt from scratch when a new simulation starts.
     """
 
     def __init__(self, priority: Priority) -> None:
@@ -67,16 +68,18 @@ class StaticOrder:
         self.items: list = []
         self.keys: list = []
         self.started: list[int] = []
+        self.cursor = 0
 
     def update(self, view: SimView) -> list:
         key = self.priority.key
         total = view.machine.total_nodes
+        log = view.entry_log
         if view.sim is not self.sim:
             self.sim = view.sim
             self.items, self.keys, self.started = [], [], []
             fresh = view.queue
         else:
-            fresh = view.entered
+            fresh = log[self.cursor:]
             by_id = view.sim.by_id
             for jid in self.started:
                 js = by_id[jid]
@@ -86,7 +89,14 @@ class StaticOrder:
                         del self.items[i]
                         del self.keys[i]
             self.started = []
+            if len(self.items) > 2 * len(view.queue) + 64:  # jobs started by someone else: compact
+                keep = [(k, js) for k, js in zip(self.keys, self.items) if js.status == WAITING]
+                self.keys = [k for k, _ in keep]
+                self.items = [js for _, js in keep]
+        self.cursor = len(log)
         for js in fresh:
+            if js.status != WAITING:
+                continue
             if js.key is None:
                 js.key = key(js, view.now, total)
             i = bisect_left(self.keys, js.key)

@@ -50,7 +50,10 @@ class SimView:
         now: current time, s.
         queue: waiting jobs (``JobState``), in the order they entered the queue.
         entered: the jobs that entered the queue (arrived or were requeued) since the previous
-            scheduling pass, so that policies can keep their own ordered structures up to date.
+            scheduling pass.
+        entry_log: every queue entry of the run so far, append-only: a policy that keeps its own
+            ordered structure reads it from its own cursor, so it misses nothing even when it is
+            not consulted at every pass (a wrapped policy).
         running: jobs holding resources, by job id (running, writing a JIT checkpoint, or bound
             to an allocation and waiting for those writes).
         state: the machine occupancy (``MachineState``).
@@ -58,7 +61,7 @@ class SimView:
         checkpoint: the simulation's default checkpoint model.
     """
 
-    __slots__ = ("sim", "now", "queue", "entered", "running", "state", "machine", "checkpoint", "io")
+    __slots__ = ("sim", "now", "queue", "entered", "entry_log", "running", "state", "machine", "checkpoint", "io")
 
     def __init__(self, sim: "Simulator") -> None:
         self.sim = sim
@@ -70,6 +73,7 @@ class SimView:
         self.now = 0
         self.queue = sim.queue
         self.entered = sim.entered
+        self.entry_log = sim.entry_log
 
     def job(self, job_id: int) -> JobState:
         return self.sim.by_id[job_id]
@@ -124,6 +128,7 @@ class Simulator:
         self.seq = 0
         self.queue: list[JobState] = []
         self.entered: list[JobState] = []
+        self.entry_log: list[JobState] = []
         self.running: dict[int, JobState] = {}
         self.owners: dict[int, list[JobState]] = {}
         self.now = jobs[0].submit if jobs else 0
@@ -190,6 +195,7 @@ class Simulator:
                 state.queued_since = t
                 queue.append(state)
                 self.entered.append(state)
+                self.entry_log.append(state)
                 self.next_arrival += 1
             while heap and heap[0][0] == t:
                 heapq.heappop(heap)  # wake-ups (and nothing else can be left at t)
@@ -206,6 +212,7 @@ class Simulator:
             state.queued_since = t
             self.queue.append(state)
             self.entered.append(state)
+            self.entry_log.append(state)
             self.next_arrival += 1
             return True
         _, cls, _, _, idx, version = heapq.heappop(self.heap)
@@ -433,6 +440,7 @@ class Simulator:
         state.expected_end = -1
         self.queue.append(state)
         self.entered.append(state)
+        self.entry_log.append(state)
 
     # ------------------------------------------------------------------ events
     def _complete(self, state: JobState, t: int) -> None:
