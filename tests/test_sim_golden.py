@@ -129,3 +129,33 @@ def test_job_bigger_than_machine_is_rejected_clearly():
 
     with pytest.raises(InfeasibleError, match="job 1 requests 4096 nodes"):
         run_validated(flat_toy([(1, 0, 10, 10, 4096)]), AlignedMira(4), batch_policy("fcfs", "none"))
+
+
+# Qsim's three backfilling orders on one blocked situation (flat 10 processors):
+# job1 (6 nodes) runs [0,10); job2 (8 nodes) is blocked -> shadow 10, extra 2; 4 processors free.
+# Candidates, all ending before the shadow time: job3 3 nodes w8, job4 4 nodes w6, job5 2 nodes w2.
+#   ff  (priority order):   job3 fits (1 left); job4, job5 do not -> job3 starts at 0.
+#   bf  (most nodes first): job4 (4) fills the hole exactly -> job4 starts at 0.
+#   sjf (shortest walltime): job5 (2, w2) -> 2 left; job4 no; job3 (3) no -> job5 starts at 0.
+QSIM = [(1, 0, 10, 10, 6), (2, 0, 5, 5, 8), (3, 0, 8, 8, 3), (4, 0, 6, 6, 4), (5, 0, 2, 2, 2)]
+
+
+@pytest.mark.parametrize("backfill, first", [("ff", {3}), ("bf", {4}), ("sjf", {5})])
+def test_qsim_backfilling_orders(backfill, first):
+    r = run_validated(flat_toy(QSIM), FlatCluster(10), batch_policy("fcfs", backfill))
+    started_at_zero = {jid for jid, t in starts(r).items() if t == 0} - {1}
+    assert started_at_zero == first
+
+
+def test_dynamic_priority_wfp3_prefers_long_waiting_wide_jobs():
+    # WFP3 key = -(wait/walltime)^3 * nodes.  At t=100 with 10 free processors after job1 ends:
+    #   job2: submit 0, walltime 100, 4 nodes -> (100/100)^3*4 = 4
+    #   job3: submit 50, walltime 10, 4 nodes -> (50/10)^3*4 = 500  -> job3 first.
+    # Both fit (8 <= 10), so check the order through a 6-node variant of job2 that no longer fits after job3:
+    #   job2 6 nodes -> 6 ; job3 first (4 nodes), then job2 (6) still fits: 10 total.  Use job2 = 7 nodes:
+    #   job3 (4) starts, 6 left, job2 (7) waits -> job3 starts at 100, job2 at 110 (job3 ends).
+    rows = [(1, 0, 100, 100, 10), (2, 0, 100, 100, 7), (3, 50, 10, 10, 4)]
+    r = run_validated(flat_toy(rows), FlatCluster(10), batch_policy("wfp3", "none"))
+    assert starts(r) == {1: 0, 2: 110, 3: 100}
+    fcfs = run_validated(flat_toy(rows), FlatCluster(10), batch_policy("fcfs", "none"))
+    assert starts(fcfs) == {1: 0, 2: 100, 3: 200}

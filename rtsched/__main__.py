@@ -1,0 +1,5 @@
+import sys
+
+from rtsched.cli import main
+
+sys.exit(main())
