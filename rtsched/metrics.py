@@ -1,0 +1,460 @@
+"""The project's one metrics module: per-job table, group summaries, utilization (DESIGN.md "Metrics").
+
+Everything that reports a slowdown, a wait or a utilization computes it here.  Definitions
+(times in integer seconds, node figures in node-seconds unless a name says hours):
+
+* turnaround = final end − submit; wait = turnaround − runtime (all time not spent on useful
+  work: queueing, preemption, checkpoint/restart overheads, lost work); first_wait =
+  first start − submit.
+* slowdown SD = turnaround / runtime (seed 002, Def. 1).
+* bounded slowdown, two forms, the bound τ named wherever a value is reported:
+  - ``bsld_seed002`` (seed 002, Def. 2, τ = 600 s): (wait + max(runtime, τ)) / max(runtime, τ);
+  - ``bsld_rl`` (RL papers, seeds 000/003, τ = 10 s): max(1, turnaround / max(runtime, τ)).
+* categories (seed 002 §7.1.1): narrow = nodes ≤ 4096, wide = nodes > 4096 (on Mira: ≥ 4608);
+  short = duration ≤ 7200 s, long > 7200 s; the duration is the runtime (study categories) or
+  the walltime (WCJS thresholds) — see ``Categories``.
+* utilization over a window [t0, t1): node-seconds of all schedule segments clipped to the
+  window / (machine nodes × (t1 − t0)); overhead utilization: checkpoint writes + restart reads +
+  run time whose progress was later lost, same clipping; productive utilization = utilization −
+  overhead utilization (seed 002 eq. 26) = useful work / capacity.  Segments count the nodes
+  they occupy (the allocation, e.g. a whole Mira partition).
+
+Percentiles use NumPy's default linear interpolation between order statistics.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+
+from rtsched.jobs import JOB_KINDS
+from rtsched.schedule import CKPT, RESTART, RUN, Schedule
+from rtsched.sim.result import SimResult
+
+TAU_SEED002 = 600  # s, seed 002's bound (10 min)
+TAU_RL = 10  # s, the RL papers' bound
+BsldForm = Literal["seed002", "rl"]
+BSLD_FORMS: tuple[str, ...] = ("seed002", "rl")
+
+CATEGORY_NAMES: tuple[str, ...] = ("narrow-short", "narrow-long", "wide-short", "wide-long")
+STATS: tuple[str, ...] = ("mean", "median", "p5", "p25", "p75", "p95")
+SUMMARY_METRICS: tuple[str, ...] = ("sd", "bsld_seed002", "bsld_rl", "wait", "first_wait", "turnaround")
+
+# Columns of ``job_table`` in order (units: s, node-seconds, dimensionless ratios).
+JOB_COLUMNS: tuple[str, ...] = (
+    "id", "kind", "user", "nodes", "allocated_nodes", "runtime", "walltime", "submit", "first_start", "end",
+    "turnaround", "wait", "first_wait", "sd", "bsld_seed002", "bsld_rl", "category", "n_preemptions",
+    "t_ckpt", "t_restart", "t_lost", "t_pre", "jit_delay", "ckpt_node_seconds", "restart_node_seconds",
+    "lost_node_seconds",
+)
+_INT_COLUMNS = ("id", "user", "nodes", "allocated_nodes", "runtime", "walltime", "submit", "first_start", "end",
+                "turnaround", "wait", "first_wait", "n_preemptions", "t_ckpt", "t_restart", "t_lost", "t_pre",
+                "jit_delay", "ckpt_node_seconds", "restart_node_seconds", "lost_node_seconds")
+
+
+# ------------------------------------------------------------------------------- categories
+@dataclass(frozen=True, slots=True)
+class Categories:
+    """Job categories of seed 002 §7.1.1.
+
+    Attributes:
+        narrow_max_nodes: a job with at most this many requested nodes is narrow, else wide.
+        short_max_seconds: a job whose duration is at most this many seconds is short, else long.
+        duration: ``"runtime"`` (the studies' categories, the default) or ``"walltime"``
+            (what an online policy such as WCJS may use for its thresholds).
+    """
+
+    narrow_max_nodes: int = 4096
+    short_max_seconds: int = 7200
+    duration: Literal["runtime", "walltime"] = "runtime"
+
+    def __post_init__(self) -> None:
+        if self.duration not in ("runtime", "walltime"):
+            raise ValueError(f"Categories.duration must be 'runtime' or 'walltime', got {self.duration!r}")
+
+    def label(self, nodes: int, runtime: int, walltime: int) -> str:
+        """The category name of one job (nodes; runtime and walltime in s)."""
+        d = runtime if self.duration == "runtime" else walltime
+        return ("narrow-" if nodes <= self.narrow_max_nodes else "wide-") + \
+            ("short" if d <= self.short_max_seconds else "long")
+
+    def labels(self, nodes: np.ndarray, runtime: np.ndarray, walltime: np.ndarray) -> np.ndarray:
+        """Vectorised ``label`` (object array of category names)."""
+        d = np.asarray(runtime if self.duration == "runtime" else walltime)
+        narrow = np.asarray(nodes) <= self.narrow_max_nodes
+        short = d <= self.short_max_seconds
+        out = np.empty(len(narrow), dtype=object)
+        for name, mask in (("narrow-short", narrow & short), ("narrow-long", narrow & ~short),
+                           ("wide-short", ~narrow & short), ("wide-long", ~narrow & ~short)):
+            out[mask] = name
+        return out
+
+
+SEED002_CATEGORIES = Categories()  # study categories (runtime)
+WCJS_CATEGORIES = Categories(duration="walltime")  # what the WCJS policy may see
+
+
+# ------------------------------------------------------------------------ per-job formulas
+def slowdown(turnaround, runtime):
+    """SD = turnaround / runtime (seed 002 Def. 1).  Scalars or arrays, times in s."""
+    return np.asarray(turnaround, dtype=np.float64) / np.asarray(runtime, dtype=np.float64)
+
+
+def bounded_slowdown_seed002(turnaround, runtime, tau: float = TAU_SEED002):
+    """(wait + max(runtime, τ)) / max(runtime, τ), wait = turnaround − runtime (seed 002 Def. 2; s)."""
+    turnaround = np.asarray(turnaround, dtype=np.float64)
+    runtime = np.asarray(runtime, dtype=np.float64)
+    bound = np.maximum(runtime, float(tau))
+    return (turnaround - runtime + bound) / bound
+
+
+def bounded_slowdown_rl(turnaround, runtime, tau: float = TAU_RL):
+    """max(1, turnaround / max(runtime, τ)) (RL papers, seeds 000/003; s)."""
+    turnaround = np.asarray(turnaround, dtype=np.float64)
+    runtime = np.asarray(runtime, dtype=np.float64)
+    return np.maximum(1.0, turnaround / np.maximum(runtime, float(tau)))
+
+
+# -------------------------------------------------------------------------------- windows
+def _check_window(window: tuple[int, int] | None) -> tuple[int, int] | None:
+    if window is None:
+        return None
+    t0, t1 = int(window[0]), int(window[1])
+    if t1 < t0:
+        raise ValueError(f"window [{t0}, {t1}) ends before it starts")
+    return t0, t1
+
+
+def default_window(result: SimResult) -> tuple[int, int]:
+    """[first submit, last end) of a run, s: the utilization window when none is stated.
+
+    The last end is the latest of the jobs' ends and the schedule's segment ends; (0, 0) for a
+    run without jobs.
+    """
+    if not result.outcomes:
+        return (0, 0)
+    t0 = min(o.job.submit for o in result.outcomes)
+    t1 = max([o.end for o in result.outcomes] + [s.end for s in result.schedule.segments] + [t0])
+    return (int(t0), int(t1))
+
+
+# ------------------------------------------------------------------------------ job table
+def job_table(result: SimResult, window: tuple[int, int] | None = None, *, tau_seed002: int = TAU_SEED002,
+              tau_rl: int = TAU_RL, categories: Categories = SEED002_CATEGORIES):
+    """One row per finished job (a ``pandas.DataFrame``, columns ``JOB_COLUMNS``).
+
+    Args:
+        result: the simulation result.
+        window: the results window [t0, t1) in s; only jobs with t0 ≤ submit < t1 are kept.
+            ``None`` keeps every finished job.
+        tau_seed002: τ of ``bsld_seed002``, s.
+        tau_rl: τ of ``bsld_rl``, s.
+        categories: the category thresholds and whether they apply to runtime or walltime.
+
+    Columns: id, kind ("rt"/"batch"), user, nodes (requested), allocated_nodes, runtime,
+    walltime, submit, first_start, end, turnaround, wait, first_wait (s); sd, bsld_seed002,
+    bsld_rl (ratios); category; n_preemptions; t_ckpt, t_restart, t_lost, t_pre = t_restart +
+    t_lost, jit_delay (s); ckpt_node_seconds, restart_node_seconds, lost_node_seconds.
+    ``table.attrs`` records tau_seed002, tau_rl, window and the categories' duration basis.
+    """
+    import pandas as pd
+
+    window = _check_window(window)
+    outs = [o for o in result.outcomes if o.finished
+            and (window is None or window[0] <= o.job.submit < window[1])]
+    n = len(outs)
+
+    def col(fn) -> np.ndarray:
+        return np.fromiter((fn(o) for o in outs), dtype=np.int64, count=n)
+
+    submit = col(lambda o: o.job.submit)
+    runtime = col(lambda o: o.job.runtime)
+    walltime = col(lambda o: o.job.walltime)
+    nodes = col(lambda o: o.job.nodes)
+    first_start = col(lambda o: o.first_start)
+    end = col(lambda o: o.end)
+    turnaround = end - submit
+    data = {
+        "id": col(lambda o: o.job.id),
+        "kind": np.array([o.job.kind for o in outs], dtype=object),
+        "user": col(lambda o: o.job.user),
+        "nodes": nodes,
+        "allocated_nodes": col(lambda o: o.allocated_nodes),
+        "runtime": runtime,
+        "walltime": walltime,
+        "submit": submit,
+        "first_start": first_start,
+        "end": end,
+        "turnaround": turnaround,
+        "wait": turnaround - runtime,
+        "first_wait": first_start - submit,
+        "sd": slowdown(turnaround, runtime) if n else np.zeros(0),
+        "bsld_seed002": bounded_slowdown_seed002(turnaround, runtime, tau_seed002) if n else np.zeros(0),
+        "bsld_rl": bounded_slowdown_rl(turnaround, runtime, tau_rl) if n else np.zeros(0),
+        "category": categories.labels(nodes, runtime, walltime),
+        "n_preemptions": col(lambda o: o.n_preemptions),
+        "t_ckpt": col(lambda o: o.t_ckpt),
+        "t_restart": col(lambda o: o.t_restart),
+        "t_lost": col(lambda o: o.t_lost),
+        "t_pre": col(lambda o: o.t_pre),
+        "jit_delay": col(lambda o: o.jit_delay),
+        "ckpt_node_seconds": col(lambda o: o.ckpt_node_seconds),
+        "restart_node_seconds": col(lambda o: o.restart_node_seconds),
+        "lost_node_seconds": col(lambda o: o.lost_node_seconds),
+    }
+    frame = pd.DataFrame(data, columns=list(JOB_COLUMNS))
+    for c in ("sd", "bsld_seed002", "bsld_rl"):
+        frame[c] = frame[c].astype(np.float64)
+    for c in _INT_COLUMNS:
+        frame[c] = frame[c].astype(np.int64)
+    frame.attrs.update({"tau_seed002": int(tau_seed002), "tau_rl": int(tau_rl),
+                        "window": list(window) if window else None, "category_duration": categories.duration})
+    return frame
+
+
+# ------------------------------------------------------------------------------ summaries
+def _stats(values: np.ndarray) -> dict[str, float]:
+    """mean, median, p5, p25, p75, p95 of ``values`` (NaN for an empty array)."""
+    if len(values) == 0:
+        return {s: math.nan for s in STATS}
+    v = np.asarray(values, dtype=np.float64)
+    q = np.percentile(v, [50, 5, 25, 75, 95])
+    return {"mean": float(v.mean()), "median": float(q[0]), "p5": float(q[1]), "p25": float(q[2]),
+            "p75": float(q[3]), "p95": float(q[4])}
+
+
+def _levels(table, column: str) -> list:
+    if column == "kind":
+        known = list(JOB_KINDS)
+    elif column == "category":
+        known = list(CATEGORY_NAMES)
+    else:
+        known = []
+    extra = sorted(set(table[column].tolist()) - set(known), key=str) if len(table) else []
+    return known + extra
+
+
+def summarize(table, by: Sequence[str] = ("kind",), *, metrics: Sequence[str] = SUMMARY_METRICS,
+              include_all: bool = True):
+    """Group statistics of a ``job_table`` (a ``pandas.DataFrame``, one row per group).
+
+    Args:
+        table: a ``job_table`` (or any frame with the ``by`` and ``metrics`` columns).
+        by: grouping columns, e.g. ``("kind",)``, ``("category",)`` or ``("category", "kind")``.
+            Every known level appears even when empty (kinds rt, batch; the four categories).
+        metrics: columns to summarise (default sd, bsld_seed002, bsld_rl, wait, first_wait,
+            turnaround).
+        include_all: add a first row ``"all"`` over the whole table.
+
+    Returns:
+        index ``group`` (``"all"``, ``"rt"``, ``"narrow-short/rt"``, ...: the levels joined by
+        ``/``); columns: the ``by`` columns (``"all"`` in the all row), ``n``, then
+        ``{stat}_{metric}`` for stat in mean, median, p5, p25, p75, p95 (NaN for empty groups;
+        units those of the metric: ratios or s).
+    """
+    import pandas as pd
+
+    by = tuple(by)
+    missing = [c for c in (*by, *metrics) if c not in table.columns]
+    if missing:
+        raise KeyError(f"summarize: the table lacks column(s) {missing}; it has {list(table.columns)}")
+    arrays = {m: table[m].to_numpy(dtype=np.float64) for m in metrics}
+    rows: list[dict] = []
+    labels: list[str] = []
+
+    def add(label: str, keys: dict, mask: np.ndarray | None) -> None:
+        row = dict(keys)
+        row["n"] = int(len(table) if mask is None else mask.sum())
+        for m in metrics:
+            vals = arrays[m] if mask is None else arrays[m][mask]
+            for s, v in _stats(vals).items():
+                row[f"{s}_{m}"] = v
+        rows.append(row)
+        labels.append(label)
+
+    if include_all:
+        add("all", {c: "all" for c in by}, None)
+    if by:
+        columns = {c: table[c].to_numpy(dtype=object) for c in by}
+        combos: list[tuple] = [()]
+        for c in by:
+            combos = [k + (lv,) for k in combos for lv in _levels(table, c)]
+        for combo in combos:
+            mask = np.ones(len(table), dtype=bool)
+            for c, lv in zip(by, combo):
+                mask &= columns[c] == lv
+            add("/".join(str(x) for x in combo), dict(zip(by, combo)), mask)
+    out = pd.DataFrame(rows, index=pd.Index(labels, name="group"))
+    return out
+
+
+# ----------------------------------------------------------------------------- utilization
+def segment_lost_seconds(schedule: Schedule) -> np.ndarray:
+    """Seconds of each run segment whose progress was later lost (aligned with ``schedule.segments``).
+
+    A run segment advancing a job from ``progress_from`` to ``progress_to`` loses work when a later
+    segment of the same job starts from a lower progress point r (a restart after a preemption):
+    lost = progress_to − max(progress_from, r_min), r_min the lowest progress any later segment of
+    the job starts from.  The lost part is the segment's last ``lost`` seconds (progress advances
+    one second of work per second of run).  Checkpoint and restart segments lose nothing (0).
+    """
+    segs = schedule.segments
+    lost = np.zeros(len(segs), dtype=np.int64)
+    per_job: dict[int, list[int]] = {}
+    for i, s in enumerate(segs):
+        per_job.setdefault(s.job_id, []).append(i)
+    for idx in per_job.values():
+        idx.sort(key=lambda i: (segs[i].start, segs[i].end))
+        r_min = math.inf
+        for i in reversed(idx):
+            s = segs[i]
+            if s.kind == RUN and r_min < s.progress_to:
+                lost[i] = s.progress_to - max(s.progress_from, r_min)
+            if s.progress_from < r_min:
+                r_min = s.progress_from
+    return lost
+
+
+def _overlap(start: np.ndarray, end: np.ndarray, t0: int, t1: int) -> np.ndarray:
+    return np.maximum(0, np.minimum(end, t1) - np.maximum(start, t0))
+
+
+def utilization(result: SimResult, window: tuple[int, int] | None = None) -> dict:
+    """Utilization of the machine over [t0, t1) (default ``default_window``: first submit to last end).
+
+    Returns a JSON-ready dict:
+        window: [t0, t1] (s); machine_nodes; capacity_node_seconds = machine_nodes × (t1 − t0);
+        busy_node_seconds (all segments clipped to the window), run_node_seconds,
+        ckpt_node_seconds (checkpoint writes), restart_node_seconds (restart reads),
+        lost_node_seconds (run time whose progress was later lost, attributed to the last seconds
+        of the run segments concerned), overhead_node_seconds = ckpt + restart + lost,
+        useful_node_seconds = busy − overhead;
+        utilization = busy / capacity, overhead_utilization = overhead / capacity,
+        productive_utilization = utilization − overhead_utilization (seed 002 eq. 26);
+        chr_ckpt = ckpt node-hours, chr_pre = restart + lost node-hours (system core-hours lost
+        inside the window; per job see ``job_table``).
+    Ratios are 0.0 for an empty window or a machine of 0 nodes.
+    """
+    window = _check_window(window) or default_window(result)
+    t0, t1 = window
+    segs = result.schedule.segments
+    n = len(segs)
+    start = np.fromiter((s.start for s in segs), dtype=np.int64, count=n)
+    end = np.fromiter((s.end for s in segs), dtype=np.int64, count=n)
+    nodes = np.fromiter((s.nodes for s in segs), dtype=np.int64, count=n)
+    kind = np.array([s.kind for s in segs], dtype=object)
+    lost = segment_lost_seconds(result.schedule)
+
+    occupied = _overlap(start, end, t0, t1) * nodes
+    lost_in = _overlap(end - lost, end, t0, t1) * nodes
+    run = int(occupied[kind == RUN].sum())
+    ckpt = int(occupied[kind == CKPT].sum())
+    restart = int(occupied[kind == RESTART].sum())
+    lost_ns = int(lost_in.sum())
+    busy = int(occupied.sum())
+    overhead = ckpt + restart + lost_ns
+    capacity = int(result.machine_nodes) * (t1 - t0)
+    util = busy / capacity if capacity > 0 else 0.0
+    over = overhead / capacity if capacity > 0 else 0.0
+    return {
+        "window": [t0, t1],
+        "machine_nodes": int(result.machine_nodes),
+        "capacity_node_seconds": capacity,
+        "busy_node_seconds": busy,
+        "run_node_seconds": run,
+        "ckpt_node_seconds": ckpt,
+        "restart_node_seconds": restart,
+        "lost_node_seconds": lost_ns,
+        "overhead_node_seconds": overhead,
+        "useful_node_seconds": busy - overhead,
+        "utilization": util,
+        "overhead_utilization": over,
+        "productive_utilization": util - over,
+        "chr_ckpt": ckpt / 3600.0,
+        "chr_pre": (restart + lost_ns) / 3600.0,
+    }
+
+
+# ---------------------------------------------------------------------------- JSON summary
+def _json_value(v):
+    if v is None:
+        return None
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return f if math.isfinite(f) else None
+    return v
+
+
+def _group_dict(row: dict, form: str) -> dict:
+    out = {k: _json_value(v) for k, v in row.items()}
+    for s in STATS:
+        out[f"{s}_bsld"] = out[f"{s}_bsld_{form}"]
+    return out
+
+
+def _groups(table, form: str) -> dict[str, dict]:
+    frame = summarize(table, by=("kind",))
+    return {label: _group_dict({k: v for k, v in rec.items() if k != "kind"}, form)
+            for label, rec in zip(frame.index, frame.to_dict("records"))}
+
+
+def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_seed002: int = TAU_SEED002,
+                 tau_rl: int = TAU_RL, bsld: BsldForm = "seed002", *,
+                 categories: Categories = SEED002_CATEGORIES) -> dict:
+    """The run's metrics as a JSON-ready dict (no NaN: empty groups give n = 0 and None values).
+
+    Args:
+        result: the simulation result.
+        window: the results window [t0, t1) in s: it selects the jobs (by submit) and is the
+            utilization window.  ``None``: every finished job, utilization over ``default_window``.
+        tau_seed002, tau_rl: the two bounds, s.
+        bsld: which bounded-slowdown form ``mean_bsld`` etc. report ("seed002" or "rl"); both
+            forms are always present as ``*_bsld_seed002`` and ``*_bsld_rl``.
+        categories: category thresholds and basis.
+
+    Keys: summary {all, rt, batch} and categories {name: {all, rt, batch}}, each group with n and
+    {mean, median, p5, p25, p75, p95}_{sd, bsld, bsld_seed002, bsld_rl, wait, first_wait,
+    turnaround}; utilization, productive_utilization, overhead_utilization; bsld_tau (s, of the
+    chosen form), bsld_form, tau_seed002, tau_rl; node_hours_lost {ckpt, restart, lost_work}
+    (inside the window); window [t0, t1]; window_selects_jobs; jobs_in_window (all jobs submitted
+    in the window) and unfinished (those of them that never ended); category_duration.
+    """
+    if bsld not in BSLD_FORMS:
+        raise ValueError(f"bsld must be one of {BSLD_FORMS}, got {bsld!r}")
+    win = _check_window(window)
+    table = job_table(result, win, tau_seed002=tau_seed002, tau_rl=tau_rl, categories=categories)
+    in_window = [o for o in result.outcomes if win is None or win[0] <= o.job.submit < win[1]]
+    util = utilization(result, win)
+    cats = {}
+    for name in CATEGORY_NAMES:
+        cats[name] = _groups(table[table["category"] == name], bsld)
+    return {
+        "summary": _groups(table, bsld),
+        "categories": cats,
+        "utilization": util["utilization"],
+        "productive_utilization": util["productive_utilization"],
+        "overhead_utilization": util["overhead_utilization"],
+        "bsld_tau": int(tau_seed002 if bsld == "seed002" else tau_rl),
+        "bsld_form": bsld,
+        "tau_seed002": int(tau_seed002),
+        "tau_rl": int(tau_rl),
+        "node_hours_lost": {"ckpt": util["ckpt_node_seconds"] / 3600.0,
+                            "restart": util["restart_node_seconds"] / 3600.0,
+                            "lost_work": util["lost_node_seconds"] / 3600.0},
+        "window": util["window"],
+        "window_selects_jobs": win is not None,
+        "jobs_in_window": len(in_window),
+        "unfinished": sum(1 for o in in_window if not o.finished),
+        "category_duration": categories.duration,
+    }
+
+
+__all__ = [
+    "BSLD_FORMS", "CATEGORY_NAMES", "Categories", "JOB_COLUMNS", "SEED002_CATEGORIES", "STATS", "SUMMARY_METRICS",
+    "TAU_RL", "TAU_SEED002", "WCJS_CATEGORIES", "bounded_slowdown_rl", "bounded_slowdown_seed002", "default_window",
+    "job_table", "segment_lost_seconds", "slowdown", "summarize", "summary_dict", "utilization",
+]
