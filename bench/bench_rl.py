@@ -1,0 +1,196 @@
+"""Benchmarks of the RL part of rtsched, with the papers' / issue's reference numbers side by side.
+
+Run:  PYTHONPATH=. python bench/bench_rl.py [--trace PATH] [--quick] [--epoch] [--json OUT]
+
+1. Seed 003's ten Table-V sequences (Lublin-1, 1,024 jobs each) scheduled by SJF in compatibility
+   mode, without and with backfilling (authors' code: 0.09 s / 0.14 s).
+2. Environment steps per second with a masked random policy (target ≥ 12,000/s without and
+   ≥ 20,000/s with backfilling); also jobs started per second and the inspector environment.
+3. Decision latency per job: the kernel network on a 128-job window (paper: 0.30 ms), a trained-model
+   policy inside the simulator (features + network), and SJF's sort-and-pick (paper: 0.71 ms).
+4. (``--epoch``) one PPO epoch with the papers' defaults (100 trajectories × 256 jobs; paper: 123 s).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from rtsched.rl.compat import CommittedHeadPolicy, run_sequence  # noqa: E402
+from rtsched.rl.env_inspect import InspectorEnv  # noqa: E402
+from rtsched.rl.env_pick import JobPickingEnv  # noqa: E402
+from rtsched.rl.trace import read_rl_trace  # noqa: E402
+
+DEFAULT_TRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
+                             "traces", "swf", "lublin_256.swf")
+TABLE_V_STARTS = [1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085]
+
+
+def best_of(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def bench_table_v(trace, repeat: int) -> list[dict]:
+    rows = []
+    for backfill, ref in (("none", 0.09), ("rlscheduler", 0.14)):
+        secs = best_of(lambda: [run_sequence(trace, s, 1024, "sjf", backfill=backfill) for s in TABLE_V_STARTS], repeat)
+        rows.append({"bench": f"table-V SJF, 10 x 1024 jobs, backfill={backfill}", "value": round(secs, 4),
+                     "unit": "s", "reference": ref, "ratio": round(secs / ref, 2)})
+    return rows
+
+
+def bench_env(trace, seconds: float) -> list[dict]:
+    rows = []
+    for backfill, target in (("none", 12000), ("rlscheduler", 20000)):
+        env = JobPickingEnv(trace, seq_len=256, backfill=backfill)
+        rng = np.random.default_rng(0)
+        env.reset(seed=0)
+        steps = jobs = 0
+        t = time.perf_counter()
+        while time.perf_counter() - t < seconds:
+            k = int(env.action_masks().sum())
+            _, _, done, _, _ = env.step(int(rng.integers(k)))
+            steps += 1
+            if done:
+                jobs += env.seq_len
+                env.reset()
+        el = time.perf_counter() - t
+        jobs += env.driver.n_started
+        rows.append({"bench": f"pick env steps/s (masked random), backfill={backfill}", "value": round(steps / el),
+                     "unit": "steps/s", "reference": target, "ratio": round(steps / el / target, 2)})
+        rows.append({"bench": f"pick env jobs started/s, backfill={backfill}", "value": round(jobs / el),
+                     "unit": "jobs/s", "reference": None, "ratio": None})
+    for backfill in ("none", "rlscheduler"):
+        env = InspectorEnv(trace, seq_len=128, backfill=backfill)
+        rng = np.random.default_rng(0)
+        env.reset(seed=0)
+        steps = 0
+        t = time.perf_counter()
+        while time.perf_counter() - t < seconds:
+            _, _, done, _, _ = env.step(int(rng.random() < 0.3))
+            steps += 1
+            if done:
+                env.reset()
+        el = time.perf_counter() - t
+        rows.append({"bench": f"inspector env steps/s (30% rejects), backfill={backfill}",
+                     "value": round(steps / el), "unit": "steps/s", "reference": None, "ratio": None})
+    return rows
+
+
+def bench_latency(trace, repeat: int) -> list[dict]:
+    import torch
+
+    from rtsched.rl.nets import PickActor
+    from rtsched.rl.policy import RLSchedulerPolicy
+    from rtsched.rl.ppo import LoadedModel
+    from rtsched.rl.nets import PickCritic
+
+    rows = []
+    torch.manual_seed(0)
+    actor = PickActor(8, 128).eval()
+    obs = torch.rand(1, 1024)
+    mask = torch.ones(1, 128, dtype=torch.bool)
+    n = 2000
+
+    def fwd():
+        with torch.no_grad():
+            for _ in range(n):
+                int(torch.argmax(actor(obs, mask)))
+
+    secs = best_of(fwd, repeat) / n
+    rows.append({"bench": "kernel network decision (128-job window)", "value": round(secs * 1e3, 4), "unit": "ms",
+                 "reference": 0.30, "ratio": round(secs * 1e3 / 0.30, 2)})
+    model = LoadedModel("bench", "rlscheduler", actor, PickCritic(8, 128), {"backfill": "none"}, trace.norms(),
+                        {"window": 128}, 0, [])
+    decisions = []
+
+    def rl_run():
+        pol = RLSchedulerPolicy(model, backfill="none")
+        run_sequence(trace, 1981, 1024, pol)
+        decisions.append(pol.n_decisions)
+
+    secs = best_of(rl_run, repeat)
+    rows.append({"bench": "trained-model policy in the simulator, per decision (features + network + sim)",
+                 "value": round(secs / decisions[-1] * 1e3, 4), "unit": "ms", "reference": 0.30,
+                 "ratio": round(secs / decisions[-1] * 1e3 / 0.30, 2)})
+    from rtsched.rl.compat import compat_simulator
+    from rtsched.machines import FlatCluster
+
+    wl = trace.window(1981, 1024)
+    counts = []
+
+    def sjf_run():
+        pol = CommittedHeadPolicy("sjf", "none")
+        calls = [0]
+        pick = pol._pick
+
+        def counted(q, view):
+            calls[0] += 1
+            return pick(q, view)
+
+        pol._pick = counted
+        compat_simulator(wl, FlatCluster(trace.max_nodes)).run(pol)
+        counts.append(calls[0])
+
+    secs = best_of(sjf_run, repeat)
+    rows.append({"bench": "SJF committed-head policy in the simulator, per decision (sort + pick + sim)",
+                 "value": round(secs / counts[-1] * 1e3, 4), "unit": "ms", "reference": 0.71,
+                 "ratio": round(secs / counts[-1] * 1e3 / 0.71, 2)})
+    return rows
+
+
+def bench_epoch(trace) -> list[dict]:
+    from rtsched.rl.api import train
+
+    t = time.perf_counter()
+    res = train("rlscheduler", trace, epochs=1, out=None)
+    secs = time.perf_counter() - t
+    h = res["history"][0]
+    return [{"bench": "PPO epoch, 100 trajectories x 256 jobs (defaults)", "value": round(secs, 1), "unit": "s",
+             "reference": 123.0, "ratio": round(secs / 123.0, 2)},
+            {"bench": "  of which collection / update", "value": f"{h['collect_s']} / {h['update_s']}", "unit": "s",
+             "reference": None, "ratio": None}]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trace", default=os.path.normpath(DEFAULT_TRACE))
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions, shorter timing windows")
+    ap.add_argument("--epoch", action="store_true", help="also time one full PPO epoch")
+    ap.add_argument("--json", help="write the rows to this JSON file")
+    args = ap.parse_args(argv)
+    if not os.path.exists(args.trace):
+        print(f"trace not found: {args.trace}", file=sys.stderr)
+        return 2
+    trace = read_rl_trace(args.trace)
+    repeat = 2 if args.quick else 5
+    seconds = 1.0 if args.quick else 3.0
+    rows = bench_table_v(trace, repeat) + bench_env(trace, seconds) + bench_latency(trace, repeat)
+    if args.epoch:
+        rows += bench_epoch(trace)
+    width = max(len(r["bench"]) for r in rows)
+    print(f"{'benchmark':<{width}}  {'value':>12} {'unit':<8} {'reference':>10} {'ratio':>7}")
+    for r in rows:
+        ref = "" if r["reference"] is None else r["reference"]
+        ratio = "" if r["ratio"] is None else r["ratio"]
+        print(f"{r['bench']:<{width}}  {r['value']!s:>12} {r['unit']:<8} {ref!s:>10} {ratio!s:>7}")
+    print("ratio = value / reference (times: < 1 is faster; rates: >= 1 meets the target)")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,43 @@
+"""Reinforcement-learning schedulers on rtsched's one simulator (see docs/rl.md).
+
+* ``compat`` — the RLScheduler compatibility mode (committed head, the authors' backfilling and
+  priority keys) as a core policy: ``CommittedHeadPolicy``;
+* ``env_pick.JobPickingEnv`` — RLScheduler's job-picking environment (Gymnasium);
+* ``env_inspect.InspectorEnv`` — SchedInspector's environment (Gymnasium);
+* ``nets``, ``ppo`` — the networks and PPO with checkpoints (PyTorch);
+* ``policy`` — trained models as core policies; ``api`` — ``train`` and ``evaluate``.
+
+Names are imported lazily so that ``import rtsched.rl`` does not load PyTorch or Gymnasium.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "CommittedHeadPolicy": "rtsched.rl.compat",
+    "CommittedHead": "rtsched.rl.compat",
+    "run_sequence": "rtsched.rl.compat",
+    "JobPickingEnv": "rtsched.rl.env_pick",
+    "InspectorEnv": "rtsched.rl.env_inspect",
+    "PPOConfig": "rtsched.rl.ppo",
+    "PPOTrainer": "rtsched.rl.ppo",
+    "ModelFileError": "rtsched.rl.ppo",
+    "load_model": "rtsched.rl.ppo",
+    "RLSchedulerPolicy": "rtsched.rl.policy",
+    "InspectedPolicy": "rtsched.rl.policy",
+    "policy_from_model": "rtsched.rl.policy",
+    "train": "rtsched.rl.api",
+    "evaluate": "rtsched.rl.api",
+    "read_rl_trace": "rtsched.rl.trace",
+    "load_trace": "rtsched.rl.trace",
+    "RLTrace": "rtsched.rl.trace",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'rtsched.rl' has no attribute {name!r}")
+    return getattr(importlib.import_module(mod), name)

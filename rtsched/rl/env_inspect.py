@@ -1,0 +1,276 @@
+"""SchedInspector's environment (seed 000) on the one core simulator.
+
+A base priority policy (any ``rtsched.rl.compat`` priority name, or a ``heuristics`` priority)
+picks its top job at each scheduling decision of the committed-head loop
+(``rtsched.rl.compat.CommittedHead``); the agent *inspects* that pick:
+
+* action 0 = **accept**: the job is committed (it starts now, or the simulator waits for it,
+  backfilling if on); the next top job is inspected at once;
+* action 1 = **reject**: the job stays queued, nothing starts, and time moves to the next
+  scheduling point: the next arrival or completion, or now + ``max_interval`` (600 s) at the
+  latest (a ``WakeAt``); then the (possibly different) top job is inspected.  A job rejected
+  ``max_rejections`` (72) times is accepted without asking the agent.
+
+Observation: ``Box(0, 1, (F,))`` with the paper's features (``rtsched.rl.features``), F = 8
+(``features="paper"``) or 7 (``"code"``, no backfilling contribution).  Episode: ``seq_len`` (128)
+consecutive jobs from an idle machine; it ends when all have started.  Terminal reward, relative
+to the base policy alone on the same sequence and backfilling (cached per sequence):
+``percentage`` (m_base − m)/m_base (the paper), ``authors`` (m_base − m)/max(m_base, m, 1),
+``native`` m_base − m, ``winloss`` 1 if m < m_base else 0; signs flip for utilization.
+"""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from rtsched.machines import FlatCluster
+from rtsched.rl.compat import CommittedHead, CommittedHeadPolicy, normalize_backfill
+from rtsched.rl.features import HI, INSPECT_FEATURE_SETS, LO, MAX_WAIT
+from rtsched.rl.rewards import GOALS, lower_is_better, sequence_metric
+from rtsched.rl.sequences import heuristic_score, start_bounds
+from rtsched.rl.trace import load_trace
+from rtsched.sim.core import Simulator
+from rtsched.sim.decisions import WakeAt
+
+ACCEPT, REJECT = 0, 1
+REWARDS = ("percentage", "authors", "native", "winloss")
+
+
+def relative_reward(kind: str, base: float, value: float, goal: str) -> float:
+    """The inspector's terminal reward for ``value`` against the base policy's ``base``."""
+    gain = (base - value) if lower_is_better(goal) else (value - base)
+    if kind == "percentage":
+        return float(gain / base) if base != 0 else 0.0
+    if kind == "authors":
+        return float(gain / max(base, value, 1.0))
+    if kind == "native":
+        return float(gain)
+    if kind == "winloss":
+        return 1.0 if gain > 0 else 0.0
+    raise ValueError(f"unknown reward {kind!r}; choose from {', '.join(REWARDS)}")
+
+
+class InspectorFeatures:
+    """The inspected job's feature vector (seed 000 §2.1)."""
+
+    def __init__(self, norms: dict, machine_nodes: int, goal: str, backfill: str, features: str = "paper",
+                 max_interval: int = 600, max_rejections: int = 72) -> None:
+        if features not in INSPECT_FEATURE_SETS:
+            raise ValueError(f"unknown feature set {features!r}; choose from {', '.join(INSPECT_FEATURE_SETS)}")
+        self.n = INSPECT_FEATURE_SETS[features]
+        self.norms = norms
+        self.machine_nodes = machine_nodes
+        self.goal = goal
+        self.backfill = backfill
+        self.dt = float(max_interval)
+        self.max_rej = max_rejections
+
+    def build(self, view, cand, q: list, rejections: int, fits: bool, procs: int) -> np.ndarray:
+        info = cand.info
+        now = view.now
+        free = view.state.free_nodes
+        o = np.empty(self.n, dtype=np.float32)
+        o[0] = min((now - info.submit) / MAX_WAIT, HI)
+        o[1] = min(info.walltime / self.norms["max_runtime"], HI)
+        o[2] = min(procs / self.norms["max_procs"], HI)
+        o[3] = min(free / self.machine_nodes, HI)
+        o[4] = HI if fits else LO
+        o[5] = min(rejections / self.max_rej, 1.0)
+        dt = self.dt
+        if self.goal == "wait":
+            qd = len(q) / 128.0
+        else:
+            qd = sum(dt / (w if w > 10 else 10) for w in [js.info.walltime for js in q]) / (dt / 10.0 * 128.0)
+        o[6] = min(qd, HI)
+        if self.n > 7:
+            o[7] = min(self._backfillable(view, cand, q, fits) / 128.0, 1.0)
+        return o
+
+    def _backfillable(self, view, cand, q, fits: bool) -> int:
+        if self.backfill == "none" or fits:
+            return 0
+        now = view.now
+        free = view.state.free_nodes
+        if view.machine.partitioned:
+            from heuristics.reservation import partition_reservation
+
+            busy = [(js.expected_end, js.alloc, js.alloc_nodes) for js in view.running.values()]
+            shadow = partition_reservation(view.machine, cand.info.nodes, busy, now).shadow
+        else:
+            busy = sorted((js.expected_end, js.alloc_nodes) for js in view.running.values())
+            acc = free
+            shadow = now
+            for end, n in busy:
+                acc += n
+                shadow = end
+                if acc >= cand.info.nodes:
+                    break
+        count = 0
+        for js in q:
+            i = js.info
+            if js is not cand and i.nodes <= free and now + i.walltime < shadow:
+                count += 1
+        return count
+
+
+class InspectorEnv(gym.Env):
+    """Gymnasium environment of the SchedInspector agent (see module docstring)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, trace, *, base="sjf", machine=None, seq_len: int = 128, backfill="none",
+                 goal: str = "bsld", features: str = "paper", reward: str = "percentage",
+                 max_interval: int = 600, max_rejections: int = 72, start_range=None,
+                 norms: dict | None = None, util_window: str = "last_end") -> None:
+        super().__init__()
+        self.trace = load_trace(trace)
+        self.machine = machine or FlatCluster(self.trace.max_nodes)
+        if goal not in GOALS:
+            raise ValueError(f"unknown goal {goal!r}; choose from {', '.join(GOALS)}")
+        if reward not in REWARDS:
+            raise ValueError(f"unknown reward {reward!r}; choose from {', '.join(REWARDS)}")
+        self.goal = goal
+        self.reward_kind = reward
+        self.backfill = normalize_backfill(backfill)
+        self.seq_len = int(seq_len)
+        self.max_interval = int(max_interval)
+        self.max_rejections = int(max_rejections)
+        self.util_window = util_window
+        self.bounds = start_bounds(len(self.trace), self.seq_len, start_range)
+        self.norms = dict(norms) if norms else self.trace.norms()
+        if self.machine.partitioned and not norms:
+            self.norms["max_procs"] = float(self.machine.total_nodes)
+        self.base = CommittedHeadPolicy(base, self.backfill)
+        self.base_name = self.base.priority.name
+        self.feat = InspectorFeatures(self.norms, self.machine.total_nodes, goal, self.backfill, features,
+                                      self.max_interval, self.max_rejections)
+        self.observation_space = spaces.Box(0.0, 1.0, (self.feat.n,), dtype=np.float32)
+        self.action_space = spaces.Discrete(2)
+        self._ids = np.array([j.id for j in self.trace.jobs], dtype=np.int64)
+        self._procs_by_id: dict[int, int] = {}
+        self.sim: Simulator | None = None
+        self._done = True
+        self._cand = None
+        self.start = -1
+
+    # ------------------------------------------------------------------------------ episode
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        options = options or {}
+        if options.get("start") is not None:
+            start = int(options["start"])
+            if not 0 <= start <= len(self.trace) - self.seq_len:
+                raise ValueError(f"start {start} outside [0, {len(self.trace) - self.seq_len}]")
+        else:
+            lo, hi = self.bounds
+            start = int(self.np_random.integers(lo, hi + 1))
+        self.start = start
+        wl = self.trace.window(start, self.seq_len)
+        self._procs_by_id = {int(j): int(p) for j, p in zip(self._ids[start:start + self.seq_len],
+                                                             self.trace.procs[start:start + self.seq_len])}
+        self.sim = Simulator(wl, self.machine, event_order="rlscheduler", record_schedule=False)
+        self.driver = CommittedHead(self.backfill)
+        self.rejections = np.zeros(self.seq_len, dtype=np.int64)
+        self.n_inspections = 0
+        self.n_rejections = 0
+        self.n_forced = 0
+        self._cand = None
+        self._wake_at = None
+        self.base.prepare(self.sim.view)
+        self.sim.advance()
+        self.driver.sync(self.sim.view)
+        self.base.cache_keys(self.sim.view.queue)
+        self._done = self._advance(pass_due=True)
+        return self._obs(), {"start": start}
+
+    def _pick(self, q, view):
+        top = self.base._pick(q, view)
+        if self.rejections[top.idx] >= self.max_rejections:
+            self.n_forced += 1
+            return top
+        self._cand = top
+        return None
+
+    def _advance(self, pass_due: bool) -> bool:
+        d = self.driver
+        sim = self.sim
+        view = sim.view
+        n = self.seq_len
+        while True:
+            if pass_due:
+                decisions = d.run(view, self._pick)
+                if decisions:
+                    sim.apply(decisions)
+                if d.n_started >= n:
+                    return True
+                if self._cand is not None:
+                    return False
+            done_before = sim.n_done
+            if not sim.advance():
+                raise RuntimeError("simulation ended with unstarted jobs")  # cannot happen
+            d.sync(view)
+            if view.entered:
+                self.base.cache_keys(view.entered)
+            if not view.entered and sim.n_done == done_before:  # a wake-up pass
+                # Only the wake-up of the latest reject is a scheduling point; older ones are stale
+                # (the core cannot cancel a WakeAt) and always come earlier.
+                pass_due = self._wake_at == view.now
+                if pass_due:
+                    self._wake_at = None
+            else:
+                pass_due = True
+                self._wake_at = None  # the first scheduling point after a reject consumes its wake-up
+
+    def _obs(self) -> np.ndarray:
+        if self._done or self._cand is None:
+            return np.zeros(self.feat.n, dtype=np.float32)
+        view = self.sim.view
+        c = self._cand
+        fits = view.state.find(c.info.nodes) is not None
+        return self.feat.build(view, c, self.driver.q, int(self.rejections[c.idx]), fits,
+                               self._procs_by_id.get(c.info.id, c.info.nodes))
+
+    def action_masks(self) -> np.ndarray:
+        """[accept, reject] legality: reject is illegal once the job hit the rejection cap."""
+        capped = self._cand is not None and self.rejections[self._cand.idx] >= self.max_rejections
+        return np.array([True, not capped])
+
+    def step(self, action):
+        if self._done:
+            raise RuntimeError("step() called on a finished episode; call reset() first")
+        a = int(action)
+        if a not in (ACCEPT, REJECT):
+            raise ValueError(f"action {a} outside Discrete(2)")
+        c = self._cand
+        self._cand = None
+        self.n_inspections += 1
+        if a == ACCEPT or self.rejections[c.idx] >= self.max_rejections:
+            self.driver.commit(c)
+            self._done = self._advance(pass_due=True)
+        else:
+            self.rejections[c.idx] += 1
+            self.n_rejections += 1
+            t = self.sim.view.now + self.max_interval
+            self.sim.apply([WakeAt(t)])
+            self._wake_at = t
+            self._done = self._advance(pass_due=False)
+        if not self._done:
+            return self._obs(), 0.0, False, False, {}
+        value = self.metric()
+        base = self.base_metric()
+        info = {"start": self.start, self.goal: value, "base": base, "inspections": self.n_inspections,
+                "rejections": self.n_rejections, "forced": self.n_forced}
+        return self._obs(), relative_reward(self.reward_kind, base, value, self.goal), True, False, info
+
+    # ------------------------------------------------------------------------------ results
+    def metric(self, goal: str | None = None) -> float:
+        outs = self.sim.outcomes
+        return sequence_metric(goal or self.goal, [o.job.submit for o in outs], [o.job.runtime for o in outs],
+                               [o.first_start for o in outs], [o.job.nodes for o in outs], self.machine.total_nodes,
+                               [o.job.user for o in outs], util_window=self.util_window)
+
+    def base_metric(self) -> float:
+        """The base policy's value on the current sequence (cached on the trace)."""
+        return heuristic_score(self.trace, self.start, self.seq_len, self.base.priority, self.backfill, self.goal,
+                               self.machine, self.util_window)

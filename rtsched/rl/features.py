@@ -1,0 +1,109 @@
+"""Observation features of the two agents, shared by the environments and the trained policies.
+
+Job picking (RLScheduler, seed 003 §2, the authors' 8 features, each clipped to ≤ 1 − 1e-5):
+
+====  =======================  ===============================================================
+ #    feature                  normalisation
+====  =======================  ===============================================================
+ 0    wait = now − submit      / 43,200 s (12 h)
+ 1    requested time           / the trace's largest actual runtime
+ 2    requested processors     / the machine's processors (MaxProcs)
+ 3    requested memory         / trace maximum; 1 when unknown (−1)
+ 4-6  user, group, executable  / trace maximum; 1 when unknown
+ 7    can run now              1 − 1e-5 if it fits in the free resources now, else 1e-5
+(8)   free fraction            free nodes / machine nodes (``features="code+free"``: the paper's
+                               "available resources" read literally; same value in every row)
+====  =======================  ===============================================================
+
+Padding rows are zeros (the paper; masked anyway) or ``[0,1,1,1,1,1,1,0]`` (``pad="authors"``).
+
+Inspection (SchedInspector, seed 000 §2.1): wait/43,200; requested time / max runtime; requested
+processors / MaxProcs; free nodes / machine nodes; runnable (1 − 1e-5 / 1e-5); rejections / 72;
+queue delay (Σ over waiting jobs of Δt/max(r, 10), Δt = 600 s, / 7,680 for bsld; Δt per job /
+(600·128) for wait), and, in the paper's 8-feature mode, the backfilling contribution (number of
+waiting jobs that would be backfilled now against the inspected job's reservation, / 128).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MAX_WAIT = 43200.0
+HI = 1.0 - 1e-5
+LO = 1e-5
+PICK_FEATURE_SETS = {"code": 8, "code+free": 9}
+INSPECT_FEATURE_SETS = {"paper": 8, "code": 7}
+
+
+def static_pick_columns(walltime, procs, memory, user, group, executable, norms: dict) -> np.ndarray:
+    """Rows [req time, procs, memory, user, group, executable] normalised as the authors do."""
+    walltime = np.asarray(walltime, dtype=np.float64)
+    out = np.empty((len(walltime), 6), dtype=np.float32)
+    out[:, 0] = np.minimum(walltime / norms["max_runtime"], HI)
+    out[:, 1] = np.minimum(np.asarray(procs, dtype=np.float64) / norms["max_procs"], HI)
+    for col, values, key in ((2, memory, "max_memory"), (3, user, "max_user"), (4, group, "max_group"),
+                             (5, executable, "max_executable")):
+        v = np.asarray(values, dtype=np.float64)
+        out[:, col] = np.where(v == -1, 1.0, np.minimum(v / norms[key], HI))
+    return out
+
+
+class PickObservation:
+    """Builds the (window × F) observation from per-job arrays indexed by the simulation's job index.
+
+    ``static`` (n_jobs × 6), ``submit`` and ``nodes`` are filled by the owner (the env at reset, the
+    policy lazily).  ``build`` takes the visible jobs' indices, the time and the machine state.
+    """
+
+    def __init__(self, window: int = 128, features: str = "code", pad: str = "zeros") -> None:
+        if features not in PICK_FEATURE_SETS:
+            raise ValueError(f"unknown feature set {features!r}; choose from {', '.join(PICK_FEATURE_SETS)}")
+        if pad not in ("zeros", "authors"):
+            raise ValueError(f"unknown padding {pad!r}; use 'zeros' or 'authors'")
+        self.window = window
+        self.features = features
+        self.n_features = PICK_FEATURE_SETS[features]
+        self.pad = pad
+        pad_row = np.zeros(self.n_features, dtype=np.float32)
+        if pad == "authors":
+            pad_row[1:7] = 1.0
+        self.pad_row = pad_row
+        self.static = np.zeros((0, 6), dtype=np.float32)
+        self.submit = np.zeros(0, dtype=np.float64)
+        self.nodes = np.zeros(0, dtype=np.int64)
+
+    def allocate(self, n_jobs: int) -> None:
+        self.static = np.zeros((n_jobs, 6), dtype=np.float32)
+        self.submit = np.zeros(n_jobs, dtype=np.float64)
+        self.nodes = np.zeros(n_jobs, dtype=np.int64)
+
+    def build(self, idx: np.ndarray, now: int, free_nodes: int, machine_nodes: int, fits=None) -> np.ndarray:
+        """Flat float32 observation of length window·F.  ``fits`` (bool array) overrides the flat
+        "can run now" test (partitioned machines)."""
+        w = self.window
+        nf = self.n_features
+        obs = np.empty((w, nf), dtype=np.float32)
+        k = len(idx)
+        if k:
+            obs[:k, 0] = np.minimum((now - self.submit[idx]) * (1.0 / MAX_WAIT), HI)
+            obs[:k, 1:7] = self.static[idx]
+            if fits is None:
+                fits = self.nodes[idx] <= free_nodes
+            obs[:k, 7] = np.where(fits, HI, LO)
+            if nf > 8:
+                obs[:k, 8] = min(free_nodes / machine_nodes, HI)
+        if k < w:
+            obs[k:] = self.pad_row
+        return obs.reshape(-1)
+
+
+def partition_fits(state, nodes: np.ndarray) -> np.ndarray:
+    """Whether each job size has a free partition now (cached per distinct size)."""
+    cache: dict[int, bool] = {}
+    out = np.empty(len(nodes), dtype=bool)
+    for i, n in enumerate(nodes.tolist()):
+        v = cache.get(n)
+        if v is None:
+            v = state.find(n) is not None
+            cache[n] = v
+        out[i] = v
+    return out

@@ -1,0 +1,111 @@
+"""The agents' neural networks (PyTorch).
+
+RLScheduler (seed 003 §3):
+
+* ``kernel`` policy: one MLP F → 32 → 16 → 8 → 1 (ReLU) applied to every job slot with shared
+  weights, a score per slot, masked softmax over the window (961 parameters with F = 8);
+* Table IV alternatives on the flattened window (``mlp_v1`` 128-128-128, ``mlp_v2`` 32-16-8,
+  ``mlp_v3`` 5 × 32), for the Fig. 8 ablation;
+* value network ``mlp``: the flattened window → 64 → 32 → 8 → 1 (the paper's reading, §8 item 5), or
+  ``kernel`` (the authors' code: the kernel per slot, then 64 → 32 → 8 → 1).
+
+SchedInspector (seed 000 §3): actor F → 32 → 16 → 8 → 2 (938 parameters with F = 7), critic with
+the same body and one output.
+
+Masked slots get logit −1e9 (the authors add (mask − 1)·1e6), so their probability is 0.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+MASKED_LOGIT = -1e9
+PICK_ACTORS = ("kernel", "mlp_v1", "mlp_v2", "mlp_v3")
+PICK_CRITICS = ("mlp", "kernel")
+_MLP_SIZES = {"mlp_v1": (128, 128, 128), "mlp_v2": (32, 16, 8), "mlp_v3": (32, 32, 32, 32, 32)}
+
+
+def mlp(sizes, out_act: bool = False) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2 or out_act:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class PickActor(nn.Module):
+    """Scores of the window's job slots → masked logits."""
+
+    def __init__(self, n_features: int = 8, window: int = 128, arch: str = "kernel",
+                 hidden: tuple[int, ...] = (32, 16, 8)) -> None:
+        super().__init__()
+        if arch not in PICK_ACTORS:
+            raise ValueError(f"unknown policy network {arch!r}; choose from {', '.join(PICK_ACTORS)}")
+        self.n_features, self.window, self.arch = n_features, window, arch
+        if arch == "kernel":
+            self.net = mlp((n_features, *hidden, 1))
+        else:
+            self.net = mlp((n_features * window, *_MLP_SIZES[arch], window))
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.arch == "kernel":
+            # The kernel runs on the occupied slots only (padding is masked anyway): same logits,
+            # several times less work when queues are short.
+            jobs = obs.view(obs.shape[0], self.window, self.n_features)[mask]
+            scores = torch.full(mask.shape, MASKED_LOGIT, dtype=obs.dtype)
+            scores[mask] = self.net(jobs).squeeze(-1)
+            return scores
+        return self.net(obs).masked_fill(~mask, MASKED_LOGIT)
+
+
+class PickCritic(nn.Module):
+    def __init__(self, n_features: int = 8, window: int = 128, arch: str = "mlp",
+                 hidden: tuple[int, ...] = (32, 16, 8)) -> None:
+        super().__init__()
+        if arch not in PICK_CRITICS:
+            raise ValueError(f"unknown value network {arch!r}; choose from {', '.join(PICK_CRITICS)}")
+        self.n_features, self.window, self.arch = n_features, window, arch
+        if arch == "kernel":
+            self.kernel = mlp((n_features, *hidden, 1))
+            self.net = mlp((window, 64, 32, 8, 1))
+        else:
+            self.net = mlp((n_features * window, 64, 32, 8, 1))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        if self.arch == "kernel":
+            obs = self.kernel(obs.view(obs.shape[0], self.window, self.n_features)).squeeze(-1)
+        return self.net(obs).squeeze(-1)
+
+
+class InspectActor(nn.Module):
+    def __init__(self, n_features: int = 8, hidden: tuple[int, ...] = (32, 16, 8)) -> None:
+        super().__init__()
+        self.n_features = n_features
+        self.net = mlp((n_features, *hidden, 2))
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.net(obs).masked_fill(~mask, MASKED_LOGIT)
+
+
+class InspectCritic(nn.Module):
+    def __init__(self, n_features: int = 8, hidden: tuple[int, ...] = (32, 16, 8)) -> None:
+        super().__init__()
+        self.net = mlp((n_features, *hidden, 1))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs).squeeze(-1)
+
+
+def build_networks(agent: str, n_features: int, window: int, actor: str, critic: str,
+                   hidden: tuple[int, ...]) -> tuple[nn.Module, nn.Module]:
+    if agent == "rlscheduler":
+        return (PickActor(n_features, window, actor, tuple(hidden)), PickCritic(n_features, window, critic,
+                                                                               tuple(hidden)))
+    if agent == "inspector":
+        return InspectActor(n_features, tuple(hidden)), InspectCritic(n_features, tuple(hidden))
+    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler' or 'inspector'")
+
+
+def n_params(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())

@@ -1,0 +1,60 @@
+"""Where training and test sequences come from: start ranges, heuristic scores, trajectory filtering."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def start_bounds(n_jobs: int, seq_len: int, start_range=None) -> tuple[int, int]:
+    """Inclusive bounds (lo, hi) of a sequence's first job so that [start, start + seq_len) lies in
+    the allowed part of the trace.
+
+    ``start_range``: None → the authors' default, starts uniform in [seq_len, n − seq_len − 1)
+    (falling back to the whole trace when it is too short); a pair of ints (first job, end job) of
+    the allowed part; or a pair of floats in [0, 1], fractions of the trace (e.g. (0, 0.2) = the
+    first 20 %, seed 000's training split).
+    """
+    if seq_len < 1 or seq_len > n_jobs:
+        raise ValueError(f"sequence length {seq_len} does not fit a trace of {n_jobs} jobs")
+    if start_range is None:
+        lo, hi = seq_len, n_jobs - seq_len - 2
+        if hi < lo:
+            lo, hi = 0, n_jobs - seq_len
+        return lo, hi
+    a, b = start_range
+    if isinstance(a, float) or isinstance(b, float):
+        if not (0.0 <= float(a) < float(b) <= 1.0):
+            raise ValueError(f"start_range fractions must satisfy 0 <= a < b <= 1, got {start_range}")
+        a, b = int(round(float(a) * n_jobs)), int(round(float(b) * n_jobs))
+    a, b = int(a), int(b)
+    if a < 0 or b > n_jobs or b - a < seq_len:
+        raise ValueError(f"start_range {start_range} cannot hold a {seq_len}-job sequence in a trace of {n_jobs} jobs")
+    return a, b - seq_len
+
+
+def heuristic_score(trace, start: int, seq_len: int, priority, backfill: str, goal: str, machine,
+                    util_window: str = "last_end") -> float:
+    """Goal value of one window scheduled by a heuristic in compatibility mode (cached on the trace)."""
+    from rtsched.rl.compat import run_sequence
+
+    key = ("score", start, seq_len, getattr(priority, "name", priority), backfill, goal, machine.name, util_window)
+    cache = trace.cache
+    v = cache.get(key)
+    if v is None:
+        v = run_sequence(trace, start, seq_len, priority, machine, backfill=backfill, goals=(goal,),
+                         util_window=util_window)[goal]
+        cache[key] = v
+    return v
+
+
+def filter_range(trace, seq_len: int, *, backfill: str = "none", goal: str = "bsld", machine=None,
+                 n_samples: int = 200, start_range=None, seed: int = 0) -> tuple[float, float]:
+    """Seed 003's trajectory-filtering range R = (median, 2 × mean) of the SJF metric over sampled
+    windows (§IV-C).  Sequences whose SJF value lies strictly inside R are "useful"."""
+    from rtsched.machines import FlatCluster
+
+    machine = machine or FlatCluster(trace.max_nodes)
+    lo, hi = start_bounds(len(trace), seq_len, start_range)
+    rng = np.random.default_rng(seed)
+    starts = rng.integers(lo, hi + 1, size=n_samples)
+    vals = np.array([heuristic_score(trace, int(s), seq_len, "sjf", backfill, goal, machine) for s in starts])
+    return float(np.median(vals)), float(2.0 * vals.mean())
