@@ -1,0 +1,43 @@
+"""Experiment grids (seed 002 §7): TOML grid -> hashed runs -> result files -> tables and figures.
+
+    from rtsched.experiments import run_grid, load_results, report, plot
+    run_grid("experiments/headline_wk1.toml", jobs=2)      # resumable; results/headline_wk1/
+    print(report("results/headline_wk1"))
+    plot("results/headline_wk1", "results/headline_wk1/figures")
+
+See ``rtsched.experiments.grid`` for the grid format and ``rtsched.experiments.store`` for the
+layout of a results folder.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rtsched.experiments.figures import plot
+from rtsched.experiments.grid import (REPO_ROOT, Grid, RunSpec, WindowSpec, canonical_json, config_hash,
+                                      expand_grid, load_grid, parse_grid, results_dir, shared_data_dir)
+from rtsched.experiments.report import (PAPER_HEADLINE, category_table, headline_table, report, report_tables,
+                                        slowdown_table)
+from rtsched.experiments.results import load_errors, load_job_tables, load_results
+from rtsched.experiments.runner import plan, run_grid
+
+__all__ = ["run_grid", "plan", "load_results", "load_job_tables", "load_errors", "report", "report_tables",
+           "slowdown_table", "category_table", "headline_table", "plot", "load_grid", "parse_grid", "expand_grid",
+           "config_hash", "canonical_json", "Grid", "RunSpec", "WindowSpec", "PAPER_HEADLINE", "REPO_ROOT",
+           "shared_data_dir", "results_dir", "first_available_grid"]
+
+
+def first_available_grid(*paths: str) -> Path:
+    """The first grid (paths relative to the repository root) whose input files all exist.
+
+    Lets a notebook or a script use the real traces when ``../shared/data`` is there and fall back
+    to a grid on the project's shipped traces otherwise.
+    """
+    problems = []
+    for p in paths:
+        path = Path(p) if Path(p).is_absolute() else REPO_ROOT / p
+        try:
+            load_grid(path).expand()
+            return path
+        except (FileNotFoundError, OSError) as exc:
+            problems.append(f"{p}: {exc}")
+    raise FileNotFoundError("no grid has all its inputs:\n  " + "\n  ".join(problems))

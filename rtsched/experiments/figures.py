@@ -1,0 +1,56 @@
+"""Seed-002 Figs. 3-7 for a results folder: one PNG per (trace, marking, category)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rtsched.experiments.report import SCHEME_LABELS, _scheme_order, report_settings
+from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results
+
+FIGURE_CATEGORIES = ("overall",) + CATEGORIES
+
+
+def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *, schemes: list[str] | None = None,
+         markings: list[str] | None = None, dpi: int = 120) -> list[Path]:
+    """Write boxplot figures like seed 002 Figs. 3-7 for every trace and marking mode of a results
+    folder: ``FIG_DIR/{trace}_{marking}_{category}.png`` for category in overall, narrow-short,
+    narrow-long, wide-short, wide-long (bounded slowdown and turnaround; RTJs left, BJs right;
+    whiskers 5 %/95 %, boxes 25/50/75, a dot for the mean).
+
+    Args:
+        fig_dir: output folder (default ``OUT_DIR/figures``).
+        schemes: the schemes to show, in order (default: the grid's ``[report].figure_schemes``,
+            else every scheme in the results).
+        markings: the marking modes to draw (default: all present).
+    Returns:
+        the PNG paths written.
+    """
+    from rtsched.plots import save_figure, study_boxplots
+
+    out = Path(out_dir)
+    fig_dir = Path(fig_dir) if fig_dir else out / "figures"
+    settings = report_settings(out)
+    res = load_results(out)
+    if res.empty:
+        return []
+    tau = int(res["tau"].iloc[0])
+    labels = {**SCHEME_LABELS, **(settings.get("labels") or {})}
+    wanted = schemes or settings.get("figure_schemes")
+    written: list[Path] = []
+    for (trace, marking), part in res.groupby(["trace", "marking"], sort=False):
+        if markings and marking not in markings:
+            continue
+        present = _scheme_order(part, settings)
+        order = [s for s in wanted if s in present] if wanted else present
+        if not order:
+            continue
+        jobs = load_job_tables(out, where={"trace": trace, "marking": marking, "scheme": order})
+        pcts = sorted(set(part["rt_percent"]))
+        seeds = part["seed"].nunique()
+        for cat in FIGURE_CATEGORIES:
+            sel = jobs if cat == "overall" else jobs[jobs["category"] == cat]
+            title = (f"{trace} · RTJ marking {marking} · {cat} · {seeds} seed(s), jobs pooled "
+                     f"(whiskers 5/95 %, box 25/50/75 %, dot = mean)")
+            fig = study_boxplots(sel, schemes=order, rt_percents=pcts, labels=labels, title=title, tau=tau)
+            written.append(save_figure(fig, fig_dir / f"{trace}_{marking}_{cat}.png", dpi=dpi))
+    return written

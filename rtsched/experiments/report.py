@@ -1,0 +1,290 @@
+"""Tables of a results folder: mean RTJ/BJ slowdown per scheme and RTJ %, per category, and the
+headline comparison of seed 002 §7.2 (10 % RTJs, baseline -> JIT-CKPT) beside the paper's numbers.
+
+Aggregation: each run's mean (over the jobs of its results window) first, then the mean over the
+runs (seeds) of a configuration; ``*_std`` is the standard deviation over the seeds.  Per-job
+values come from ``rtsched.metrics`` (summary and job table); nothing here recomputes a slowdown.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rtsched.experiments import store
+from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results
+
+# Seed 002 §7.2 (Mira wk1, 10 % RTJs, JIT-CKPT vs the baseline), mean slowdown: (baseline, JIT-CKPT).
+PAPER_HEADLINE = {
+    ("rt", "all"): (1.94, 1.25),
+    ("batch", "all"): (2.26, 2.51),
+    ("batch", "narrow-short"): (1.68, 1.94),
+    ("rt", "wide-long"): (3.0, 1.2),
+    ("rt", "wide-short"): (24.40, 5.06),
+}
+
+SCHEME_LABELS = {
+    "baseline": "Baseline",
+    "highpq": "High-priority queue",
+    "no-ckpt": "NO-CKPT",
+    "sys-ckpt": "SYS-CKPT",
+    "app-ckpt-5": "APP-CKPT-5% (plain)",
+    "app-ckpt-10": "APP-CKPT-10% (plain)",
+    "jit-ckpt": "JIT-CKPT (plain)",
+    "wcjs-app-5": "APP-CKPT-5%",
+    "wcjs-app-10": "APP-CKPT-10%",
+    "wcjs-jit": "JIT-CKPT",
+    "wcjs-sys": "SYS-CKPT (WCJS)",
+    "wcjs-no": "NO-CKPT (WCJS)",
+}
+
+DEFAULT_HEADLINE = {"rt_percent": 10, "baseline": "baseline", "heuristic": "wcjs-jit", "marking": "random"}
+GROUP = ["trace", "marking", "rt_percent", "scheme"]
+
+
+def report_settings(out_dir: str | os.PathLike) -> dict:
+    """The ``[report]`` table of the grid that produced a results folder (may be empty)."""
+    p = Path(out_dir) / store.MANIFEST
+    if p.exists():
+        manifest = store.read_json(p)
+        settings = dict(manifest.get("report") or {})
+        settings.setdefault("scheme_order", list(dict.fromkeys(r["config"]["scheme"] for r in manifest["runs"])))
+        return settings
+    return {}
+
+
+def _scheme_order(frame, settings: dict) -> list[str]:
+    present = list(dict.fromkeys(frame["scheme"]))
+    manifest_order = settings.get("scheme_order") or []
+    order = [s for s in manifest_order if s in present]
+    return order + [s for s in present if s not in order]
+
+
+def slowdown_table(out_dir: str | os.PathLike, results=None):
+    """Mean RTJ and BJ slowdown per (trace, marking, RTJ %, scheme), over seeds.
+
+    Columns: runs, rt_mean_bsld, rt_mean_bsld_std, batch_mean_bsld, batch_mean_bsld_std, rt_mean_sd,
+    batch_mean_sd, rt_mean_turnaround, batch_mean_turnaround (s), and utilization when reported.
+    """
+    import pandas as pd
+
+    res = load_results(out_dir) if results is None else results
+    if res.empty:
+        return pd.DataFrame()
+    metrics = [c for c in ("rt_mean_bsld", "batch_mean_bsld", "all_mean_bsld", "rt_mean_sd", "batch_mean_sd",
+                           "rt_mean_turnaround", "batch_mean_turnaround", "utilization",
+                           "productive_utilization") if c in res.columns]
+    g = res.groupby(GROUP, sort=False)
+    table = g[metrics].mean()
+    for m in ("rt_mean_bsld", "batch_mean_bsld"):
+        if m in res.columns:
+            table[f"{m}_std"] = g[m].std(ddof=1)
+    table.insert(0, "runs", g.size())
+    cols = ["runs"] + [c for c in ("rt_mean_bsld", "rt_mean_bsld_std", "batch_mean_bsld", "batch_mean_bsld_std")
+                       if c in table.columns]
+    cols += [c for c in table.columns if c not in cols]
+    return table[cols].reset_index()
+
+
+def category_table(out_dir: str | os.PathLike, jobs=None):
+    """Mean bounded slowdown, slowdown and turnaround per (trace, marking, RTJ %, scheme, kind,
+    category), from the runs' job tables: the mean over each run's jobs, then over seeds."""
+    import pandas as pd
+
+    jt = load_job_tables(out_dir) if jobs is None else jobs
+    if jt.empty:
+        return pd.DataFrame()
+    values = [c for c in ("bsld", "sd", "turnaround") if c in jt.columns]
+    per_run = jt.groupby(["key"] + GROUP + ["kind", "category"], sort=False)[values].agg(["mean", "size"])
+    flat = pd.DataFrame({f"mean_{v}": per_run[(v, "mean")] for v in values})
+    flat["jobs"] = per_run[(values[0], "size")]
+    flat = flat.reset_index()
+    out = flat.groupby(GROUP + ["kind", "category"], sort=False).agg(
+        runs=("key", "nunique"), jobs_per_run=("jobs", "mean"), **{f"mean_{v}": (f"mean_{v}", "mean") for v in values})
+    out = out.reset_index()
+    out["category"] = pd.Categorical(out["category"], categories=list(CATEGORIES), ordered=True)
+    return out.sort_values(["trace", "marking", "rt_percent", "kind", "category"], kind="stable").reset_index(drop=True)
+
+
+def headline_table(out_dir: str | os.PathLike, results=None, categories=None, *, rt_percent=None, baseline=None,
+                   heuristic=None, marking=None, trace=None):
+    """Baseline -> heuristic mean slowdown at one RTJ % (default: 10 %, baseline -> wcjs-jit,
+    random marking; the grid's ``[report.headline]`` overrides), beside seed 002's numbers.
+
+    Rows: (kind, category) with category ``all`` first; columns: measured baseline/heuristic mean
+    bounded slowdown and the change in %, the same for the plain slowdown (SD), the paper's numbers
+    where it gives them, and the number of runs (seeds) behind each measured value.
+    """
+    import pandas as pd
+
+    settings = {**DEFAULT_HEADLINE, **(report_settings(out_dir).get("headline") or {})}
+    rt_percent = settings["rt_percent"] if rt_percent is None else rt_percent
+    baseline = baseline or settings["baseline"]
+    heuristic = heuristic or settings["heuristic"]
+    res = load_results(out_dir) if results is None else results
+    if res.empty:
+        return pd.DataFrame()
+    marking = marking or settings.get("marking")
+    if marking not in set(res["marking"]):
+        marking = res["marking"].iloc[0]
+    trace = trace or res["trace"].iloc[0]
+    sel = res[(res["rt_percent"] == rt_percent) & (res["marking"] == marking) & (res["trace"] == trace)]
+    a, b = sel[sel["scheme"] == baseline], sel[sel["scheme"] == heuristic]
+    if a.empty or b.empty:
+        return pd.DataFrame()
+    rows = []
+
+    def add(kind, cat, base_bsld, heur_bsld, base_sd, heur_sd, n_a, n_b):
+        paper = PAPER_HEADLINE.get((kind, cat))
+        rows.append({
+            "kind": "RTJ" if kind == "rt" else "BJ", "category": cat,
+            "baseline_bsld": base_bsld, "heuristic_bsld": heur_bsld, "change_bsld_%": _pct(base_bsld, heur_bsld),
+            "baseline_sd": base_sd, "heuristic_sd": heur_sd, "change_sd_%": _pct(base_sd, heur_sd),
+            "paper_baseline": paper[0] if paper else None, "paper_heuristic": paper[1] if paper else None,
+            "paper_change_%": _pct(*paper) if paper else None, "runs": f"{n_a}/{n_b}",
+        })
+
+    for kind in ("rt", "batch"):
+        add(kind, "all", _mean(a, f"{kind}_mean_bsld"), _mean(b, f"{kind}_mean_bsld"), _mean(a, f"{kind}_mean_sd"),
+            _mean(b, f"{kind}_mean_sd"), len(a), len(b))
+    cats = category_table(out_dir, jobs=load_job_tables(out_dir, where={"key": list(a["key"]) + list(b["key"])})) \
+        if categories is None else categories
+    if not cats.empty:
+        c = cats[(cats["rt_percent"] == rt_percent) & (cats["marking"] == marking) & (cats["trace"] == trace)]
+        for kind in ("rt", "batch"):
+            for cat in CATEGORIES:
+                ca = c[(c["scheme"] == baseline) & (c["kind"] == kind) & (c["category"] == cat)]
+                cb = c[(c["scheme"] == heuristic) & (c["kind"] == kind) & (c["category"] == cat)]
+                if ca.empty and cb.empty:
+                    continue
+                add(kind, cat, _first(ca, "mean_bsld"), _first(cb, "mean_bsld"), _first(ca, "mean_sd"),
+                    _first(cb, "mean_sd"), _first(ca, "runs"), _first(cb, "runs"))
+    out = pd.DataFrame(rows)
+    out.attrs.update({"rt_percent": rt_percent, "baseline": baseline, "heuristic": heuristic, "marking": marking,
+                      "trace": trace})
+    return out
+
+
+def _mean(frame, col):
+    return float(frame[col].mean()) if col in frame.columns and len(frame) else None
+
+
+def _first(frame, col):
+    if col not in frame.columns or frame.empty:
+        return None
+    v = frame[col].iloc[0]
+    return v.item() if hasattr(v, "item") else v
+
+
+def _pct(a, b):
+    if a is None or b is None or a != a or b != b or a == 0:
+        return None
+    return round(100.0 * (b - a) / a, 1)
+
+
+def report_tables(out_dir: str | os.PathLike) -> dict:
+    """All report tables as DataFrames: ``slowdown``, ``categories``, ``headline``, ``errors``."""
+    import pandas as pd
+
+    from rtsched.experiments.results import load_errors
+
+    res = load_results(out_dir)
+    jobs = load_job_tables(out_dir)
+    cats = category_table(out_dir, jobs=jobs)
+    errors = pd.DataFrame([{"key": e.get("key"), "label": e.get("label"), "error": e.get("error")}
+                           for e in load_errors(out_dir)])
+    return {"slowdown": slowdown_table(out_dir, res), "categories": cats,
+            "headline": headline_table(out_dir, res, cats), "errors": errors}
+
+
+def _fmt(v, digits=2):
+    if v is None or (isinstance(v, float) and v != v):
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def report(out_dir: str | os.PathLike, tables: dict | None = None) -> str:
+    """A plain-text report of a results folder (what ``rtsched experiment report`` prints)."""
+    tables = tables or report_tables(out_dir)
+    settings = report_settings(out_dir)
+    lines: list[str] = []
+    sd = tables["slowdown"]
+    if sd.empty:
+        return f"{out_dir}: no finished runs"
+    tau = None
+    res = load_results(out_dir)
+    if "tau" in res.columns and len(res):
+        tau = int(res["tau"].iloc[0])
+    lines.append(f"# Results: {out_dir}  ({len(res)} finished runs; bounded slowdown τ = {tau} s; "
+                 "mean over each run's jobs in the window, then over seeds)")
+    for (trace, marking), part in sd.groupby(["trace", "marking"], sort=False):
+        lines.append("")
+        lines.append(f"## Mean bounded slowdown, RTJ / BJ — trace {trace}, marking {marking}")
+        order = _scheme_order(part, settings)
+        pcts = sorted(set(part["rt_percent"]))
+        header = ["scheme"] + [f"{p:g}% RTJ" for p in pcts] + ["seeds"]
+        body = []
+        for s in order:
+            row = [s]
+            n = set()
+            for p in pcts:
+                r = part[(part["scheme"] == s) & (part["rt_percent"] == p)]
+                if r.empty:
+                    row.append("–")
+                    continue
+                r = r.iloc[0]
+                row.append(f"{_fmt(r.get('rt_mean_bsld'))} / {_fmt(r.get('batch_mean_bsld'))}")
+                n.add(int(r["runs"]))
+            row.append(",".join(str(x) for x in sorted(n)))
+            body.append(row)
+        lines.extend(_text_table(header, body))
+    cats = tables["categories"]
+    if not cats.empty:
+        for (trace, marking), part in cats.groupby(["trace", "marking"], sort=False):
+            lines.append("")
+            lines.append(f"## Mean bounded slowdown per category, RTJ / BJ — trace {trace}, marking {marking}")
+            order = _scheme_order(part, settings)
+            header = ["RTJ %", "scheme"] + list(CATEGORIES)
+            body = []
+            for p in sorted(set(part["rt_percent"])):
+                for s in order:
+                    row = [f"{p:g}", s]
+                    for cat in CATEGORIES:
+                        vals = []
+                        for kind in ("rt", "batch"):
+                            r = part[(part["rt_percent"] == p) & (part["scheme"] == s) & (part["kind"] == kind)
+                                     & (part["category"] == cat)]
+                            vals.append(_fmt(float(r["mean_bsld"].iloc[0])) if len(r) else "–")
+                        row.append(" / ".join(vals))
+                    body.append(row)
+            lines.extend(_text_table(header, body))
+    head = tables["headline"]
+    lines.append("")
+    if head.empty:
+        lines.append("## Headline: not available (needs the baseline and the heuristic at the headline RTJ %)")
+    else:
+        at = head.attrs
+        lines.append(f"## Headline — {at.get('rt_percent')} % RTJs, {at.get('baseline')} -> {at.get('heuristic')}, "
+                     f"trace {at.get('trace')}, marking {at.get('marking')} (paper: seed 002 §7.2, Mira wk1)")
+        header = ["jobs", "category", "BSLD base", "BSLD heur", "Δ%", "SD base", "SD heur", "Δ%", "paper base",
+                  "paper heur", "paper Δ%", "runs"]
+        body = [[r["kind"], r["category"], _fmt(r["baseline_bsld"]), _fmt(r["heuristic_bsld"]), _fmt(r["change_bsld_%"], 1),
+                 _fmt(r["baseline_sd"]), _fmt(r["heuristic_sd"]), _fmt(r["change_sd_%"], 1), _fmt(r["paper_baseline"]),
+                 _fmt(r["paper_heuristic"]), _fmt(r["paper_change_%"], 1), r["runs"]] for _, r in head.iterrows()]
+        lines.extend(_text_table(header, body))
+    errs = tables.get("errors")
+    if errs is not None and not errs.empty:
+        lines.append("")
+        lines.append(f"## {len(errs)} failed run(s) (runs/KEY.error.json)")
+        for _, e in errs.iterrows():
+            lines.append(f"  {e['key']}  {e['label']}: {str(e['error']).splitlines()[0] if e['error'] else ''}")
+    return "\n".join(lines) + "\n"
+
+
+def _text_table(header: list[str], body: list[list[str]]) -> list[str]:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
+    fmt = "  ".join(f"{{:<{w}}}" if i < 2 else f"{{:>{w}}}" for i, w in enumerate(widths))
+    out = [fmt.format(*header), fmt.format(*["-" * w for w in widths])]
+    out.extend(fmt.format(*[str(x) for x in row]) for row in body)
+    return out

@@ -1,0 +1,122 @@
+"""Reading a results folder back: one row per run, and the per-job tables."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from rtsched.experiments import store
+
+CATEGORIES = ("narrow-short", "narrow-long", "wide-short", "wide-long")
+KINDS = ("rt", "batch")
+CONFIG_COLUMNS = ["key", "trace", "trace_path", "format", "machine", "window_start", "window_days", "rt_percent",
+                  "marking", "scheme", "seed", "tau"]
+
+# Job-table columns (rtsched.metrics.JOB_COLUMNS) the study reads, and their short names here.
+JOB_COLUMNS = {"id": "id", "kind": "kind", "category": "category", "nodes": "nodes", "runtime": "runtime",
+               "walltime": "walltime", "turnaround": "turnaround", "wait": "wait", "sd": "sd",
+               "bsld_seed002": "bsld", "n_preemptions": "n_preemptions"}
+
+
+def _flatten(prefix: str, obj, out: dict) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(obj, (str, int, float, bool)) or obj is None:
+        out[prefix] = obj
+
+
+def _config_row(rec: dict) -> dict:
+    c = rec["config"]
+    w = c.get("window") or {}
+    return {
+        "key": rec["key"], "trace": rec.get("label"), "trace_path": c["trace"]["path"],
+        "format": c["trace"].get("format"), "machine": c["machine"],
+        "window_start": w.get("start", w.get("offset")), "window_days": w.get("days"),
+        "rt_percent": c["rt_percent"], "marking": c["marking"], "scheme": c["scheme"], "seed": c["seed"],
+        "tau": c["tau"],
+    }
+
+
+def iter_records(out_dir: str | os.PathLike) -> Iterable[dict]:
+    """The summary records of the finished runs of a results folder (sorted by key)."""
+    folder = store.runs_dir(Path(out_dir))
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{out_dir}: not a results folder (no {store.RUNS}/ inside)")
+    for p in sorted(folder.glob("*.json")):
+        if p.name.endswith(".error.json"):
+            continue
+        rec = store.read_json(p)
+        if store.table_path(Path(out_dir), rec.get("key", "")).exists():
+            yield rec
+
+
+def load_results(out_dir: str | os.PathLike):
+    """One row per finished run: the configuration columns (``CONFIG_COLUMNS``), then the metrics.
+
+    Metrics columns: ``{all,rt,batch}_{metric}`` from ``summary_dict()["summary"]``, the other
+    scalar entries of the summary flattened with dots (``categories.narrow-short.rt.mean_bsld``,
+    ``utilization``, ...), and ``simulate_s`` / ``total_s`` timings.
+    """
+    import pandas as pd
+
+    rows = []
+    for rec in iter_records(out_dir):
+        row = _config_row(rec)
+        metrics = dict(rec.get("metrics") or {})
+        groups = metrics.pop("summary", {}) or {}
+        for group, values in groups.items():
+            if isinstance(values, dict):
+                for k, v in values.items():
+                    if isinstance(v, (int, float, str, bool)) or v is None:
+                        row[f"{group}_{k}"] = v
+        flat: dict = {}
+        _flatten("", metrics, flat)
+        row.update(flat)
+        res = rec.get("resolved", {})
+        for k in ("jobs", "rt_jobs", "batch_jobs", "jobs_in_table"):
+            row[k] = res.get(k)
+        for k, v in (rec.get("timings") or {}).items():
+            row[k] = v
+        rows.append(row)
+    if not rows:
+        return pd.DataFrame(columns=CONFIG_COLUMNS)
+    frame = pd.DataFrame(rows)
+    return frame.sort_values(["trace", "marking", "rt_percent", "scheme", "seed"], kind="stable").reset_index(drop=True)
+
+
+def normalize_job_table(table):
+    """The study's view of a ``rtsched.metrics.job_table``: the columns of ``JOB_COLUMNS``, the
+    seed-002 bounded slowdown (τ of the run) named ``bsld``."""
+    missing = sorted(set(JOB_COLUMNS) - set(table.columns))
+    if missing:
+        raise KeyError(f"job table lacks column(s) {missing}; it has {list(table.columns)}")
+    return table[list(JOB_COLUMNS)].rename(columns=JOB_COLUMNS)
+
+
+def load_job_tables(out_dir: str | os.PathLike, where: dict | None = None):
+    """Per-job rows of every finished run (normalised by ``normalize_job_table``), with the run's
+    key, trace, rt_percent, marking, scheme and seed attached.  ``where`` filters runs on config
+    columns (a value or a list of values each)."""
+    import pandas as pd
+
+    out = Path(out_dir)
+    frames = []
+    for rec in iter_records(out):
+        row = _config_row(rec)
+        if where and not all((row[k] in v) if isinstance(v, (list, tuple, set)) else row[k] == v
+                             for k, v in where.items()):
+            continue
+        jt = normalize_job_table(pd.read_parquet(store.table_path(out, rec["key"])))
+        for k in ("key", "trace", "rt_percent", "marking", "scheme", "seed"):
+            jt[k] = row[k]
+        frames.append(jt)
+    if not frames:
+        return pd.DataFrame(columns=["kind", "bsld", "turnaround", "category", "key", "trace", "rt_percent",
+                                     "marking", "scheme", "seed"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_errors(out_dir: str | os.PathLike) -> list[dict]:
+    """The error records of a results folder (runs that failed and were not re-run since)."""
+    return [store.read_json(p) for p in sorted(store.runs_dir(Path(out_dir)).glob("*.error.json"))]
