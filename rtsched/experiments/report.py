@@ -7,6 +7,7 @@ values come from ``rtsched.metrics`` (summary and job table); nothing here recom
 """
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -192,8 +193,19 @@ def report_tables(out_dir: str | os.PathLike) -> dict:
     cats = category_table(out_dir, jobs=jobs)
     errors = pd.DataFrame([{"key": e.get("key"), "label": e.get("label"), "error": e.get("error")}
                            for e in load_errors(out_dir)])
-    return {"slowdown": slowdown_table(out_dir, res), "categories": cats,
-            "headline": headline_table(out_dir, res, cats), "errors": errors}
+    heads = []
+    for trace in dict.fromkeys(res["trace"]) if len(res) else ():
+        head = headline_table(out_dir, res, cats, trace=trace)
+        if not head.empty:
+            attrs = dict(head.attrs)
+            head.insert(0, "trace", trace)
+            head.attrs.update(attrs)
+            heads.append(head)
+    headline = pd.concat(heads, ignore_index=True) if heads else pd.DataFrame()
+    if heads:
+        headline.attrs.update(heads[0].attrs)
+        headline.attrs["per_trace"] = {h["trace"].iloc[0]: dict(h.attrs) for h in heads}
+    return {"slowdown": slowdown_table(out_dir, res), "categories": cats, "headline": headline, "errors": errors}
 
 
 def _fmt(v, digits=2):
@@ -218,9 +230,11 @@ def report(out_dir: str | os.PathLike, tables: dict | None = None) -> str:
         tau = int(res["tau"].iloc[0])
     lines.append(f"# Results: {out_dir}  ({len(res)} finished runs; bounded slowdown τ = {tau} s; "
                  "mean over each run's jobs in the window, then over seeds)")
-    for (trace, marking), part in sd.groupby(["trace", "marking"], sort=False):
+    for ((trace, marking), part), (metric, what) in itertools.product(
+            sd.groupby(["trace", "marking"], sort=False),
+            (("bsld", f"bounded slowdown (τ = {tau} s)"), ("sd", "slowdown (SD)"))):
         lines.append("")
-        lines.append(f"## Mean bounded slowdown, RTJ / BJ — trace {trace}, marking {marking}")
+        lines.append(f"## Mean {what}, RTJ / BJ — trace {trace}, marking {marking}")
         order = _scheme_order(part, settings)
         pcts = sorted(set(part["rt_percent"]))
         header = ["scheme"] + [f"{p:g}% RTJ" for p in pcts] + ["seeds"]
@@ -234,7 +248,7 @@ def report(out_dir: str | os.PathLike, tables: dict | None = None) -> str:
                     row.append("–")
                     continue
                 r = r.iloc[0]
-                row.append(f"{_fmt(r.get('rt_mean_bsld'))} / {_fmt(r.get('batch_mean_bsld'))}")
+                row.append(f"{_fmt(r.get(f'rt_mean_{metric}'))} / {_fmt(r.get(f'batch_mean_{metric}'))}")
                 n.add(int(r["runs"]))
             row.append(",".join(str(x) for x in sorted(n)))
             body.append(row)
@@ -259,12 +273,13 @@ def report(out_dir: str | os.PathLike, tables: dict | None = None) -> str:
                         row.append(" / ".join(vals))
                     body.append(row)
             lines.extend(_text_table(header, body))
-    head = tables["headline"]
-    lines.append("")
-    if head.empty:
+    heads = tables["headline"]
+    if heads.empty:
+        lines.append("")
         lines.append("## Headline: not available (needs the baseline and the heuristic at the headline RTJ %)")
-    else:
-        at = head.attrs
+    for trace, head in (heads.groupby("trace", sort=False) if not heads.empty else ()):
+        lines.append("")
+        at = heads.attrs.get("per_trace", {}).get(trace, heads.attrs)
         lines.append(f"## Headline — {at.get('rt_percent')} % RTJs, {at.get('baseline')} -> {at.get('heuristic')}, "
                      f"trace {at.get('trace')}, marking {at.get('marking')} (paper: seed 002 §7.2, Mira wk1)")
         header = ["jobs", "category", "BSLD base", "BSLD heur", "Δ%", "SD base", "SD heur", "Δ%", "paper base",
