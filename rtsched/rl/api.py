@@ -50,7 +50,7 @@ def make_env(agent: str, trace, *, goal: str = "bsld", backfill="none", machine=
 
 def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="none", epochs: int = 100,
           out: str | None = None, progress: Callable | None = None, *, machine=None, resume: bool = True,
-          init_from: str | None = None, **options) -> dict:
+          init_from: str | None = None, on_trajectory: Callable | None = None, **options) -> dict:
     """Train an agent; returns ``{"out", "checkpoint", "history", "epochs_run"}``.
 
     ``options`` are environment options (``seq_len``, ``window``, ``start_range``, ``sjf_filter``,
@@ -112,6 +112,7 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
         return make_env(agent, tr, goal=goal, backfill=backfill, machine=mach, **env_opts)
 
     trainer = PPOTrainer(agent, factory, cfg, env_config, probe.norms, out=out, progress=progress)
+    trainer.on_trajectory = on_trajectory
     ckpt = os.path.join(out, CHECKPOINT) if out else None
     start_epoch = 0
     if out and resume and os.path.exists(ckpt):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from rtsched.errors import RtschedError
 from rtsched.rl.compat import CommittedHead, CommittedHeadPolicy, normalize_backfill
 from rtsched.rl.env_inspect import ACCEPT, InspectorFeatures
 from rtsched.rl.features import PickObservation, partition_fits, static_pick_columns
@@ -179,3 +180,48 @@ def policy_from_model(path: str, **kwargs):
         kwargs.pop("base", None)
         return RLSchedulerPolicy(model, **kwargs)
     return InspectedPolicy(model, **kwargs)
+
+
+MODEL_SUFFIXES = (".pt",)
+
+
+class ModelPolicyError(RtschedError, ValueError):
+    """A trained model asked to schedule in a way it cannot (the message names the model)."""
+
+# Backfilling names other parts of rtsched use that mean "no backfilling" for a committed-head policy.
+_NO_BACKFILL_NAMES = ("none", "off", "no")
+
+
+def is_model_path(name) -> bool:
+    """Whether a ``--policy`` value names a trained model: a ``.pt`` file, or an existing file or
+    folder (a training output folder holds ``checkpoint.pt``).  Heuristic names are never paths."""
+    import os
+
+    if not isinstance(name, (str, os.PathLike)):
+        return False
+    p = os.fspath(name)
+    return p.endswith(MODEL_SUFFIXES) or os.path.isfile(p) or os.path.isfile(os.path.join(p, "checkpoint.pt"))
+
+
+def load_policy(path, backfill=None, **options):
+    """A trained model (file or training folder) as a core policy, for the policy registry and
+    ``rtsched simulate --policy MODEL_PATH``.
+
+    ``backfill``: ``None`` keeps the backfilling the model was trained with; otherwise ``none``,
+    ``rlscheduler`` or ``easy`` (the rules a committed-head policy implements).  Other options go to
+    ``RLSchedulerPolicy`` / ``InspectedPolicy`` (``greedy``, ``norms``, ``extras``, ``base``, ``seed``).
+    Raises ``ModelFileError`` naming the file for a missing, corrupt or mismatched model.
+    """
+    from rtsched.rl.compat import PICK_BACKFILLS
+
+    if backfill is not None:
+        b = str(backfill).lower()
+        if b in _NO_BACKFILL_NAMES:
+            b = "none"
+        if b in ("rl", "strict"):
+            b = "rlscheduler"
+        if b not in PICK_BACKFILLS:
+            raise ModelPolicyError(f"{path}: a trained model schedules with backfilling {', '.join(PICK_BACKFILLS)} "
+                             f"(or its training setting when none is given), not {backfill!r}")
+        backfill = b
+    return policy_from_model(path, backfill=backfill, **options)

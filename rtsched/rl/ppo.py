@@ -124,6 +124,8 @@ class PPOTrainer:
         self.gen = torch.Generator().manual_seed(config.seed)
         self.epoch = 0
         self.history: list[dict] = []
+        # Called after each finished trajectory as on_trajectory(done, total, return, info) (progress bars).
+        self.on_trajectory: Callable[[int, int, float, dict], None] | None = None
 
     # ------------------------------------------------------------------------------ collection
     def collect(self, epoch: int) -> EpochBatch:
@@ -181,6 +183,8 @@ class PPOTrainer:
                 if term or trunc:
                     done_trajs.append((b["id"], b, float(r)))
                     infos.append(info)
+                    if self.on_trajectory is not None:
+                        self.on_trajectory(len(done_trajs), n_traj, float(r), info)
                     if start(i):
                         still.append(i)
                 elif max_len is not None and len(b["act"]) >= max_len:

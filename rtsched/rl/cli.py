@@ -1,0 +1,333 @@
+"""``rtsched rl train`` and ``rtsched rl evaluate`` (hooked into ``rtsched.cli`` by ``add_rl_commands``).
+
+    rtsched rl train --agent rlscheduler --trace lublin_256.swf --goal bsld --backfill rlscheduler \\
+        --epochs 100 --out runs/l1-bf [--seed 0] [--resume]
+    rtsched rl evaluate --trace lublin_256.swf --policies fcfs,sjf,f1,wfp3,unicep,runs/l1-bf \\
+        --starts 1981,2756,4299,8850,3316,2714,5228,7762,4022,7085 --backfill none,rlscheduler [--json]
+
+``train`` writes ``OUT/checkpoint.pt`` (model, optimisers, sampling-generator state, configuration)
+after every epoch; ``--epochs`` is the *total*, so after an interruption the same command with
+``--resume`` runs the missing epochs and ends with the weights an uninterrupted run would have.
+``evaluate`` follows seed 003's test protocol (10 sequences of 1,024 jobs, greedy actions) in the
+compatibility mode; ``--json`` prints ``{"results": [{"policy", "backfill", "start", "avg_bsld",
+"avg_wait"}, ...]}``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from rtsched.errors import RtschedError
+
+AGENTS = ("rlscheduler", "inspector")
+GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
+BACKFILLS = ("none", "rlscheduler", "easy")
+
+
+class RLCommandError(RtschedError, ValueError):
+    """A bad ``rtsched rl`` argument (the message names the option)."""
+
+
+# ---------------------------------------------------------------------------------------- parsing helpers
+def _int_list(text: str, option: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise RLCommandError(f"{option}: expected comma-separated integers, got {text!r}") from None
+
+
+def _name_list(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _backfill_list(text: str) -> list[str]:
+    from rtsched.rl.compat import normalize_backfill
+
+    out = []
+    for b in _name_list(text):
+        try:
+            out.append(normalize_backfill(b))
+        except ValueError as exc:
+            raise RLCommandError(f"--backfill: {exc}") from None
+    if not out:
+        raise RLCommandError("--backfill: no backfilling rule given")
+    return out
+
+
+def _pair(text: str | None, option: str, cast=float):
+    if text is None:
+        return None
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise RLCommandError(f"{option}: expected LO,HI, got {text!r}")
+    try:
+        return tuple(cast(p) for p in parts)
+    except ValueError:
+        raise RLCommandError(f"{option}: expected two numbers LO,HI, got {text!r}") from None
+
+
+def _start_range(text: str | None):
+    """``LO,HI`` as job indices (integers) or trace fractions (numbers with a point)."""
+    if text is None:
+        return None
+    lo, hi = _pair(text, "--start-range", str)
+    conv = (lambda v: float(v)) if ("." in lo or "." in hi) else (lambda v: int(v))
+    try:
+        return (conv(lo), conv(hi))
+    except ValueError:
+        raise RLCommandError(f"--start-range: expected LO,HI, got {text!r}") from None
+
+
+def _check_trace(path: str) -> None:
+    if not os.path.exists(path):
+        raise RLCommandError(f"--trace: {path}: file not found")
+
+
+def _score_label(agent: str, goal: str) -> str:
+    if agent == "inspector":
+        return "gain over base"
+    return f"avg {goal}"
+
+
+def _score(agent: str, goal: str, ret: float) -> float:
+    """The human-facing score of a trajectory return: the goal's value (the pick environment returns
+    −value, +utilization) or the inspector's relative gain over its base policy."""
+    if agent == "inspector" or goal == "utilization":
+        return ret
+    return -ret
+
+
+# ---------------------------------------------------------------------------------------- train
+def cmd_train(args) -> int:
+    from rtsched.rl.api import train
+    from rtsched.rl.ppo import CHECKPOINT
+
+    _check_trace(args.trace)
+    if args.epochs < 1:
+        raise RLCommandError(f"--epochs: must be at least 1, got {args.epochs}")
+    out = args.out or os.path.join("runs", f"{args.agent}-{os.path.splitext(os.path.basename(args.trace))[0]}-"
+                                           f"{args.goal}-{args.backfill}")
+    ckpt = os.path.join(out, CHECKPOINT)
+    if os.path.exists(ckpt) and not args.resume:
+        raise RLCommandError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
+    if args.resume and args.init_from:
+        raise RLCommandError("--resume and --init-from exclude each other (--init-from starts a new run)")
+    options: dict = {"seed": args.seed}
+    for name in ("seq_len", "trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters", "torch_threads",
+                 "actor", "critic"):
+        v = getattr(args, name)
+        if v is not None:
+            options[name] = v
+    start_range = _start_range(args.start_range)
+    if start_range is not None:
+        options["start_range"] = start_range
+    if args.agent == "inspector":
+        if args.sjf_filter:
+            raise RLCommandError("--sjf-filter applies to the rlscheduler agent only")
+        options["base"] = args.base
+    else:
+        if args.base != "sjf":
+            raise RLCommandError("--base applies to the inspector agent only")
+        if args.sjf_filter:
+            options["sjf_filter"] = "auto" if args.sjf_filter == "auto" else _pair(args.sjf_filter, "--sjf-filter")
+
+    label = _score_label(args.agent, args.goal)
+    done_epochs = 0
+    if args.resume and os.path.exists(ckpt):
+        from rtsched.rl.ppo import read_model_file
+
+        done_epochs = int(read_model_file(ckpt).get("epoch", 0))
+    bar = _TrainProgress(args.agent, args.goal, label, args.epochs, done_epochs,
+                         enabled=not (args.no_progress or args.json))
+
+    def on_epoch(epoch: int, epochs: int, stats: dict) -> None:
+        bar.epoch_done(epoch, epochs, stats)
+
+    try:
+        with bar:
+            res = train(args.agent, args.trace, goal=args.goal, backfill=args.backfill, epochs=args.epochs, out=out,
+                        progress=on_epoch, resume=args.resume, init_from=args.init_from,
+                        on_trajectory=bar.trajectory_done, **options)
+    except ValueError as exc:
+        if isinstance(exc, RtschedError):
+            raise
+        raise RLCommandError(str(exc)) from None
+    except KeyboardInterrupt:
+        print(f"rtsched rl train: interrupted; the last finished epoch is in {ckpt} "
+              f"(run the same command with --resume to continue)", file=sys.stderr)
+        raise
+    history = res["history"]
+    last = history[-1] if history else {}
+    summary = {"agent": args.agent, "trace": args.trace, "goal": args.goal, "backfill": args.backfill,
+               "out": out, "checkpoint": ckpt, "epochs": len(history), "epochs_run": res["epochs_run"],
+               "score_label": label,
+               "last_score": _score(args.agent, args.goal, last["mean_return"]) if last else None,
+               "history": history}
+    if args.json:
+        print(json.dumps(summary, indent=1, allow_nan=False))
+    else:
+        score = "–" if summary["last_score"] is None else f"{summary['last_score']:.4g}"
+        print(f"{args.agent} on {os.path.basename(args.trace)} (goal {args.goal}, backfill {args.backfill}): "
+              f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}")
+    return 0
+
+
+class _TrainProgress:
+    """Rich progress bars: epochs done, and the current epoch's trajectories with its running score
+    (the mean over the trajectories finished so far in this epoch)."""
+
+    def __init__(self, agent: str, goal: str, label: str, epochs: int, done_epochs: int, enabled: bool) -> None:
+        self.agent, self.goal, self.label = agent, goal, label
+        self.epochs, self.done_epochs = epochs, done_epochs
+        self.enabled = enabled
+        self.progress = None
+        self.returns: list[float] = []
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.progress = Progress(TextColumn("{task.description:<13}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), TextColumn("{task.fields[score]}"))
+            self.epoch_task = self.progress.add_task("epochs", total=self.epochs, completed=self.done_epochs,
+                                                     score="")
+            self.traj_task = self.progress.add_task(f"epoch {self.done_epochs + 1}", total=None, score="")
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def trajectory_done(self, done: int, total: int, ret: float, info: dict) -> None:
+        self.returns.append(ret)
+        if self.progress is not None:
+            run = _score(self.agent, self.goal, sum(self.returns) / len(self.returns))
+            self.progress.update(self.traj_task, completed=done, total=total,
+                                 score=f"running {self.label} {run:.4g}")
+
+    def epoch_done(self, epoch: int, epochs: int, stats: dict) -> None:
+        self.returns = []
+        score = _score(self.agent, self.goal, stats["mean_return"])
+        extra = f" · rejections {stats['rejection_ratio']:.1%}" if "rejection_ratio" in stats else ""
+        if self.progress is not None:
+            self.progress.update(self.epoch_task, completed=epoch, score=f"last epoch {self.label} {score:.4g}{extra}")
+            if epoch < epochs:
+                self.progress.reset(self.traj_task, description=f"epoch {epoch + 1}", total=None, score="")
+            self.progress.console.print(f"epoch {epoch}/{epochs}: {self.label} {score:.4g}{extra} "
+                                      f"({stats['collect_s']:.1f} s collecting, {stats['update_s']:.1f} s updating)")
+
+
+# ---------------------------------------------------------------------------------------- evaluate
+def cmd_evaluate(args) -> int:
+    from rtsched.rl.api import evaluate
+
+    _check_trace(args.trace)
+    policies = _name_list(args.policies)
+    if not policies:
+        raise RLCommandError("--policies: no policy given")
+    starts = _int_list(args.starts, "--starts") if args.starts else None
+    rows: list[dict] = []
+    for backfill in _backfill_list(args.backfill):
+        try:
+            got = evaluate(policies, args.trace, starts=starts, n_sequences=args.n_sequences, seq_len=args.seq_len,
+                           backfill=backfill, seed=args.seed, machine=args.machine, greedy=not args.sample,
+                           norms=args.norms)
+        except ValueError as exc:
+            if isinstance(exc, RtschedError):
+                raise
+            raise RLCommandError(str(exc)) from None
+        rows.extend({k: r[k] for k in ("policy", "backfill", "start", "avg_bsld", "avg_wait")} for r in got)
+    if args.json:
+        print(json.dumps({"results": rows}, indent=1, allow_nan=False))
+        return 0
+    _print_evaluation(rows, args)
+    return 0
+
+
+def _print_evaluation(rows: list[dict], args) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    n_seq = len({r["start"] for r in rows})
+    table = Table(title=f"{os.path.basename(args.trace)} · {n_seq} sequences × {args.seq_len} jobs · mean of "
+                        f"per-sequence averages (bsld τ = 10 s)")
+    for col in ("policy", "backfill", "avg bsld", "avg wait (s)"):
+        table.add_column(col, justify="left" if col in ("policy", "backfill") else "right")
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["policy"], r["backfill"]), []).append(r)
+    for (pol, bf), rs in groups.items():
+        table.add_row(pol, bf, f"{sum(r['avg_bsld'] for r in rs) / len(rs):,.2f}",
+                      f"{sum(r['avg_wait'] for r in rs) / len(rs):,.0f}")
+    Console().print(table)
+
+
+# ---------------------------------------------------------------------------------------- parser
+def add_rl_commands(subparsers) -> None:
+    """Add ``rl train`` and ``rl evaluate`` to the ``rtsched`` argparse sub-commands."""
+    rl = subparsers.add_parser("rl", help="train and evaluate the RL schedulers (RLScheduler, SchedInspector)")
+    rsub = rl.add_subparsers(dest="rl_command", required=True)
+
+    tr = rsub.add_parser("train", help="train an agent with PPO (checkpoint every epoch; --resume continues)")
+    tr.add_argument("--agent", choices=AGENTS, default="rlscheduler")
+    tr.add_argument("--trace", required=True, help="SWF trace (the papers' cleaning is applied)")
+    tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
+    tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
+    tr.add_argument("--epochs", type=int, default=100, help="total epochs (a resumed run counts the earlier ones)")
+    tr.add_argument("--out", "--model-dir", dest="out",
+                    help="output folder for checkpoint.pt and progress.json (default runs/AGENT-TRACE-GOAL-BACKFILL)")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--resume", action="store_true", help="continue the checkpoint in --out (same settings)")
+    tr.add_argument("--init-from", help="start a new run from this model's weights (e.g. stage 2 after filtering)")
+    tr.add_argument("--base", default="sjf", help="inspector: the inspected priority (sjf, f1, fcfs, wfp3, ...)")
+    tr.add_argument("--seq-len", type=int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
+    tr.add_argument("--start-range", help="LO,HI first jobs of training sequences (indices, or fractions like 0,0.2)")
+    tr.add_argument("--sjf-filter", help="trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
+    tr.add_argument("--trajs-per-epoch", type=int, help="trajectories per epoch (default 100)")
+    tr.add_argument("--n-envs", type=int, help="environments stepped together (default 8)")
+    tr.add_argument("--train-pi-iters", type=int, help="policy iterations per epoch (default 80)")
+    tr.add_argument("--train-v-iters", type=int, help="value iterations per epoch (default 80)")
+    tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"], help="rlscheduler policy network")
+    tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network")
+    tr.add_argument("--torch-threads", type=int, help="PyTorch intra-op threads")
+    tr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
+    tr.set_defaults(func=cmd_train)
+
+    ev = rsub.add_parser("evaluate", help="the papers' test protocol: policies × sequences, greedy, compat mode")
+    ev.add_argument("--trace", required=True, help="SWF trace")
+    ev.add_argument("--policies", default="fcfs,sjf,f1,wfp3,unicep",
+                    help="comma-separated heuristics (fcfs, sjf, f1, wfp3, unicep, wfp3-authors, unicep-authors, "
+                         "...) and model files/folders")
+    ev.add_argument("--starts", help="comma-separated first jobs (0-based) of the sequences, e.g. 1981,2756,...")
+    ev.add_argument("--n-sequences", type=int, default=10, help="sequences drawn with --seed when --starts is absent")
+    ev.add_argument("--seq-len", type=int, default=1024, help="jobs per sequence")
+    ev.add_argument("--backfill", default="none",
+                    help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler)")
+    ev.add_argument("--seed", type=int, default=1, help="seed of the drawn sequence starts")
+    ev.add_argument("--machine", help="machine spec (default: a flat cluster of the trace's MaxNodes)")
+    ev.add_argument("--norms", choices=["trace", "model"], default="trace",
+                    help="normalise model features by the evaluated trace (authors) or the training trace")
+    ev.add_argument("--sample", action="store_true", help="sample actions instead of greedy argmax")
+    ev.add_argument("--json", action="store_true",
+                    help='print {"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]}')
+    ev.set_defaults(func=cmd_evaluate)
+
+
+def main(argv=None) -> int:
+    """``python -m rtsched.rl.cli ...`` (same as ``rtsched rl ...``)."""
+    parser = argparse.ArgumentParser(prog="rtsched")
+    add_rl_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except RtschedError as exc:
+        print(f"rtsched: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
