@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from rtsched.experiments import (canonical_json, config_hash, expand_grid, load_grid, load_job_tables, load_results,
+from rtsched.experiments import (canonical_json, category_matrix, config_hash, expand_grid, load_grid, load_job_tables, load_results,
                                  parse_grid, plot, report, report_tables, run_grid)
 from rtsched.experiments import runner, store
 from rtsched.experiments.grid import WindowSpec, portable_path
@@ -425,6 +425,9 @@ def test_category_table_is_mean_of_run_means(comp, tiny, tmp_path):
                & (cats["category"] == "narrow-short")].iloc[0]
     assert row["runs"] == len(per_seed) == 3
     assert row["mean_bsld"] == pytest.approx(sum(per_seed) / 3)
+    matrix = category_matrix(cats, "mean_bsld", scheme_order=["wcjs-jit", "baseline"])
+    assert list(matrix.index.get_level_values("scheme")[:2]) == ["wcjs-jit", "baseline"]
+    assert matrix.loc[("tiny", "random", 25, "baseline"), ("batch", "narrow-short")] == row["mean_bsld"]
 
 
 def test_marking_alias_and_marking_options(tiny):

@@ -15,13 +15,13 @@ from pathlib import Path
 from rtsched.experiments.figures import plot
 from rtsched.experiments.grid import (REPO_ROOT, Grid, RunSpec, WindowSpec, canonical_json, config_hash,
                                       expand_grid, load_grid, parse_grid, results_dir, shared_data_dir)
-from rtsched.experiments.report import (PAPER_HEADLINE, category_table, headline_table, report, report_tables,
+from rtsched.experiments.report import (PAPER_HEADLINE, category_matrix, category_table, headline_table, report, report_tables,
                                         slowdown_table)
 from rtsched.experiments.results import load_errors, load_job_tables, load_results
 from rtsched.experiments.runner import plan, run_grid
 
 __all__ = ["run_grid", "plan", "load_results", "load_job_tables", "load_errors", "report", "report_tables",
-           "slowdown_table", "category_table", "headline_table", "plot", "load_grid", "parse_grid", "expand_grid",
+           "slowdown_table", "category_table", "category_matrix", "headline_table", "plot", "load_grid", "parse_grid", "expand_grid",
            "config_hash", "canonical_json", "Grid", "RunSpec", "WindowSpec", "PAPER_HEADLINE", "REPO_ROOT",
            "shared_data_dir", "results_dir", "first_available_grid"]
 

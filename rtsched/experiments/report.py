@@ -106,6 +106,23 @@ def category_table(out_dir: str | os.PathLike, jobs=None):
     return out.sort_values(["trace", "marking", "rt_percent", "kind", "category"], kind="stable").reset_index(drop=True)
 
 
+def category_matrix(categories, value: str = "mean_bsld", scheme_order: list[str] | None = None):
+    """A category table (``category_table``) as a matrix: rows (trace, marking, RTJ %, scheme) in
+    ``scheme_order`` (default: as they appear), columns (kind, category), cells ``value``."""
+    import pandas as pd
+
+    if categories.empty:
+        return pd.DataFrame()
+    order = scheme_order or list(dict.fromkeys(categories["scheme"]))
+    frame = categories.copy()
+    frame["scheme"] = pd.Categorical(frame["scheme"], categories=order, ordered=True)
+    frame["category"] = frame["category"].astype(str)
+    matrix = frame.pivot_table(index=["trace", "marking", "rt_percent", "scheme"], columns=["kind", "category"],
+                               values=value, observed=True)
+    cols = [(k, c) for k in ("rt", "batch") for c in CATEGORIES if (k, c) in matrix.columns]
+    return matrix[cols]
+
+
 def headline_table(out_dir: str | os.PathLike, results=None, categories=None, *, rt_percent=None, baseline=None,
                    heuristic=None, marking=None, trace=None):
     """Baseline -> heuristic mean slowdown at one RTJ % (default: 10 %, baseline -> wcjs-jit,
