@@ -4,7 +4,8 @@ Prints, measured side by side in one run on this machine:
   1. FCFS+EASY on lublin_256.swf (10,000 jobs, 256 processors): rtsched's core vs the plain
      heap loop of bench/plain_easy.py (ratio), and a check that both produce the same start times;
   2. Mira wk1 (Cobalt log) on the aligned 96-block model and on the real partition file, wfp2+ff;
-  3. generated Lublin traces of 10k and 100k jobs: time ratio (near-linear means ≈ 10).
+  3. generated Lublin traces (rtsched.generators.generate_lublin, seed 1) of 10k and 100k jobs, core
+     vs the plain loop on each: time ratio 100k / 10k (near-linear means ≈ 10).
 Targets: 10k Lublin < 1 s; 100k < 10 s (simulation only, start-up and parsing excluded).
 
     python bench/bench_core.py [--repeat 3]
@@ -12,6 +13,7 @@ Targets: 10k Lublin < 1 s; 100k < 10 s (simulation only, start-up and parsing ex
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -54,7 +56,9 @@ def main() -> None:
     args = ap.parse_args()
     from rtsched.io.swf import SwfOptions, read_swf
 
-    print(f"# bench_core  python {platform.python_version()}  {platform.machine()}  repeat={args.repeat} (best of)")
+    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    print(f"# bench_core  python {platform.python_version()}  {platform.machine()}  {os.cpu_count()} CPUs  "
+          f"load average {load}  repeat={args.repeat} (best of)")
     lublin = DATA / "traces" / "swf" / "lublin_256.swf"
     if lublin.exists():
         wl = read_swf(str(lublin), SwfOptions())
@@ -81,15 +85,27 @@ def main() -> None:
                   f"fcfs+easy {t_easy:.3f} s")
     from rtsched.generators import generate_lublin
 
+    t0 = time.perf_counter()
     small = generate_lublin(n_jobs=10_000, nodes=256, seed=1)
+    t_gen_small = time.perf_counter() - t0
+    t0 = time.perf_counter()
     big = generate_lublin(n_jobs=args.big, nodes=256, seed=1)
+    t_gen_big = time.perf_counter() - t0
+    print(f"generate_lublin: 10k jobs {t_gen_small:.3f} s, {args.big // 1000}k jobs {t_gen_big:.3f} s (not in the timings below)")
     m = FlatCluster(256)
-    t_small, _ = sim_time(small, m, ("fcfs", "easy"), args.repeat)
-    t_big, _ = sim_time(big, m, ("fcfs", "easy"), 1)
-    ratio = t_big / t_small
-    print(f"generated Lublin FCFS+EASY: 10k {t_small:.3f} s, {args.big // 1000}k {t_big:.3f} s, ratio {ratio:.1f} "
-          f"(linear = {args.big / 10_000:.0f})  target {args.big // 1000}k < 10 s: {'PASS' if t_big < 10 else 'FAIL'}")
-
+    times = {}
+    for label, wl, repeat in (("10k", small, args.repeat), (f"{args.big // 1000}k", big, 1)):
+        t_core, res = sim_time(wl, m, ("fcfs", "easy"), repeat)
+        rows = [(j.id, j.submit, j.runtime, j.walltime, j.nodes) for j in wl.jobs]
+        t_plain, starts = best_of(repeat, lambda: plain_fcfs_easy(rows, 256))
+        same = all(starts[o.job.id] == o.first_start for o in res.outcomes)
+        times[label] = (t_core, t_plain)
+        print(f"generated Lublin {label} FCFS+EASY: core {t_core:.3f} s ({len(wl) / t_core:,.0f} jobs/s)  "
+              f"plain loop {t_plain:.3f} s  ratio core/plain {t_core / t_plain:.2f}  same start times: {same}")
+    (t_small, p_small), (t_big, p_big) = times["10k"], times[f"{args.big // 1000}k"]
+    print(f"scaling 10k -> {args.big // 1000}k: core x{t_big / t_small:.1f}, plain loop x{p_big / p_small:.1f} "
+          f"(linear = {args.big / 10_000:.0f})  target 10k < 1 s: {'PASS' if t_small < 1 else 'FAIL'}  "
+          f"target {args.big // 1000}k < 10 s: {'PASS' if t_big < 10 else 'FAIL'}")
 
 if __name__ == "__main__":
     main()
