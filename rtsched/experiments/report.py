@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 
 from rtsched.experiments import store
-from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results
+from rtsched.experiments.grid import MARKING_MODES
+from rtsched.experiments.results import CATEGORIES, _trace_ranks, load_job_tables, load_results
 
 # Seed 002 §7.2 (Mira wk1, 10 % RTJs, JIT-CKPT vs the baseline), mean slowdown: (baseline, JIT-CKPT).
 PAPER_HEADLINE = {
@@ -103,7 +104,12 @@ def category_table(out_dir: str | os.PathLike, jobs=None):
         runs=("key", "nunique"), jobs_per_run=("jobs", "mean"), **{f"mean_{v}": (f"mean_{v}", "mean") for v in values})
     out = out.reset_index()
     out["category"] = pd.Categorical(out["category"], categories=list(CATEGORIES), ordered=True)
-    return out.sort_values(["trace", "marking", "rt_percent", "kind", "category"], kind="stable").reset_index(drop=True)
+    # traces in grid order, markings in the paper's order (random, short, aps)
+    ranks = _trace_ranks(Path(out_dir))
+    out["_t"] = out["trace"].map(ranks).fillna(len(ranks))
+    out["_m"] = out["marking"].map({m: i for i, m in enumerate(MARKING_MODES)})
+    out = out.sort_values(["_t", "trace", "_m", "rt_percent", "kind", "category"], kind="stable")
+    return out.drop(columns=["_t", "_m"]).reset_index(drop=True)
 
 
 def category_matrix(categories, value: str = "mean_bsld", scheme_order: list[str] | None = None):

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Iterable
 
 from rtsched.experiments import store
+from rtsched.experiments.grid import MARKING_MODES
 
 CATEGORIES = ("narrow-short", "narrow-long", "wide-short", "wide-long")
 KINDS = ("rt", "batch")
@@ -82,7 +83,21 @@ def load_results(out_dir: str | os.PathLike):
     if not rows:
         return pd.DataFrame(columns=CONFIG_COLUMNS)
     frame = pd.DataFrame(rows)
-    return frame.sort_values(["trace", "marking", "rt_percent", "scheme", "seed"], kind="stable").reset_index(drop=True)
+    # markings in the paper's order (random, short, aps); traces as they come (manifest order)
+    rank = {m: i for i, m in enumerate(MARKING_MODES)}
+    frame["_marking_rank"] = frame["marking"].map(rank)
+    frame["_trace_rank"] = frame["trace"].map(_trace_ranks(Path(out_dir))).fillna(len(frame))
+    frame = frame.sort_values(["_trace_rank", "trace", "_marking_rank", "rt_percent", "scheme", "seed"], kind="stable")
+    return frame.drop(columns=["_marking_rank", "_trace_rank"]).reset_index(drop=True)
+
+
+def _trace_ranks(out_dir: Path) -> dict[str, int]:
+    """Trace label -> its position in the grid (manifest order), so tables list traces as written."""
+    p = out_dir / store.MANIFEST
+    if not p.exists():
+        return {}
+    labels = dict.fromkeys(r["label"] for r in store.read_json(p).get("runs", []))
+    return {label: i for i, label in enumerate(labels)}
 
 
 def normalize_job_table(table):
