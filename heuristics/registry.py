@@ -4,6 +4,7 @@
 
 * batch policies ``fcfs``, ``sjf``, ``wfp3``, ``unicep``, ``f1``, ``smallest``, ``largest`` and Cobalt's
   ``default``, ``wfp``, ``wfp2``, ``unicef``; option ``backfill`` (default ``ff``);
+* a path to a trained RL model (``rtsched rl train``; ``rtsched.rl.policy.load_policy``), option ``backfill``;
 * ``baseline`` — every job as a BJ: options ``priority`` (``wfp2``), ``backfill`` (``ff``);
 * ``highpq`` — high-priority RT queue: ``priority``, ``backfill``, ``rt_order`` (``fcfs`` |
   ``slowdown``), ``blocking`` (``block`` | ``backfill``);
@@ -18,6 +19,8 @@
 (an ``IOModel``), which shape the checkpoint model.
 """
 from __future__ import annotations
+
+import os
 
 from dataclasses import fields
 from typing import Any
@@ -66,10 +69,19 @@ def _check(name: str, options: dict[str, Any], allowed: tuple[str, ...]) -> None
         raise ValueError(f"policy {name!r} takes no option(s) {bad}; it takes {', '.join(allowed) or 'none'}")
 
 
+def _looks_like_model(name: str) -> bool:
+    """A trained RL model (``rtsched rl train`` output): an existing file or folder, or a ``.pt`` name."""
+    return name.endswith(".pt") or os.path.exists(name)
+
+
 def make_policy(name: str, **options: Any):
     """A policy by name (module docstring).  Options that are None are ignored (CLI defaults)."""
     key = name.strip().lower()
     options = {k: v for k, v in options.items() if v is not None}
+    if key not in BATCH_POLICIES and _looks_like_model(name):
+        from rtsched.rl.policy import load_policy  # torch: only when a model is asked for
+
+        return load_policy(name, **options)
     if key in BATCH_POLICIES:
         _check(key, options, ("backfill",))
         return BatchPolicy(get_priority(key), options.get("backfill", "ff"))

@@ -8,8 +8,9 @@
 
 With no TRACE, ``simulate`` runs the embedded default: the shipped Mira-like week
 (``traces/mira_like_week.swf``, regenerated in memory from its seed if the file is absent) on the
-aligned 96-block Mira model, with 10 % real-time jobs under Cobalt's wfp2 utility and first-fit
-backfilling.
+aligned 96-block Mira model, with 10 % of the jobs marked real-time (seed 0) and scheduled by the
+seed-002 headline scheme, JIT checkpointing with the weighted-cost heuristic (WCJS) over Cobalt's
+wfp2 utility and first-fit backfilling.
 """
 from __future__ import annotations
 
@@ -55,6 +56,31 @@ def _window(args, workload):
     return parse_window(args.window, workload)
 
 
+EMBEDDED_DEFAULT_SCHEME = "wcjs-jit"  # the seed-002 headline scheme
+EMBEDDED_DEFAULT_RT_PERCENT = 10.0
+
+
+def apply_embedded_default(args) -> None:
+    """With no trace, no policy and no scheme, run the main job: 10 % RTJs under JIT+WCJS."""
+    if args.trace is None and args.policy is None and args.scheme is None:
+        args.scheme = EMBEDDED_DEFAULT_SCHEME
+    if args.rt_percent is None:
+        args.rt_percent = EMBEDDED_DEFAULT_RT_PERCENT if args.trace is None else 0.0
+    if args.policy is None:
+        args.policy = "wfp2"
+
+
+def _check_fits(workload, machine, path: str) -> None:
+    """Name the trace file and the job when a job asks for more nodes than the machine has."""
+    from rtsched.errors import InputError
+
+    for job in workload:
+        if job.nodes > machine.total_nodes:
+            raise InputError(f"job {job.id} requests {job.nodes} nodes, more than {machine.name} "
+                             f"({machine.total_nodes} nodes) has; choose a larger --machine or drop the job",
+                             path=path, field="nodes")
+
+
 def build_policy(args):
     """Resolve ``--policy``/``--scheme`` names through the heuristics registry (or a model file)."""
     from heuristics.registry import make_policy, scheme
@@ -72,12 +98,14 @@ def cmd_simulate(args) -> int:
     from rtsched.sim.core import Simulator
     from rtsched.validate import validate_schedule
 
+    apply_embedded_default(args)
     workload = _load_trace(args)
     if args.rt_percent:
         from rtsched.rtmarking import RtMarking, mark_realtime
 
         workload = mark_realtime(workload, RtMarking(percent=args.rt_percent, mode=args.rt_mode, seed=args.seed))
     machine = machine_from_spec(args.machine)
+    _check_fits(workload, machine, args.trace or str(DEFAULT_TRACE))
     policy, scheme_ckpt = build_policy(args)
     ckpt = CheckpointModel.parse(args.checkpoint) if args.checkpoint else (scheme_ckpt or CheckpointModel.parse("no"))
     console = _console()
@@ -208,12 +236,14 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("trace", nargs="?", help="trace file (default: the shipped Mira-like week)")
     sim.add_argument("--format", choices=["swf", "cobalt", "alcf"], help="trace format (default: from the extension)")
     sim.add_argument("--machine", default="mira", help="mira, mira:BLOCKS, flat:N or a Cobalt partition .xml")
-    sim.add_argument("--policy", default="wfp2", help="fcfs, sjf, wfp3, unicep, f1, wfp2, baseline, highpq, wcjs, ...")
+    sim.add_argument("--policy", help="fcfs, sjf, wfp3, unicep, f1, wfp2, baseline, highpq, wcjs, ..., or a trained "
+                                    "RL model file (default: wfp2)")
     sim.add_argument("--scheme", help="a seed-002 scheme (baseline, highpq, jit-ckpt, wcjs-jit, wcjs-app-10, ...); "
                                       "sets the policy and the checkpoint model")
-    sim.add_argument("--backfill", default="ff", help="none, easy, ff, bf, sjf, rlscheduler")
+    sim.add_argument("--backfill", help="none, easy, ff, bf, sjf, rlscheduler (default: ff; a trained model: its own)")
     sim.add_argument("--checkpoint", help="no, sys[:SECONDS], app-PCT, jit (default: the scheme's, else no)")
-    sim.add_argument("--rt-percent", type=float, default=0.0, help="mark this %% of jobs real-time")
+    sim.add_argument("--rt-percent", type=float, help="mark this %% of jobs real-time (default: 10 on the embedded "
+                                                          "default trace, else 0)")
     sim.add_argument("--rt-mode", default="random", choices=["random", "short", "aps"], help="RTJ marking mode")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--tau", type=int, default=600, help="bounded-slowdown bound τ in s (seed 002: 600; RL papers: 10)")
