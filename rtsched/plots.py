@@ -114,7 +114,8 @@ def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> Path:
 
     path = Path(path)
     try:
-        atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight"))
+        # constrained layout already fits the labels: no second ("tight") draw
+        atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi))
     finally:
         plt.close(fig)
     return path

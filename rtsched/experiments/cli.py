@@ -31,6 +31,7 @@ def add_experiment_commands(subparsers) -> argparse.ArgumentParser:
     plt.add_argument("dir", help="results folder")
     plt.add_argument("--out", help="figure folder (default DIR/figures)")
     plt.add_argument("--schemes", help="comma-separated schemes to show (default: the grid's figure_schemes)")
+    plt.add_argument("--dpi", type=int, default=120, help="PNG resolution (default 120)")
     plt.set_defaults(func=cmd_plot)
 
     st = esub.add_parser("status", help="how many runs of a grid are done, failed, pending")
@@ -82,6 +83,6 @@ def cmd_plot(args) -> int:
     from rtsched.experiments import plot
 
     schemes = [s.strip() for s in args.schemes.split(",")] if args.schemes else None
-    for path in plot(args.dir, args.out, schemes=schemes):
+    for path in plot(args.dir, args.out, schemes=schemes, dpi=args.dpi):
         print(path)
     return 0

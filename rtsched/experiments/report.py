@@ -107,7 +107,8 @@ def category_table(out_dir: str | os.PathLike, jobs=None):
     # traces in grid order, markings in the paper's order (random, short, aps)
     ranks = _trace_ranks(Path(out_dir))
     out["_t"] = out["trace"].map(ranks).fillna(len(ranks))
-    out["_m"] = out["marking"].map({m: i for i, m in enumerate(MARKING_MODES)})
+    marking_rank = {m: i for i, m in enumerate(MARKING_MODES)}
+    out["_m"] = out["marking"].map(lambda m: marking_rank.get(m.split("[")[0], len(marking_rank)))
     out = out.sort_values(["_t", "trace", "_m", "rt_percent", "kind", "category"], kind="stable")
     return out.drop(columns=["_t", "_m"]).reset_index(drop=True)
 

@@ -27,16 +27,41 @@ def _flatten(prefix: str, obj, out: dict) -> None:
         out[prefix] = obj
 
 
-def _config_row(rec: dict) -> dict:
-    c = rec["config"]
-    w = c.get("window") or {}
-    return {
-        "key": rec["key"], "trace": rec.get("label"), "trace_path": c["trace"]["path"],
-        "format": c["trace"].get("format"), "machine": c["machine"],
-        "window_start": w.get("start", w.get("offset")), "window_days": w.get("days"),
-        "rt_percent": c["rt_percent"], "marking": c["marking"], "scheme": c["scheme"], "seed": c["seed"],
-        "tau": c["tau"],
-    }
+def _options_text(options: dict) -> str:
+    return ",".join(f"{k}={options[k]}" for k in sorted(options))
+
+
+def _variant_labels(records: list[dict], axis: str) -> dict[str, str]:
+    """Display label per record key for ``axis`` (``scheme`` or ``marking``): the plain name, unless
+    one folder holds the same name with different ``{axis}_options`` (runs of two grids written
+    into one folder); then those with options get ``name[k=v,...]`` so tables never pool them."""
+    variants: dict[str, set[str]] = {}
+    for rec in records:
+        c = rec["config"]
+        variants.setdefault(c[axis], set()).add(_options_text(c.get(f"{axis}_options") or {}))
+    labels = {}
+    for rec in records:
+        c = rec["config"]
+        opts = _options_text(c.get(f"{axis}_options") or {})
+        labels[rec["key"]] = f"{c[axis]}[{opts}]" if opts and len(variants[c[axis]]) > 1 else c[axis]
+    return labels
+
+
+def _config_rows(records: list[dict]) -> list[dict]:
+    scheme = _variant_labels(records, "scheme")
+    marking = _variant_labels(records, "marking")
+    rows = []
+    for rec in records:
+        c = rec["config"]
+        w = c.get("window") or {}
+        rows.append({
+            "key": rec["key"], "trace": rec.get("label"), "trace_path": c["trace"]["path"],
+            "format": c["trace"].get("format"), "machine": c["machine"],
+            "window_start": w.get("start", w.get("offset")), "window_days": w.get("days"),
+            "rt_percent": c["rt_percent"], "marking": marking[rec["key"]], "scheme": scheme[rec["key"]],
+            "seed": c["seed"], "tau": c["tau"],
+        })
+    return rows
 
 
 def iter_records(out_dir: str | os.PathLike) -> Iterable[dict]:
@@ -62,8 +87,8 @@ def load_results(out_dir: str | os.PathLike):
     import pandas as pd
 
     rows = []
-    for rec in iter_records(out_dir):
-        row = _config_row(rec)
+    records = list(iter_records(out_dir))
+    for rec, row in zip(records, _config_rows(records)):
         metrics = dict(rec.get("metrics") or {})
         groups = metrics.pop("summary", {}) or {}
         for group, values in groups.items():
@@ -85,7 +110,7 @@ def load_results(out_dir: str | os.PathLike):
     frame = pd.DataFrame(rows)
     # markings in the paper's order (random, short, aps); traces as they come (manifest order)
     rank = {m: i for i, m in enumerate(MARKING_MODES)}
-    frame["_marking_rank"] = frame["marking"].map(rank)
+    frame["_marking_rank"] = frame["marking"].map(lambda m: rank.get(m.split("[")[0], len(rank)))
     frame["_trace_rank"] = frame["trace"].map(_trace_ranks(Path(out_dir))).fillna(len(frame))
     frame = frame.sort_values(["_trace_rank", "trace", "_marking_rank", "rt_percent", "scheme", "seed"], kind="stable")
     return frame.drop(columns=["_marking_rank", "_trace_rank"]).reset_index(drop=True)
@@ -117,8 +142,8 @@ def load_job_tables(out_dir: str | os.PathLike, where: dict | None = None):
 
     out = Path(out_dir)
     frames = []
-    for rec in iter_records(out):
-        row = _config_row(rec)
+    records = list(iter_records(out))
+    for rec, row in zip(records, _config_rows(records)):
         if where and not all((row[k] in v) if isinstance(v, (list, tuple, set)) else row[k] == v
                              for k, v in where.items()):
             continue

@@ -149,10 +149,12 @@ def run_task(task: dict) -> dict:
     returns ``{"key", "status": "ok" | "error", "error", "seconds"}``."""
     out = Path(task["out_dir"])
     key = task["key"]
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     try:
         record, table = execute(task)
         record["timings"]["total_s"] = time.perf_counter() - t0
+        # CPU seconds of this process: the run's cost even when other processes share the cores
+        record["timings"]["cpu_s"] = time.process_time() - cpu0
         store.atomic_write_parquet(store.table_path(out, key), table)
         store.atomic_write_json(store.summary_path(out, key), record)  # last: marks the run finished
         try:
