@@ -82,9 +82,23 @@ def bench_grid(jobs: int, sample: int | None, out: Path) -> bool:
         print(f"(b) paper grid on wk1, 5 seeds: {len(runs)} runs; SAMPLED {ran} runs spread over the grid on {jobs} "
               f"workers in {wall:.1f} s ({wall / max(ran, 1):.2f} s/run wall) -> extrapolated {est:.0f} s for the grid; "
               f"target < {TARGET_GRID:g} s: ratio {est / TARGET_GRID:.2f} (extrapolated)")
+    cpu = _cpu_seconds(out, set(only) if only else {r.key for r in runs})
+    if cpu is not None and ran:
+        print(f"(b) CPU time of the runs measured in their workers: {cpu:.1f} s ({cpu / ran:.2f} s/run) -> "
+              f"{cpu * len(runs) / ran / jobs:.0f} s for the {len(runs)}-run grid on {jobs} otherwise idle cores "
+              f"(estimate; load average now {os.getloadavg()[0]:.1f})")
     for f in summary["failed"][:5]:
         print(f"    failed {f['key']} {f['label']}: {f['error'].splitlines()[0]}")
     return only is None
+
+
+def _cpu_seconds(out: Path, keys: set[str]) -> float | None:
+    """Summed per-run CPU seconds (``timings.cpu_s``) of the runs ``keys`` stored in ``out``."""
+    frame = load_results(out)
+    frame = frame[frame["key"].isin(keys)]
+    if "cpu_s" not in frame.columns or frame["cpu_s"].isna().any() or frame.empty:
+        return None
+    return float(frame["cpu_s"].sum())
 
 
 def print_headline(out: Path) -> None:
@@ -116,7 +130,7 @@ def main() -> None:
     args = ap.parse_args()
     data = shared_data_dir()
     print(f"# bench_realtime  python {platform.python_version()}  {platform.machine()}  cpus={os.cpu_count()}  "
-          f"repeat={args.repeat}")
+          f"repeat={args.repeat}  load average {os.getloadavg()[0]:.1f} (other processes share the cores)")
     if not (data / "traces" / "mira" / "wk1.log").exists():
         print(f"skipped: Mira wk1 not found under {data} (set $SHARED_DATA)")
         return
