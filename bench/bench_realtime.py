@@ -73,7 +73,9 @@ def bench_grid(jobs: int, sample: int | None, out: Path) -> bool:
     ran = summary["completed"] + len(summary["failed"])
     if summary["skipped"]:
         print(f"(b) note: {summary['skipped']} runs were already finished in {out} and were not re-run")
-    if only is None:
+    if ran == 0:
+        print(f"(b) paper grid on wk1, 5 seeds: nothing left to run in {out}; use a fresh --out to time it")
+    elif only is None:
         print(f"(b) paper grid on wk1, 5 seeds: {len(runs)} runs ({ran} run now, {len(summary['failed'])} failed) "
               f"on {jobs} workers: {wall:.1f} s; target < {TARGET_GRID:g} s: ratio {wall / TARGET_GRID:.2f} "
               f"{'PASS' if wall < TARGET_GRID else 'FAIL'}")
@@ -82,10 +84,12 @@ def bench_grid(jobs: int, sample: int | None, out: Path) -> bool:
         print(f"(b) paper grid on wk1, 5 seeds: {len(runs)} runs; SAMPLED {ran} runs spread over the grid on {jobs} "
               f"workers in {wall:.1f} s ({wall / max(ran, 1):.2f} s/run wall) -> extrapolated {est:.0f} s for the grid; "
               f"target < {TARGET_GRID:g} s: ratio {est / TARGET_GRID:.2f} (extrapolated)")
-    cpu = _cpu_seconds(out, set(only) if only else {r.key for r in runs})
-    if cpu is not None and ran:
-        print(f"(b) CPU time of the runs measured in their workers: {cpu:.1f} s ({cpu / ran:.2f} s/run) -> "
-              f"{cpu * len(runs) / ran / jobs:.0f} s for the {len(runs)}-run grid on {jobs} otherwise idle cores "
+    selected = set(only) if only else {r.key for r in runs}
+    cpu = _cpu_seconds(out, selected)  # over every selected run, this call's or earlier
+    if cpu is not None:
+        n = len(selected)
+        print(f"(b) CPU time of the {n} runs measured in their workers: {cpu:.1f} s ({cpu / n:.2f} s/run) -> "
+              f"{cpu * len(runs) / n / jobs:.0f} s for the {len(runs)}-run grid on {jobs} otherwise idle cores "
               f"(estimate; load average now {os.getloadavg()[0]:.1f})")
     for f in summary["failed"][:5]:
         print(f"    failed {f['key']} {f['label']}: {f['error'].splitlines()[0]}")
