@@ -160,8 +160,14 @@ def test_window_start_iso_epoch_and_offset():
 
 
 def test_shipped_grid_files_parse():
-    names = sorted(p.stem for p in (REPO / "experiments").glob("*.toml"))
-    assert {"paper_wk1", "paper_curie", "miralike", "headline_wk1", "smoke"} <= set(names)
+    grids = {p.stem: load_grid(p) for p in (REPO / "experiments").glob("*.toml")}  # every one parses
+    assert {"paper_wk1", "paper_curie", "miralike", "headline_wk1", "smoke"} <= set(grids)
+    for name in ("paper_wk1", "paper_curie", "miralike"):  # the paper's axes on the three traces
+        g = grids[name]
+        assert (g.rt_percent, g.marking, len(g.seeds)) == ([5, 10, 15, 20], ["random", "short", "aps"], 10), name
+    assert {t.machine for t in grids["headline_wk1"].traces} == {"mira", "${SHARED_DATA}/mira/mira-partitions.xml"}
+    assert grids["paper_curie"].traces[0].window.start == "1971-08-20"
+    assert grids["paper_curie"].scheme_options["wcjs-jit"] == {"config": "curie"}
     g = load_grid(REPO / "experiments" / "paper_wk1.toml")
     assert g.rt_percent == [5, 10, 15, 20] and g.marking == ["random", "short", "aps"] and len(g.seeds) == 10
     assert {"baseline", "wcjs-app-5", "wcjs-app-10", "wcjs-jit", "no-ckpt", "sys-ckpt", "highpq"} == set(g.schemes)
