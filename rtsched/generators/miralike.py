@@ -98,11 +98,12 @@ def _cdf(counts: list[int]) -> np.ndarray:
 
 def load_params(path: str | Path = PARAMS_PATH) -> MiraLikeParams:
     """Load and check a Mira-like parameter file (ValueError naming the file and key if malformed)."""
-    return _load_params(str(Path(path).resolve()))
+    resolved = Path(path).resolve()
+    return _load_params(str(resolved), resolved.stat().st_mtime_ns)  # a rewritten file is reloaded
 
 
 @lru_cache(maxsize=4)
-def _load_params(path: str) -> MiraLikeParams:
+def _load_params(path: str, mtime_ns: int) -> MiraLikeParams:
     raw = Path(path).read_bytes()
     try:
         d = json.loads(raw)
@@ -137,15 +138,18 @@ def _load_params(path: str) -> MiraLikeParams:
                           ("runtime.ratio_quantile_probs", p.ratio_probs, None)):
         if probs[0] != 0 or probs[-1] != 1 or np.any(np.diff(probs) <= 0) or (n is not None and len(probs) != n):
             raise ValueError(f"{path}: {key} must rise strictly from 0 to 1, one per quantile")
-    for s in p.size_nodes.tolist():
-        if s not in p.partition_sizes:
-            raise ValueError(f"{path}: sizes.nodes has {s}, not a partition size")
-        p.class_of(s)
-    for c in p.classes:
-        if np.any(c.walltime_s < 1):
-            raise ValueError(f"{path}: size class {list(c.nodes)}: walltimes must be >= 1 s")
-        for w in c.walltime_s.tolist():
-            p.ratio_group_of(w)
+    try:
+        for s in p.size_nodes.tolist():
+            if s not in p.partition_sizes:
+                raise ValueError(f"sizes.nodes has {s}, not a partition size")
+            p.class_of(s)
+        for c in p.classes:
+            if np.any(c.walltime_s < 1):
+                raise ValueError(f"size class {list(c.nodes)}: walltimes must be >= 1 s")
+            for w in c.walltime_s.tolist():
+                p.ratio_group_of(w)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     for g in p.ratio_groups:
         q = g.ratio_quantiles
         if len(q) != len(p.ratio_probs) or np.any(np.diff(q) < 0) or q[0] < 0 or q[-1] > 1:
