@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from rtsched.cli import main  # noqa: E402
-from tests.conftest import shared_data  # noqa: E402
+from conftest import shared_data  # noqa: E402
 
 TINY = ["--seq-len", "32", "--trajs-per-epoch", "4", "--n-envs", "2", "--train-pi-iters", "2",
         "--train-v-iters", "2", "--no-progress"]
@@ -194,7 +194,7 @@ def test_model_is_a_policy_of_the_generic_simulator(lublin, tmp_path):
     from rtsched.io import read_workload
     from rtsched.machines import machine_from_spec
     from rtsched.rl.policy import is_model_path, load_policy
-    from tests.conftest import run_validated
+    from conftest import run_validated
 
     out = str(tmp_path / "m")
     assert _train(lublin, out, 1) == 0
@@ -214,21 +214,18 @@ def test_model_is_a_policy_of_the_generic_simulator(lublin, tmp_path):
 
 
 def test_simulate_cli_accepts_a_model_path(lublin, tmp_path, capsys):
-    """``rtsched simulate --policy MODEL_PATH`` once the registry routes model paths to
-    ``rtsched.rl.policy.load_policy`` (the integrator's change; skipped until then)."""
-    from heuristics.registry import make_policy
-
+    """``rtsched simulate --policy MODEL_PATH``: the registry routes model paths to ``load_policy``;
+    without ``--backfill`` the model keeps its training backfilling."""
     out = str(tmp_path / "m")
     assert _train(lublin, out, 1) == 0
-    try:
-        make_policy(out, backfill="none")
-    except ValueError as exc:
-        if "unknown policy" in str(exc):
-            pytest.skip("heuristics.registry.make_policy does not route model paths to rtsched.rl yet")
-        raise
     capsys.readouterr()
-    rc = main(["simulate", lublin, "--machine", "flat:256", "--policy", out, "--backfill", "none", "--first-n", "150",
-               "--tau", "10", "--bsld-form", "rl", "--json"])
-    assert rc == 0
+    common = [lublin, "--machine", "flat:256", "--policy", out, "--first-n", "150", "--tau", "10", "--bsld-form", "rl",
+              "--json"]
+    assert main(["simulate", *common, "--backfill", "none"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["jobs"] == 150 and summary["policy"].startswith("rl:")
+    assert summary["jobs"] == 150 and summary["policy"] == f"rl:{out}+none"
+    assert main(["simulate", *common]) == 0
+    assert json.loads(capsys.readouterr().out)["policy"] == f"rl:{out}+rlscheduler"
+    assert main(["simulate", *common, "--backfill", "ff"]) == 1
+    err = capsys.readouterr().err
+    assert out in err and "'ff'" in err

@@ -156,3 +156,24 @@ def test_trajectory_filtering_two_stages(lublin1, tmp_path):
     assert res["epochs_run"] == 1
     with pytest.raises(ModelFileError, match="s1"):
         train("rlscheduler", lublin1, epochs=1, out=str(tmp_path / "s3"), init_from=stage1, actor="mlp_v2", **TINY)
+
+
+def test_numpy_inference_matches_torch_actor():
+    """Policies decide with NumpyActor; its logits are the PyTorch actor's to float32 rounding."""
+    from rtsched.rl.nets import InspectActor, NumpyActor, PickActor
+
+    gen = torch.Generator().manual_seed(5)
+    for actor, width, n_act in ((PickActor(8, 128), 1024, 128), (PickActor(8, 16, "mlp_v2"), 128, 16),
+                                (InspectActor(7), 7, 2)):
+        fast = NumpyActor(actor)
+        for k in (1, 5, n_act):
+            obs = torch.rand(width, generator=gen)
+            mask = torch.zeros(n_act, dtype=torch.bool)
+            mask[:k] = True
+            with torch.no_grad():
+                ref = actor(obs[None], mask[None])[0].numpy()
+            got = fast.logits(obs.numpy(), mask.numpy())
+            assert got.dtype == np.float32
+            np.testing.assert_allclose(got[:k], ref[:k], rtol=1e-5, atol=1e-6)
+            assert (got[k:] == ref[k:]).all()  # masked slots: exactly −1e9
+            assert int(np.argmax(got)) == int(torch.argmax(torch.from_numpy(ref)))

@@ -23,9 +23,18 @@ from rtsched.errors import RtschedError
 from rtsched.rl.compat import CommittedHead, CommittedHeadPolicy, normalize_backfill
 from rtsched.rl.env_inspect import ACCEPT, InspectorFeatures
 from rtsched.rl.features import PickObservation, partition_fits, static_pick_columns
+from rtsched.rl.nets import NumpyActor
 from rtsched.rl.ppo import LoadedModel, load_model
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, WakeAt
+
+
+_BOTH_ACTIONS = np.ones(2, dtype=bool)
+
+
+def _sample(logits: np.ndarray, gen: torch.Generator) -> int:
+    probs = torch.softmax(torch.from_numpy(np.asarray(logits, dtype=np.float32)), -1)
+    return int(torch.multinomial(probs, 1, generator=gen))
 
 
 class RLSchedulerPolicy:
@@ -42,12 +51,19 @@ class RLSchedulerPolicy:
         self.extras = extras or {}
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
+        self.fast = NumpyActor(self.model.actor)
         self.obsb = PickObservation(int(self.model.arch["window"]), env.get("features", "code"),
                                     env.get("pad", "zeros"))
         self.window = self.obsb.window
         self.driver = CommittedHead(self.backfill, fcfs_queue=True)
         self.name = f"rl:{self.model.path}+{self.backfill}"
         self.n_decisions = 0
+
+    def _act(self, logits: np.ndarray) -> int:
+        """Greedy: the first maximal logit (as torch.argmax); otherwise a sample from the softmax."""
+        if self.greedy:
+            return int(np.argmax(logits))
+        return _sample(logits, self.gen)
 
     def _prepare(self, view: SimView) -> None:
         states = view.sim.states
@@ -84,12 +100,7 @@ class RLSchedulerPolicy:
         obs = self.obsb.build(idx, view.now, view.state.free_nodes, view.machine.total_nodes, fits)
         mask = np.zeros(self.window, dtype=bool)
         mask[:k] = True
-        with torch.no_grad():
-            logits = self.model.actor(torch.from_numpy(obs)[None], torch.from_numpy(mask)[None])[0]
-            if self.greedy:
-                a = int(torch.argmax(logits))
-            else:
-                a = int(torch.multinomial(torch.softmax(logits, -1), 1, generator=self.gen))
+        a = self._act(self.fast.logits(obs, mask))
         self.n_decisions += 1
         return vis[a if a < k else 0]
 
@@ -109,6 +120,7 @@ class InspectedPolicy:
         self.extras = extras or {}
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
+        self.fast = NumpyActor(self.model.actor)
         self.max_interval = int(env.get("max_interval", 600))
         self.max_rejections = int(env.get("max_rejections", 72))
         self.goal = env.get("goal", "bsld")
@@ -150,6 +162,12 @@ class InspectedPolicy:
             self._wake_at = t
         return out
 
+    def _act(self, logits: np.ndarray) -> int:
+        """Greedy: the first maximal logit (as torch.argmax); otherwise a sample from the softmax."""
+        if self.greedy:
+            return int(np.argmax(logits))
+        return _sample(logits, self.gen)
+
     def _pick(self, q, view: SimView):
         top = self.base._pick(q, view)
         r = int(self.rejections[top.idx])
@@ -158,12 +176,7 @@ class InspectedPolicy:
         fits = view.state.find(top.info.nodes) is not None
         e = self.extras.get(top.info.id)
         obs = self.feat.build(view, top, q, r, fits, e[0] if e else top.info.nodes)
-        with torch.no_grad():
-            logits = self.model.actor(torch.from_numpy(obs)[None], torch.ones(1, 2, dtype=torch.bool))[0]
-            if self.greedy:
-                a = int(torch.argmax(logits))
-            else:
-                a = int(torch.multinomial(torch.softmax(logits, -1), 1, generator=self.gen))
+        a = self._act(self.fast.logits(obs, _BOTH_ACTIONS))
         self.n_inspections += 1
         if a == ACCEPT:
             return top

@@ -129,6 +129,17 @@ class PPOTrainer:
 
     # ------------------------------------------------------------------------------ collection
     def collect(self, epoch: int) -> EpochBatch:
+        # Collection runs the networks on a handful of observations at a time: one intra-op thread is
+        # several times faster than several (thread hand-offs dominate; measured 0.75 → 0.02 ms per
+        # linear layer on a loaded 2-core machine).  The full-batch update keeps torch's setting.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return self._collect(epoch)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _collect(self, epoch: int) -> EpochBatch:
         cfg = self.config
         n_traj = cfg.trajs_per_epoch
         seeds = np.random.SeedSequence([cfg.seed, epoch]).generate_state(n_traj + 1024)
@@ -221,7 +232,19 @@ class PPOTrainer:
                           adv_a, np.concatenate(ret).astype(np.float32), rets, infos, steps)
 
     # ------------------------------------------------------------------------------ update
+    SMALL_BATCH = 2048  # samples; below this one intra-op thread beats several (thread overhead)
+
     def update(self, batch: EpochBatch) -> dict:
+        if len(batch.act) >= self.SMALL_BATCH:
+            return self._update(batch)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return self._update(batch)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _update(self, batch: EpochBatch) -> dict:
         cfg = self.config
         obs = torch.as_tensor(batch.obs)
         mask = torch.as_tensor(batch.mask)
