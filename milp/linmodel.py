@@ -1,0 +1,271 @@
+"""A small solver-neutral MILP representation and its two back ends (PuLP/CBC and OR-Tools).
+
+The model is built once (variables with bounds and types, linear constraints, named objectives)
+and translated for a solver on demand.  Only what the sequence MILP needs is supported.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Mapping
+
+INF = math.inf
+
+
+@dataclass(slots=True)
+class Var:
+    index: int
+    name: str
+    lb: float
+    ub: float
+    kind: str  # "C" continuous, "B" binary, "I" integer
+
+
+@dataclass(slots=True)
+class Constraint:
+    name: str
+    coefs: dict[int, float]
+    lb: float
+    ub: float
+
+
+class Expr:
+    """A linear expression: {var index: coefficient} + constant."""
+
+    __slots__ = ("coefs", "const")
+
+    def __init__(self, coefs: Mapping[int, float] | None = None, const: float = 0.0) -> None:
+        self.coefs: dict[int, float] = dict(coefs or {})
+        self.const = float(const)
+
+    @staticmethod
+    def of(x: "Expr | Var | float | int") -> "Expr":
+        if isinstance(x, Expr):
+            return x
+        if isinstance(x, Var):
+            return Expr({x.index: 1.0})
+        return Expr(None, float(x))
+
+    def __add__(self, other):
+        o = Expr.of(other)
+        c = dict(self.coefs)
+        for k, v in o.coefs.items():
+            c[k] = c.get(k, 0.0) + v
+        return Expr(c, self.const + o.const)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Expr({k: -v for k, v in self.coefs.items()}, -self.const)
+
+    def __sub__(self, other):
+        return self + (-Expr.of(other))
+
+    def __rsub__(self, other):
+        return Expr.of(other) + (-self)
+
+    def __mul__(self, a: float):
+        if isinstance(a, (Expr, Var)):
+            raise TypeError("products of variables must be linearised explicitly")
+        return Expr({k: v * a for k, v in self.coefs.items()}, self.const * a)
+
+    __rmul__ = __mul__
+
+
+def lin(x) -> Expr:
+    return Expr.of(x)
+
+
+def vsum(items) -> Expr:
+    out = Expr()
+    for it in items:
+        it = Expr.of(it)
+        for k, v in it.coefs.items():
+            out.coefs[k] = out.coefs.get(k, 0.0) + v
+        out.const += it.const
+    return out
+
+
+@dataclass
+class LinearModel:
+    name: str = "model"
+    vars: list[Var] = field(default_factory=list)
+    cons: list[Constraint] = field(default_factory=list)
+    objectives: dict[str, Expr] = field(default_factory=dict)
+
+    # -- building -------------------------------------------------------------------------------
+    def var(self, name: str, lb: float = 0.0, ub: float = INF, kind: str = "C") -> Var:
+        if kind == "B":
+            lb, ub = max(lb, 0.0), min(ub, 1.0)
+        v = Var(len(self.vars), name, float(lb), float(ub), kind)
+        self.vars.append(v)
+        return v
+
+    def add(self, lhs, sense: str, rhs=0.0, name: str = "") -> Constraint:
+        """Add ``lhs sense rhs`` with sense in {"<=", ">=", "=="}."""
+        e = Expr.of(lhs) - Expr.of(rhs)
+        coefs = {k: v for k, v in e.coefs.items() if v != 0.0}
+        b = -e.const
+        lb, ub = {"<=": (-INF, b), ">=": (b, INF), "==": (b, b)}[sense]
+        c = Constraint(name or f"c{len(self.cons)}", coefs, lb, ub)
+        self.cons.append(c)
+        return c
+
+    def size(self) -> dict[str, int]:
+        return {
+            "variables": len(self.vars),
+            "binaries": sum(1 for v in self.vars if v.kind == "B"),
+            "integers": sum(1 for v in self.vars if v.kind == "I"),
+            "continuous": sum(1 for v in self.vars if v.kind == "C"),
+            "constraints": len(self.cons),
+            "nonzeros": sum(len(c.coefs) for c in self.cons),
+        }
+
+
+@dataclass
+class LPResult:
+    status: str  # optimal / feasible / infeasible / no_solution
+    values: list[float] | None
+    objective: float | None
+    bound: float | None
+    seconds: float
+    solver: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Back ends
+# ---------------------------------------------------------------------------------------------
+
+
+def solve_pulp_cbc(model: LinearModel, objective: str, time_limit: float | None = None, threads: int | None = None,
+                   gap_rel: float = 1e-9, msg: bool = False, start: dict[int, float] | None = None) -> LPResult:
+    """Solve with PuLP's bundled CBC.  The best bound is read from CBC's log."""
+    import pulp
+
+    t0 = time.perf_counter()
+    prob = pulp.LpProblem(re.sub(r"\W", "_", model.name), pulp.LpMinimize)
+    cat = {"C": pulp.LpContinuous, "B": pulp.LpBinary, "I": pulp.LpInteger}
+    pv = [pulp.LpVariable(f"x{v.index}", None if v.lb == -INF else v.lb, None if v.ub == INF else v.ub, cat[v.kind])
+          for v in model.vars]
+    obj = model.objectives[objective]
+    prob += pulp.LpAffineExpression([(pv[k], c) for k, c in obj.coefs.items()], constant=obj.const)
+    for c in model.cons:
+        expr = pulp.LpAffineExpression([(pv[k], v) for k, v in c.coefs.items()])
+        if c.lb == c.ub:
+            prob += pulp.LpConstraint(expr, pulp.LpConstraintEQ, rhs=c.lb)
+        else:
+            if c.lb != -INF:
+                prob += pulp.LpConstraint(expr, pulp.LpConstraintGE, rhs=c.lb)
+            if c.ub != INF:
+                prob += pulp.LpConstraint(expr, pulp.LpConstraintLE, rhs=c.ub)
+    if start:
+        for k, val in start.items():
+            pv[k].setInitialValue(val)
+    fd, log = tempfile.mkstemp(prefix="cbc-", suffix=".log")
+    os.close(fd)
+    try:
+        solver = pulp.PULP_CBC_CMD(msg=msg, timeLimit=time_limit, threads=threads, gapRel=gap_rel,
+                                   logPath=None if msg else log, warmStart=bool(start))
+        prob.solve(solver)
+        with open(log, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    finally:
+        os.unlink(log)
+    seconds = time.perf_counter() - t0
+    sol = prob.sol_status
+    infeasible = prob.status == pulp.LpStatusInfeasible or sol == pulp.LpSolutionInfeasible or \
+        "Problem is infeasible" in text or "Result - Problem proven infeasible" in text
+    has_sol = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible) and all(
+        v.varValue is not None for v in pv)
+    bound = _cbc_bound(text)
+    if infeasible and not has_sol:
+        return LPResult("infeasible", None, None, None, seconds, "cbc")
+    if not has_sol:
+        return LPResult("no_solution", None, None, bound, seconds, "cbc")
+    values = [float(v.varValue) for v in pv]
+    objv = obj.const + sum(c * values[k] for k, c in obj.coefs.items())
+    optimal = sol == pulp.LpSolutionOptimal and "Stopped on" not in text
+    if optimal:
+        bound = objv  # proven optimal (gapRel ~ 0): the log's "Lower bound" may be a root bound
+    elif bound is not None:
+        bound = min(bound, objv)
+    return LPResult("optimal" if optimal else "feasible", values, objv, bound, seconds, "cbc")
+
+
+def _cbc_bound(text: str) -> float | None:
+    for pat in (r"Lower bound:\s*([-\d.eE+]+)", r"best possible\s*([-\d.eE+]+)"):
+        m = re.findall(pat, text)
+        if m:
+            try:
+                return float(m[-1])
+            except ValueError:
+                pass
+    return None
+
+
+def ortools_backend() -> str:
+    """The OR-Tools MIP back end available: "SCIP" if present, else "CBC"."""
+    from ortools.linear_solver import pywraplp
+
+    for name in ("SCIP", "CBC"):
+        if pywraplp.Solver.CreateSolver(name) is not None:
+            return name
+    raise RuntimeError("OR-Tools has neither SCIP nor CBC")
+
+
+def solve_ortools(model: LinearModel, objective: str, time_limit: float | None = None, backend: str | None = None,
+                  threads: int | None = None, gap_rel: float = 1e-9,
+                  hint: dict[int, float] | None = None) -> LPResult:
+    from ortools.linear_solver import pywraplp
+
+    t0 = time.perf_counter()
+    backend = backend or ortools_backend()
+    solver = pywraplp.Solver.CreateSolver(backend)
+    inf = solver.infinity()
+    xs = []
+    for v in model.vars:
+        lb = -inf if v.lb == -INF else v.lb
+        ub = inf if v.ub == INF else v.ub
+        if v.kind == "C":
+            xs.append(solver.NumVar(lb, ub, f"x{v.index}"))
+        else:
+            xs.append(solver.IntVar(lb, ub, f"x{v.index}"))
+    for c in model.cons:
+        ct = solver.Constraint(-inf if c.lb == -INF else c.lb, inf if c.ub == INF else c.ub)
+        for k, a in c.coefs.items():
+            ct.SetCoefficient(xs[k], a)
+    obj = solver.Objective()
+    e = model.objectives[objective]
+    for k, a in e.coefs.items():
+        obj.SetCoefficient(xs[k], a)
+    obj.SetOffset(e.const)
+    obj.SetMinimization()
+    if time_limit is not None:
+        solver.SetTimeLimit(int(max(1.0, time_limit) * 1000))
+    if threads:
+        solver.SetNumThreads(threads)
+    if hint:
+        solver.SetHint([xs[k] for k in hint], list(hint.values()))
+    params = pywraplp.MPSolverParameters()
+    params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, gap_rel)
+    status = solver.Solve(params)
+    seconds = time.perf_counter() - t0
+    name = f"ortools-{backend.lower()}"
+    if status == pywraplp.Solver.INFEASIBLE:
+        return LPResult("infeasible", None, None, None, seconds, name)
+    if status not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+        return LPResult("no_solution", None, None, None, seconds, name)
+    values = [x.solution_value() for x in xs]
+    objv = obj.Value()
+    try:
+        bound = obj.BestBound()
+    except Exception:  # pragma: no cover - back ends without a bound
+        bound = None
+    st = "optimal" if status == pywraplp.Solver.OPTIMAL else "feasible"
+    if st == "optimal":
+        bound = objv if bound is None or not math.isfinite(bound) else min(bound, objv)
+    return LPResult(st, values, objv, bound, seconds, name)

@@ -1,0 +1,278 @@
+"""Seed 002's partition-sequence MILP (§5.3–5.4, eqs. 27–55), with the semantics of
+offline-model.md and every product linearised (docs/milp.md lists each deviation from the print).
+
+Each 512-node block b has T sequence slots s = 1..T with start times stSeq[s,b] (eq. 38: the first
+is 0; eq. 39: nondecreasing).  A job occupies, on every block of its partition, one slot (two if it
+is a preempted BJ: the earlier slot holds part 1, the later part 2); a part in slot s lies in
+[stSeq[s,b], stSeq[s+1,b]], so parts on one block never overlap and, as conflicting partitions
+share a block, neither do conflicting partitions.
+
+Variables (the paper's names):
+
+* exPb[j,q]      — binary: job j on partition q (a candidate of size k_j), eq. 55: Σ_q exPb = 1;
+* exR[j,s,b]     — binary: RTJ j in slot s of block b;  exB[j,s,b] — the same for a BJ;
+* exPrmpt[j]     — binary: BJ j is preempted (at most once: at most two slots per block);
+* exRtB[j]       — continuous: the share of BJ j's work in its first part (w_j = p_j·exRtB[j]);
+  kept per job (not per slot as printed) so that every block of the partition agrees on it; the
+  work split itself is the integer w_j (integer seconds);
+* zPrm[j,b]      — continuous in [0,1]: exPrmpt[j]·y[j,b] (McCormick, exact for binaries), where
+  y[j,b] = Σ_q mPartDep[k_j,q,b]·exPb[j,q] says whether j's partition covers block b;
+* st[j], rst[j], et[j] — start, restart, end (completion); stSeq[s,b].
+
+Big-M values come from the instance horizon H (``Instance.horizon``): every time is in [0, H].
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Sequence
+
+from milp.instance import Instance
+from milp.linmodel import INF, LinearModel, LPResult, Var, lin, solve_ortools, solve_pulp_cbc, vsum
+from milp.plan import Placement, left_justify, parts_of
+
+
+def mpartdep(instance: Instance) -> dict[int, dict[int, dict[int, int]]]:
+    """mPartDep[k][q][b] = 1 iff partition q (of size k blocks) covers block b (zeros left out)."""
+    out: dict[int, dict[int, dict[int, int]]] = {}
+    for p in instance.partitions:
+        out.setdefault(p.k, {})[p.index] = {b: 1 for b in p.blocks}
+    return out
+
+
+def sequences_needed(instance: Instance, preempt: bool = True) -> int:
+    """A T with which the sequence cap restricts nothing: every part of every job on one block."""
+    return len(instance.jobs) + (sum(1 for j in instance.jobs if instance.preemptible(j)) if preempt else 0)
+
+
+@dataclass
+class SequenceMILP:
+    instance: Instance
+    T: int
+    preempt: bool
+    model: LinearModel
+    horizon: int
+    exPb: dict[tuple[int, int], Var] = field(default_factory=dict)
+    ex: dict[tuple[int, int, int], Var] = field(default_factory=dict)
+    exPrmpt: dict[int, Var] = field(default_factory=dict)
+    exRtB: dict[int, Var] = field(default_factory=dict)
+    w: dict[int, Var] = field(default_factory=dict)
+    st: dict[int, Var] = field(default_factory=dict)
+    rst: dict[int, Var] = field(default_factory=dict)
+    et: dict[int, Var] = field(default_factory=dict)
+    stSeq: dict[tuple[int, int], Var] = field(default_factory=dict)
+
+    @property
+    def restricted(self) -> bool:
+        return self.T < sequences_needed(self.instance, self.preempt)
+
+    # -------------------------------------------------------------------------------------------
+    def with_rtj_bound(self, theta: Fraction | float | None, tol: float = 1e-7) -> LinearModel:
+        """The model plus eq. 37, Σ_rt (et − r)/p <= θ·n_rt (+ tol); ``None``: no bound."""
+        m = self.model
+        if theta is None or not self.instance.rt_jobs:
+            return m
+        out = LinearModel(m.name, m.vars, list(m.cons), m.objectives)
+        n_rt = len(self.instance.rt_jobs)
+        expr = vsum(lin(self.et[j.id]) * (1.0 / j.runtime) for j in self.instance.rt_jobs)
+        rhs = float(theta) * n_rt + sum(j.submit / j.runtime for j in self.instance.rt_jobs) + tol
+        out.add(expr, "<=", rhs, name="eq37_rtj_bound")
+        return out
+
+    def solve(self, objective: str, theta, backend: str, time_limit: float | None = None,
+              threads: int | None = None, start: Sequence[Placement] | None = None) -> LPResult:
+        """Solve with ``objective`` ("bj", "rt" or "none") under eq. 37 with ``theta`` (None: no bound).
+        ``start``: a plan given to the solver as a MIP start (ignored if it needs more than T slots)."""
+        model = self.with_rtj_bound(theta)
+        values = self.mip_start(start) if start is not None else None
+        if backend == "cbc":
+            return solve_pulp_cbc(model, objective, time_limit=time_limit, threads=threads, start=values)
+        if backend == "ortools":
+            return solve_ortools(model, objective, time_limit=time_limit, threads=threads, hint=values)
+        raise ValueError(f"unknown MILP back end {backend!r}; use 'cbc' or 'ortools'")
+
+    def mip_start(self, plan: Sequence[Placement]) -> dict[int, float] | None:
+        """Values of every variable for ``plan`` (slots by start time on each block), or None if
+        the plan needs more than T slots on a block or splits a job the model cannot split."""
+        inst = self.instance
+        vals: dict[int, float] = {v.index: 0.0 for v in self.model.vars}
+        zidx = self._zindex
+        on_block: dict[int, list[tuple[int, int, int, int]]] = {b: [] for b in range(inst.blocks)}
+        for pl in plan:
+            job = inst.job(pl.job_id)
+            j = job.id
+            if pl.split is not None and j not in self.exPrmpt:
+                return None
+            vals[self.exPb[(j, pl.partition)].index] = 1.0
+            ps = parts_of(inst, pl)
+            vals[self.st[j].index] = ps[0].start
+            vals[self.et[j].index] = ps[-1].end
+            if j in self.exPrmpt:
+                split = pl.split is not None
+                vals[self.exPrmpt[j].index] = 1.0 if split else 0.0
+                w = pl.split if split else job.runtime
+                vals[self.w[j].index] = w
+                vals[self.exRtB[j].index] = w / job.runtime
+                vals[self.rst[j].index] = ps[1].start if split else ps[0].end
+            for part in ps:
+                for b in inst.partitions[pl.partition].blocks:
+                    on_block[b].append((part.start, part.end, j, part.index))
+                    if j in self.exPrmpt:
+                        key = f"zPrm[{j},{b}]"
+                        vals[zidx[key]] = 1.0 if pl.split is not None else 0.0
+        for b, items in on_block.items():
+            items.sort()
+            if len(items) > self.T:
+                return None
+            for s, (start, _end, j, _part) in enumerate(items):
+                vals[self.ex[(j, s, b)].index] = 1.0
+                if s > 0:
+                    vals[self.stSeq[(s, b)].index] = start
+            last = items[-1][0] if items else 0
+            for s in range(len(items), self.T):
+                if s > 0:
+                    vals[self.stSeq[(s, b)].index] = max(last, items[-1][1]) if items else 0
+        return vals
+
+    @property
+    def _zindex(self) -> dict[str, int]:
+        return {v.name: v.index for v in self.model.vars if v.name.startswith("zPrm[")}
+
+    def placements(self, values: list[float]) -> list[Placement]:
+        """The left-justified integer plan with the solution's partitions, splits and block orders."""
+        inst = self.instance
+        raw: list[Placement] = []
+        times: dict[tuple[int, int], float] = {}
+        for job in inst.jobs:
+            q = max((c.index for c in inst.candidates(job)), key=lambda q: values[self.exPb[(job.id, q)].index])
+            st = values[self.st[job.id].index]
+            times[(job.id, 0)] = st
+            prm = job.id in self.exPrmpt and values[self.exPrmpt[job.id].index] > 0.5
+            if prm:
+                w = int(round(values[self.w[job.id].index]))
+                rst = values[self.rst[job.id].index]
+                times[(job.id, 1)] = rst
+                raw.append(Placement(job.id, q, int(round(st)), w, int(round(rst))))
+            else:
+                raw.append(Placement(job.id, q, int(round(st))))
+        return left_justify(inst, raw, times)
+
+
+def build_sequence_milp(instance: Instance, T: int | None = None, preempt: bool = True,
+                        symmetry: bool = True) -> SequenceMILP:
+    """Build the partition-sequence MILP once (solver-neutral).  ``T=None``: no effective cap."""
+    inst = instance
+    T = sequences_needed(inst, preempt) if T is None else int(T)
+    if T < 1:
+        raise ValueError("the number of sequences T must be >= 1")
+    H = inst.horizon(preempt)
+    m = LinearModel(f"seqmilp-{inst.name}-T{T}")
+    dep = mpartdep(inst)
+    S = range(T)
+    sm = SequenceMILP(inst, T, preempt, m, H)
+
+    blocks_of: dict[int, list[int]] = {}
+    for job in inst.jobs:
+        cand = inst.candidates(job)
+        blocks_of[job.id] = sorted({b for p in cand for b in p.blocks})
+
+    # stSeq (eqs. 38, 39)
+    for b in range(inst.blocks):
+        for s in S:
+            sm.stSeq[(s, b)] = m.var(f"stSeq[{s + 1},{b}]", 0.0, 0.0 if s == 0 else H)
+        for s in range(T - 1):
+            m.add(sm.stSeq[(s, b)], "<=", sm.stSeq[(s + 1, b)], f"eq39[{s + 1},{b}]")
+
+    for job in inst.jobs:
+        j, p, r = job.id, job.runtime, job.submit
+        is_bj = job.kind == "batch"
+        k = inst.k(job)
+        cand = inst.candidates(job)
+        can_split = preempt and inst.preemptible(job)
+        o = inst.overhead(job) if can_split else 0
+        for c in cand:
+            sm.exPb[(j, c.index)] = m.var(f"exPb[{j},{c.index}]", kind="B")
+        m.add(vsum(sm.exPb[(j, c.index)] for c in cand), "==", 1, f"eq55[{j}]")
+        # times (eq. 27: st, rst >= subt)
+        sm.st[j] = m.var(f"st[{j}]", r, H - p)
+        sm.et[j] = m.var(f"et[{j}]", r + p, H)
+        prefix = "exB" if is_bj else "exR"
+        for s in S:
+            for b in blocks_of[j]:
+                sm.ex[(j, s, b)] = m.var(f"{prefix}[{j},{s + 1},{b}]", kind="B")
+        if can_split:
+            prm = sm.exPrmpt[j] = m.var(f"exPrmpt[{j}]", kind="B")
+            from milp.instance import split_bounds
+
+            lo, hi = split_bounds(p)
+            w = sm.w[j] = m.var(f"w[{j}]", lo, p, kind="I")
+            ratio = sm.exRtB[j] = m.var(f"exRtB[{j}]", 0.0, 1.0)
+            m.add(lin(ratio) * p, "==", w, f"exRtB_def[{j}]")
+            # eq. 51 with prm: prm=0 -> w = p; prm=1 -> lo <= w <= hi
+            m.add(w, "<=", hi + (p - hi) * (1 - lin(prm)), f"eq51_hi[{j}]")
+            m.add(w, ">=", p * (1 - lin(prm)) + lo * lin(prm), f"eq51_lo[{j}]")
+            sm.rst[j] = m.var(f"rst[{j}]", r, H)
+            e1 = lin(sm.st[j]) + w + o * lin(prm)  # end of part 1 (incl. checkpoint write)
+            m.add(sm.rst[j], ">=", e1, f"rst_after_part1[{j}]")
+            m.add(sm.rst[j], "<=", e1 + H * lin(prm), f"rst_unsplit[{j}]")
+            m.add(sm.et[j], "==", lin(sm.rst[j]) + p - lin(w) + o * lin(prm), f"et_def[{j}]")
+        else:
+            prm = None
+            e1 = lin(sm.st[j]) + p
+            m.add(sm.et[j], "==", e1, f"et_def[{j}]")
+
+        for b in blocks_of[j]:
+            y = vsum(sm.exPb[(j, q)] for q, cover in dep[k].items() if b in cover and (j, q) in sm.exPb)
+            slots = vsum(sm.ex[(j, s, b)] for s in S)
+            if prm is not None:
+                z = m.var(f"zPrm[{j},{b}]", 0.0, 1.0)
+                m.add(z, "<=", prm, f"zPrm_a[{j},{b}]")
+                m.add(z, "<=", y, f"zPrm_b[{j},{b}]")
+                m.add(z, ">=", lin(prm) + y - 1, f"zPrm_c[{j},{b}]")
+                # eqs. 45-48, 52-53: k_j blocks, each holding 1 slot (2 if preempted)
+                m.add(slots, "==", y + z, f"eq52[{j},{b}]")
+            else:
+                m.add(slots, "==", y, f"eq46[{j},{b}]")
+            cum = lin(0.0)
+            for s in S:
+                x = sm.ex[(j, s, b)]
+                not_x = 1 - lin(x)
+                M_start = H - r
+                if prm is None:
+                    # eqs. 28/30: st >= stSeq[s,b] if in slot s
+                    m.add(sm.st[j], ">=", lin(sm.stSeq[(s, b)]) - M_start * not_x, f"eq28[{j},{s + 1},{b}]")
+                    if s < T - 1:
+                        # eqs. 40/41/42: the part ends before the next slot starts
+                        m.add(e1, "<=", lin(sm.stSeq[(s + 1, b)]) + H * not_x, f"eq41[{j},{s + 1},{b}]")
+                else:
+                    # eq. 31: the first of j's slots on b bounds st; eq. 30: every slot bounds rst
+                    m.add(sm.st[j], ">=", lin(sm.stSeq[(s, b)]) - M_start * not_x - M_start * cum,
+                          f"eq31[{j},{s + 1},{b}]")
+                    m.add(sm.rst[j], ">=", lin(sm.stSeq[(s, b)]) - M_start * not_x, f"eq30[{j},{s + 1},{b}]")
+                    if s < T - 1:
+                        # eq. 43: part 1 (first slot) ends before the next slot; eq. 44: part 2 too
+                        m.add(e1, "<=", lin(sm.stSeq[(s + 1, b)]) + H * not_x + H * cum, f"eq43[{j},{s + 1},{b}]")
+                        if s > 0:
+                            m.add(sm.et[j], "<=", lin(sm.stSeq[(s + 1, b)]) + H * not_x + H * (1 - cum),
+                                  f"eq44[{j},{s + 1},{b}]")
+                cum = cum + x
+
+    # eq. 49: one job per slot; symmetry: slots fill from the first
+    for b in range(inst.blocks):
+        users = [job.id for job in inst.jobs if b in set(blocks_of[job.id])]
+        if not users:
+            continue
+        for s in S:
+            m.add(vsum(sm.ex[(j, s, b)] for j in users), "<=", 1, f"eq49[{s + 1},{b}]")
+            if symmetry and s < T - 1:
+                m.add(vsum(sm.ex[(j, s + 1, b)] for j in users), "<=", vsum(sm.ex[(j, s, b)] for j in users),
+                      f"fill[{s + 1},{b}]")
+
+    # objectives: eq. 36 (BJs) and the RTJ slowdown sum (the lexicographic first stage)
+    m.objectives["bj"] = vsum((lin(sm.et[j.id]) - j.submit) * (1.0 / j.runtime) for j in inst.batch_jobs)
+    m.objectives["none"] = lin(0.0)
+    m.objectives["rt"] = vsum((lin(sm.et[j.id]) - j.submit) * (1.0 / j.runtime) for j in inst.rt_jobs)
+    return sm
+
+
+__all__ = ["SequenceMILP", "build_sequence_milp", "mpartdep", "sequences_needed", "INF"]

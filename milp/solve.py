@@ -1,0 +1,369 @@
+"""One entry point for every exact method: :func:`solve` -> :class:`SolveResult`.
+
+The RTJ bound follows offline-model.md:
+
+* ``lexicographic=True`` (default): θ* = the minimum achievable mean RTJ slowdown is computed
+  first (same model, objective = Σ RTJ slowdowns; CP-SAT solves that stage on the RTJs alone,
+  which is equivalent without a sequence cap because BJs can always be appended after every RTJ),
+  then the BJ objective is minimised under θ_used = max(θ, θ*);
+* ``binary_search=True``: the paper's loop — θ if feasible, else the smallest θ in 1.10, 1.11, ...,
+  2.00 for which a schedule exists (found by bisection on feasibility solves); infeasible if none;
+* neither: θ as given; "infeasible" when no schedule meets it.
+
+All reported slowdowns are recomputed exactly (Fractions) from the returned plan, which is
+left-justified (every part as early as its block order allows; see :func:`milp.plan.left_justify`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+from rtsched.schedule import Schedule, Segment
+
+from milp.instance import Instance
+from milp.plan import Evaluation, Placement, evaluate, left_justify
+from milp.report import ReplayReport, replay_plan
+
+METHODS = ("cpsat", "milp-cbc", "milp-ortools", "bruteforce")
+
+
+@dataclass
+class SolveResult:
+    """What a solve reports (offline-model.md "What a solve reports").
+
+    Slowdown means are floats computed from exact Fractions (``*_exact``).  ``best_bound`` is a
+    lower bound on the mean BJ slowdown (under θ_used) and ``gap`` = (bj_sd_mean − best_bound) /
+    bj_sd_mean (0 when proven optimal).  ``restricted`` is True when a sequence cap T < the
+    number of parts that could share a block makes the optimum one *restricted to T*.
+    """
+
+    status: str  # "optimal" | "feasible" | "infeasible" | "no_solution"
+    method: str
+    theta: float
+    theta_used: float | None
+    theta_star: float | None
+    rtj_sd_mean: float | None
+    bj_sd_mean: float | None
+    sd: dict[int, float]
+    best_bound: float | None
+    gap: float | None
+    seconds: float
+    model_size: dict[str, int]
+    placements: list[Placement] | None
+    instance: Instance = field(repr=False)
+    sequences: int | None = None
+    restricted: bool = False
+    preempt: bool = True
+    objective_tolerance: float = 0.0
+    theta_star_status: str | None = None
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    theta_used_exact: Fraction | None = None
+    theta_star_exact: Fraction | None = None
+    evaluation: Evaluation | None = field(default=None, repr=False)
+    replay: ReplayReport | None = field(default=None, repr=False)
+
+    @property
+    def schedule(self) -> Schedule | None:
+        """The plan's segments (the simulator reproduced exactly these when the result was made)."""
+        return None if self.replay is None else self.replay.schedule
+
+    @property
+    def segments(self) -> list[Segment]:
+        s = self.schedule
+        return [] if s is None else list(s.segments)
+
+    @property
+    def n_preempted(self) -> int:
+        return sum(1 for p in self.placements or [] if p.split is not None)
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-friendly summary (no segments)."""
+        return {k: getattr(self, k) for k in (
+            "status", "method", "theta", "theta_used", "theta_star", "theta_star_status", "rtj_sd_mean",
+            "bj_sd_mean", "best_bound", "gap", "seconds", "model_size", "sequences", "restricted", "preempt",
+            "objective_tolerance", "notes")} | {"sd": {str(k): v for k, v in self.sd.items()},
+                                                 "n_preempted": self.n_preempted}
+
+
+@dataclass
+class _Stage:
+    status: str
+    plan: list[Placement] | None
+    bound_sum: float | None  # lower bound on the stage objective's sum of slowdowns
+    seconds: float
+    size: dict[str, int]
+    eps: float = 0.0
+
+
+def _frac(theta: float | Fraction) -> Fraction:
+    return Fraction(str(theta)) if isinstance(theta, float) else Fraction(theta)
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-method stage runners: stage(objective, theta_bound or None, time_limit, hint_plan) -> _Stage
+# ---------------------------------------------------------------------------------------------
+
+
+def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) -> Callable[..., _Stage]:
+    from milp.cpsat import append_batch, best_greedy_plan, build_cpsat, rt_subinstance, solve_cpsat_model
+
+    def stage(objective: str, bound: Fraction | None, limit: float | None, hint) -> _Stage:
+        if objective == "rt":
+            # θ* needs the RTJs only (BJs can always be appended after them: no sequence cap here).
+            sub = rt_subinstance(instance)
+            inc = best_greedy_plan(sub)
+            cm = build_cpsat(sub, preempt=preempt, objective="rt", incumbent=inc)
+            cm.hint(inc)
+            run = solve_cpsat_model(cm, limit, workers, seed)
+            plan = append_batch(instance, run.plan) if run.plan is not None else None
+            return _Stage(run.status, plan, run.bound_sum, run.seconds, run.size, run.eps)
+        inc = hint if hint is not None and _meets(instance, hint, bound) else None
+        cm = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=inc,
+                         incumbent=inc if objective == "bj" else None)
+        cm.hint(hint if hint is not None else best_greedy_plan(instance, None, bound))
+        run = solve_cpsat_model(cm, limit, workers, seed)
+        return _Stage(run.status, run.plan, run.bound_sum, run.seconds, run.size, run.eps)
+
+    return stage
+
+
+def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backend: str,
+                 threads: int | None) -> tuple[Callable[..., _Stage], Any]:
+    from milp.sequence_milp import build_sequence_milp
+
+    from milp.cpsat import append_batch, greedy_plan, rt_subinstance
+
+    sm = build_sequence_milp(instance, sequences, preempt)
+
+    def stage(objective: str, bound: Fraction | None, limit: float | None, hint) -> _Stage:
+        if objective == "rt" and not sm.restricted:
+            # Without a binding sequence cap, θ* only depends on the RTJs (the BJs can always be
+            # appended after every RTJ), so the first stage solves the much smaller RTJ-only MILP.
+            sub = rt_subinstance(instance)
+            sub_sm = build_sequence_milp(sub, None, preempt)
+            res = sub_sm.solve("rt", None, backend, time_limit=limit, threads=threads, start=greedy_plan(sub))
+            plan = append_batch(instance, sub_sm.placements(res.values)) if res.values is not None else None
+            return _Stage(res.status, plan, res.bound, res.seconds, sub_sm.model.size())
+        res = sm.solve(objective, bound, backend, time_limit=limit, threads=threads, start=hint)
+        size = sm.with_rtj_bound(bound).size()
+        plan = sm.placements(res.values) if res.values is not None else None
+        return _Stage(res.status, plan, res.bound, res.seconds, size)
+
+    return stage, sm
+
+
+def _meets(instance: Instance, plan, bound: Fraction | None) -> bool:
+    """Whether ``plan`` meets the RTJ bound Σ_RT SD <= θ·n_rt (exactly)."""
+    if bound is None or not instance.rt_jobs:
+        return True
+    return evaluate(instance, plan).rt_mean <= bound
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1.2, time_limit: float | None = None,
+          preempt: bool = True, sequences: int | None = None, lexicographic: bool = True,
+          binary_search: bool = False, *, workers: int = 2, seed: int = 0, threads: int | None = None,
+          splits: Any = "all") -> SolveResult:
+    """Solve ``instance`` exactly with ``method`` (one of :data:`METHODS`).
+
+    Args:
+        theta: the RTJ mean-slowdown bound θ (eq. 37).
+        time_limit: seconds for the whole solve (all stages); None = no limit.  When it runs out
+            the best plan found is returned with status "feasible" and its gap.
+        preempt: allow one preemption per BJ (False: the no-preemption optimum).
+        sequences: T, the sequence cap of the MILP methods (None: large enough to restrict nothing).
+        lexicographic / binary_search: how θ is loosened when it cannot be met (module docstring).
+        workers: CP-SAT workers (2).  threads: CBC / OR-Tools threads (solver default).
+        splits: brute force's split candidates ("all", "bounds", a list or a callable).
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    t0 = time.perf_counter()
+    theta_f = _frac(theta)
+    if method == "bruteforce":
+        return _solve_bruteforce(instance, theta_f, preempt, lexicographic, binary_search, splits, t0, float(theta))
+
+    from milp.cpsat import greedy_plan
+
+    notes: list[str] = []
+    sm = None
+    if method == "cpsat":
+        stage = _cpsat_runner(instance, preempt, workers, seed)
+        T = None
+        restricted = False
+        if sequences is not None:
+            notes.append("sequences ignored: CP-SAT has no sequence cap")
+    else:
+        backend = "cbc" if method == "milp-cbc" else "ortools"
+        stage, sm = _milp_runner(instance, preempt, sequences, backend, threads)
+        T = sm.T
+        restricted = sm.restricted
+        if restricted:
+            notes.append(f"optimum restricted to T={T} sequences per block")
+
+    def remaining(frac: float = 1.0) -> float | None:
+        if time_limit is None:
+            return None
+        return max(0.5, (time_limit - (time.perf_counter() - t0)) * frac)
+
+    stages: list[dict[str, Any]] = []
+    n_rt = len(instance.rt_jobs)
+    theta_star: Fraction | None = None
+    theta_star_status: str | None = None
+    hint = None
+
+    def record(name: str, st: _Stage, extra: dict | None = None) -> None:
+        stages.append({"stage": name, "status": st.status, "seconds": round(st.seconds, 4), **(extra or {})})
+
+    theta_used: Fraction | None = theta_f if n_rt else None
+    infeasible_reason = None
+    if n_rt and binary_search:
+        cache: dict[Fraction, tuple[bool, Any]] = {}
+
+        def feasible(th: Fraction) -> bool | None:
+            if th not in cache:
+                st = stage("none", th, remaining(0.25), None)
+                record(f"feasibility θ={float(th):g}", st)
+                ok = None if st.status == "no_solution" else st.status != "infeasible"
+                cache[th] = (ok, st.plan)
+            return cache[th][0]
+
+        ok = feasible(theta_f)
+        if not ok:
+            lo, hi = max(110, int(theta_f * 100)), 200
+            if not feasible(Fraction(hi, 100)):
+                theta_used = None
+                infeasible_reason = "no schedule meets θ = 2.0 (binary search range 1.1–2.0)"
+            else:
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    if feasible(Fraction(mid, 100)):
+                        hi = mid
+                    else:
+                        lo = mid
+                theta_used = Fraction(hi, 100)
+        if theta_used is not None:
+            hint = cache.get(theta_used, (None, None))[1]
+    elif n_rt and lexicographic:
+        st1 = stage("rt", None, remaining(0.5), greedy_plan(instance))
+        if st1.status == "infeasible":
+            record("theta_star", st1)
+            why = (f"no schedule fits in T={T} sequences per block" if restricted
+                   else "no schedule exists")
+            return _result(instance, method, "infeasible", float(theta), None, None, None, None, None,
+                           time.perf_counter() - t0, st1.size, T, restricted, preempt, 0.0, "infeasible", stages,
+                           notes + [why])
+        if st1.plan is None:
+            st1_plan = greedy_plan(instance)
+            notes.append("θ* stage found no plan in time; θ* bounded by the greedy plan")
+            theta_star_status = "greedy"
+        else:
+            st1_plan = st1.plan
+            theta_star_status = st1.status
+        ev1 = evaluate(instance, st1_plan)
+        theta_star = ev1.rt_mean
+        record("theta_star", st1, {"theta_star": float(theta_star)})
+        theta_used = max(theta_f, theta_star)
+        hint = st1_plan
+
+    if infeasible_reason is not None:
+        return _result(instance, method, "infeasible", float(theta), None, theta_star, None, None, None,
+                       time.perf_counter() - t0, {}, T, restricted, preempt, 0.0, theta_star_status, stages,
+                       notes + [infeasible_reason])
+
+    # Warm start: the best greedy completion of the θ* plan (or of nothing) that meets θ_used.
+    from milp.cpsat import best_greedy_plan
+
+    hint = best_greedy_plan(instance, hint, theta_used)
+    st2 = stage("bj", theta_used, remaining(), hint)
+    record("bj", st2)
+    status = st2.status
+    if status in ("infeasible", "no_solution") or st2.plan is None:
+        if status == "infeasible" and n_rt:
+            notes.append(f"no schedule meets mean RTJ slowdown <= {float(theta_used):g}")
+        return _result(instance, method, status, float(theta), theta_used, theta_star, None, None, None,
+                       time.perf_counter() - t0, st2.size, T, restricted, preempt, st2.eps, theta_star_status,
+                       stages, notes)
+    if status == "optimal" and theta_star_status not in (None, "optimal"):
+        status = "feasible"
+        notes.append("θ* not proven minimal (its stage stopped on the time limit)")
+    return _result(instance, method, status, float(theta), theta_used, theta_star, st2.plan, st2.bound_sum, None,
+                   time.perf_counter() - t0, st2.size, T, restricted, preempt, st2.eps, theta_star_status, stages,
+                   notes)
+
+
+def _result(instance, method, status, theta, theta_used, theta_star, plan, bound_sum, _unused, seconds, size, T,
+            restricted, preempt, eps, theta_star_status, stages, notes) -> SolveResult:
+    ev = evaluate(instance, plan) if plan is not None else None
+    n_bj = len(instance.batch_jobs)
+    # Reported slowdowns: replayed by the core simulator, computed by rtsched.metrics.
+    rep = replay_plan(instance, plan) if plan is not None else None
+    bj_mean = rep.bj_sd_mean if rep is not None else None
+    rt_mean = rep.rtj_sd_mean if rep is not None else None
+    best_bound = gap = None
+    if ev is not None:
+        if n_bj == 0:
+            best_bound, gap = None, 0.0
+        elif status == "optimal":
+            best_bound = bj_mean if bound_sum is None else min(bound_sum / n_bj, bj_mean)
+            gap = 0.0 if best_bound is None else max(0.0, (bj_mean - best_bound) / bj_mean)
+            if gap < 1e-6:
+                gap = 0.0
+        elif bound_sum is not None:
+            # every BJ slowdown is >= 1
+            best_bound = max(1.0, bound_sum / n_bj)
+            gap = max(0.0, (bj_mean - best_bound) / bj_mean)
+    return SolveResult(
+        status=status, method=method, theta=theta,
+        theta_used=float(theta_used) if theta_used is not None else None,
+        theta_star=float(theta_star) if theta_star is not None else None,
+        rtj_sd_mean=rt_mean, bj_sd_mean=bj_mean,
+        sd=dict(rep.sd) if rep is not None else {},
+        best_bound=best_bound, gap=gap, seconds=seconds, model_size=dict(size), placements=plan,
+        instance=instance, sequences=T, restricted=restricted, preempt=preempt, objective_tolerance=eps,
+        theta_star_status=theta_star_status, stages=stages, notes=notes,
+        theta_used_exact=theta_used, theta_star_exact=theta_star, evaluation=ev, replay=rep)
+
+
+def _solve_bruteforce(instance: Instance, theta: Fraction, preempt: bool, lexicographic: bool, binary_search: bool,
+                      splits: Any, t0: float, theta_in: float) -> SolveResult:
+    from milp.bruteforce import bruteforce
+
+    notes: list[str] = []
+    if preempt and splits != "all":
+        notes.append(f"preemption splits restricted to {splits!r}")
+    if binary_search and instance.rt_jobs:
+        base = bruteforce(instance.blocks, instance.jobs, theta=theta, preempt=preempt, splits=splits,
+                          lexicographic=True)
+        ts = base.theta_star
+        if ts <= theta:
+            th = theta
+        elif ts <= 2:
+            th = Fraction(max(110, -(-ts * 100 // 1)), 100)
+        else:
+            return _result(instance, "bruteforce", "infeasible", theta_in, None, ts, None, None, None,
+                           time.perf_counter() - t0, {"leaves": base.leaves}, None, False, preempt, 0.0, "optimal",
+                           [], notes + ["no schedule meets θ = 2.0 (binary search range 1.1–2.0)"])
+        res = bruteforce(instance.blocks, instance.jobs, theta=th, preempt=preempt, splits=splits,
+                         lexicographic=False)
+    else:
+        res = bruteforce(instance.blocks, instance.jobs, theta=theta, preempt=preempt, splits=splits,
+                         lexicographic=lexicographic)
+    size = {"leaves": res.leaves}
+    if res.status == "infeasible":
+        return _result(instance, "bruteforce", "infeasible", theta_in, res.theta_used, res.theta_star, None, None,
+                       None, time.perf_counter() - t0, size, None, False, preempt, 0.0, "optimal", [], notes)
+    n_bj = len(instance.batch_jobs)
+    plan = res.placements
+    bound = float(res.bj_sum) if n_bj else None
+    return _result(instance, "bruteforce", "optimal", theta_in, res.theta_used, res.theta_star, plan, bound, None,
+                   time.perf_counter() - t0, size, None, False, preempt, 0.0,
+                   "optimal" if res.theta_star is not None else None, [], notes)
+
+
+__all__ = ["solve", "SolveResult", "METHODS", "left_justify"]
