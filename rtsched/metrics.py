@@ -404,7 +404,7 @@ def _groups(table, form: str) -> dict[str, dict]:
 
 def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_seed002: int = TAU_SEED002,
                  tau_rl: int = TAU_RL, bsld: BsldForm = "seed002", *,
-                 categories: Categories = SEED002_CATEGORIES) -> dict:
+                 categories: Categories = SEED002_CATEGORIES, table=None) -> dict:
     """The run's metrics as a JSON-ready dict (no NaN: empty groups give n = 0 and None values).
 
     Args:
@@ -415,6 +415,8 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
         bsld: which bounded-slowdown form ``mean_bsld`` etc. report ("seed002" or "rl"); both
             forms are always present as ``*_bsld_seed002`` and ``*_bsld_rl``.
         categories: category thresholds and basis.
+        table: the ``job_table`` of this result built with the same window, τs and categories,
+            when the caller has it already (saves building it twice; checked against its attrs).
 
     Keys: summary {all, rt, batch} and categories {name: {all, rt, batch}}, each group with n and
     {mean, median, p5, p25, p75, p95}_{sd, bsld, bsld_seed002, bsld_rl, wait, first_wait,
@@ -426,7 +428,14 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
     if bsld not in BSLD_FORMS:
         raise ValueError(f"bsld must be one of {BSLD_FORMS}, got {bsld!r}")
     win = _check_window(window)
-    table = job_table(result, win, tau_seed002=tau_seed002, tau_rl=tau_rl, categories=categories)
+    if table is None:
+        table = job_table(result, win, tau_seed002=tau_seed002, tau_rl=tau_rl, categories=categories)
+    else:
+        expected = {"tau_seed002": int(tau_seed002), "tau_rl": int(tau_rl), "window": list(win) if win else None,
+                    "category_duration": categories.duration}
+        got = {k: table.attrs.get(k) for k in expected}
+        if got != expected:
+            raise ValueError(f"summary_dict: the table was built with {got}, not {expected}")
     in_window = [o for o in result.outcomes if win is None or win[0] <= o.job.submit < win[1]]
     util = utilization(result, win)
     cats = {}

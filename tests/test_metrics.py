@@ -166,3 +166,10 @@ def test_no_ckpt_lost_work_counted_once_per_restart():
 def test_bad_window_is_rejected(scenario_a):
     with pytest.raises(ValueError):
         metrics.utilization(scenario_a, (100, 50))
+
+
+def test_summary_dict_reuses_a_matching_table_and_rejects_another(scenario_a):
+    table = metrics.job_table(scenario_a, (0, 1100))
+    assert metrics.summary_dict(scenario_a, (0, 1100), table=table) == metrics.summary_dict(scenario_a, (0, 1100))
+    with pytest.raises(ValueError, match="built with"):
+        metrics.summary_dict(scenario_a, (0, 50), table=table)

@@ -104,8 +104,8 @@ def execute(task: dict, comp: Components | None = None) -> tuple[dict, Any]:
     window = window_spec.seconds(getattr(wl, "start_time", None)) if window_spec else None
     tau = cfg["tau"]
     # the window selects the jobs measured (by submit time) and is the utilization window
-    summary = comp.summary_dict(result, window, tau_seed002=tau)
     table = comp.job_table(result, window, tau_seed002=tau)
+    summary = comp.summary_dict(result, window, tau_seed002=tau, table=table)
     timings["metrics_s"] = time.perf_counter() - t
     n_rt = sum(1 for j in marked.jobs if j.kind == "rt")
     record = {
