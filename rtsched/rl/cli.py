@@ -292,7 +292,8 @@ def add_rl_commands(subparsers) -> None:
     tr.add_argument("--train-v-iters", type=int, help="value iterations per epoch (default 80)")
     tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"], help="rlscheduler policy network")
     tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network")
-    tr.add_argument("--torch-threads", type=int, help="PyTorch intra-op threads of the PPO update (default 1; collection always 1)")
+    tr.add_argument("--torch-threads", type=int,
+                    help="PyTorch intra-op threads of the PPO update (default 1; collection always uses 1)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)

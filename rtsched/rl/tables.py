@@ -158,10 +158,11 @@ def inspector_table(traces: Mapping[str, object], models: Mapping[tuple[str, str
     return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["base", "trace Y"]))
 
 
-def train_table5_models(traces: Mapping[str, str], out: str, *, rl_backfills: Sequence[str] = ("none", "rlscheduler"),
+def train_table5_models(traces: Mapping[str, str], out: str, *,
+                        rl_backfills: Sequence[str] = ("none", "rlscheduler"),
                         inspector_bases: Sequence[str] = ("sjf", "f1"), rl_options: Mapping | None = None,
-                        inspector_options: Mapping | None = None, epochs: int = 100, inspector_epochs: int | None = None,
-                        progress=None) -> dict:
+                        inspector_options: Mapping | None = None, epochs: int = 100,
+                        inspector_epochs: int | None = None, progress=None) -> dict:
     """Train every model the two tables need; resumes runs already in ``out`` (same settings).
 
     Returns ``{"rl": {(trace, backfill): path}, "inspector": {(base, trace): path}, "history": {...}}``.
