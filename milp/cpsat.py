@@ -1,10 +1,11 @@
 """An exact CP-SAT model of the offline problem, without the sequence cap.
 
 Per job: start s_j, completion C_j, and for a BJ that may be split a literal prm_j, the integer
-work split w_j and a second part.  Per job and candidate partition q: optional intervals (part 1,
-and part 2 when split) present iff the job is on q.  Per 512-node block: NoOverlap of the
-intervals of every partition covering it (conflicting partitions share a block, so this is exactly
-"no overlap on conflicting partitions").  A redundant Cumulative (demand k_j, capacity M) on the
+work split w_j and a second part.  Two views of "no overlap on conflicting partitions", used
+together by default: every part is a rectangle (time × the block range [y_j, y_j + k_j) of its
+aligned partition) in one NoOverlap2D; and per job and candidate partition q, optional intervals
+(part 1, and part 2 when split) present iff the job is on q, in a NoOverlap per 512-node block
+(conflicting partitions share a block).  A redundant Cumulative (demand k_j, capacity M) on the
 job-level intervals strengthens propagation.
 
 Slowdowns are rational; sums of them are made integral exactly (docs/milp.md):
@@ -19,8 +20,8 @@ Slowdowns are rational; sums of them are made integral exactly (docs/milp.md):
   make it a (slightly) conservative restriction.
 
 Symmetry breaking: identical jobs (kind, submit, runtime, size, splittable) start in id order; on
-a machine whose partitions form a complete binary tree (M = 1, 2, 4, 8, 16) one largest job is
-fixed to the leftmost partition of its size (the tree's automorphisms act transitively on each
+a machine whose partitions form a complete binary tree (M = 1, 2, 4, 8, 16) the widest job with more
+than one candidate is fixed to the leftmost partition of its size (the automorphisms act transitively on each
 level).  Warm start: AddHint from a greedy left-justified plan or from a previous stage.
 """
 from __future__ import annotations
@@ -230,7 +231,7 @@ class CpsatModel:
 def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "bj",
                 rt_bound: Fraction | None = None, rt_floor_plan: Sequence[Placement] | None = None,
                 incumbent: Sequence[Placement] | None = None, symmetry: bool = True,
-                cumulative: bool = True, layout: str = "2d") -> CpsatModel:
+                cumulative: bool = True, layout: str = "both") -> CpsatModel:
     """Build the model.  ``objective``: "bj" (Σ BJ slowdowns) or "rt" (Σ RTJ slowdowns).
     ``rt_bound``: θ — adds Σ_RT SD <= θ·n_rt (exact).  ``rt_floor_plan``: a plan that must stay
     feasible under the bound (only used when the bound needs the conservative fallback).
@@ -238,7 +239,8 @@ def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "b
     (objective <= the incumbent's) and every job gets its own horizon (``job_upper_bounds``).
     ``layout``: "2d" — one rectangle (time × block range) per part in a NoOverlap2D, the block
     range's first block y_j a variable on the multiples of k_j; "blocks" — optional intervals per
-    candidate partition in a NoOverlap per block; "both" — the two together."""
+    candidate partition in a NoOverlap per block; "both" (default) — the two views together, which
+    propagates and bounds best on the Table-3 set (docs/milp.md)."""
     if layout not in ("2d", "blocks", "both"):
         raise ValueError(f"unknown layout {layout!r}")
     inst = instance
