@@ -29,7 +29,7 @@ import numpy as np
 from rtsched.checkpoint import DEFAULT_IO, IOModel
 from rtsched.errors import InputError
 from rtsched.jobs import BATCH, RT, Job, Workload
-from rtsched.machines.sizes import BLOCK_NODES, PARTITION_BLOCKS
+from rtsched.machines.sizes import BLOCK_NODES, PARTITION_BLOCKS, partition_blocks_for
 
 # ---------------------------------------------------------------------------------------------
 # Partitions of the aligned block model
@@ -71,12 +71,7 @@ def aligned_partitions(blocks: int) -> list[BlockPartition]:
 
 def size_blocks(nodes: int, blocks: int) -> int:
     """k_j: the smallest partition size (blocks) with 512·k >= nodes and k <= M; ValueError if none."""
-    for k in PARTITION_BLOCKS:
-        if k > blocks:
-            break
-        if k * BLOCK_NODES >= nodes:
-            return k
-    raise ValueError(f"{nodes} nodes do not fit on a {blocks}-block ({blocks * BLOCK_NODES}-node) machine")
+    return partition_blocks_for(nodes, blocks)
 
 
 # ---------------------------------------------------------------------------------------------
