@@ -130,7 +130,10 @@ def cmd_simulate(args) -> int:
     if not args.no_validate:
         validate_schedule(result.schedule, workload, machine, sim.io)
     window = _window(args, workload)
-    summary = metrics.summary_dict(result, window=window, tau_seed002=args.tau, tau_rl=args.tau,
+    # --tau sets the bound of the reported form; the other form keeps its paper's τ.
+    tau_seed002 = args.tau if args.tau is not None and args.bsld_form == "seed002" else metrics.TAU_SEED002
+    tau_rl = args.tau if args.tau is not None and args.bsld_form == "rl" else metrics.TAU_RL
+    summary = metrics.summary_dict(result, window=window, tau_seed002=tau_seed002, tau_rl=tau_rl,
                                    bsld=args.bsld_form)
     summary["trace"] = args.trace or str(DEFAULT_TRACE.relative_to(REPO_ROOT))
     summary["machine"] = machine.name
@@ -246,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "default trace, else 0)")
     sim.add_argument("--rt-mode", default="random", choices=["random", "short", "aps"], help="RTJ marking mode")
     sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--tau", type=int, default=600, help="bounded-slowdown bound τ in s (seed 002: 600; RL papers: 10)")
+    sim.add_argument("--tau", type=int, help="bounded-slowdown bound τ in s of the chosen --bsld-form "
+                                              "(default: 600 for seed002, 10 for rl)")
     sim.add_argument("--bsld-form", default="seed002", choices=["seed002", "rl"], help="bounded-slowdown formula")
     sim.add_argument("--window", help="results window START/DAYS (ISO date or epoch seconds), e.g. 2018-01-21/7")
     sim.add_argument("--first-n", type=int, help="only the first N jobs of the trace")

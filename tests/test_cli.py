@@ -60,3 +60,14 @@ def test_job_bigger_than_the_machine_is_a_clear_error(capsys, tmp_path):
     assert main(["simulate", str(big), "--machine", "flat:16"]) == 1
     err = capsys.readouterr().err
     assert str(big) in err and "job 1 requests 64 nodes" in err and "'nodes'" in err
+
+
+def test_tau_defaults_follow_the_bsld_form(capsys):
+    base = ["simulate", str(LUBLIN_SAMPLE), "--machine", "flat:256", "--policy", "fcfs", "--first-n", "200", "--json"]
+    rl = _json_run(capsys, base + ["--bsld-form", "rl"])
+    assert (rl["bsld_tau"], rl["tau_rl"], rl["tau_seed002"]) == (10, 10, 600)
+    seed002 = _json_run(capsys, base + ["--tau", "300"])
+    assert (seed002["bsld_tau"], seed002["tau_seed002"], seed002["tau_rl"]) == (300, 300, 10)
+    # Both forms are always reported; mean_bsld is the chosen one.
+    assert rl["summary"]["all"]["mean_bsld"] == rl["summary"]["all"]["mean_bsld_rl"]
+    assert seed002["summary"]["all"]["mean_bsld"] == seed002["summary"]["all"]["mean_bsld_seed002"]
