@@ -107,6 +107,7 @@ class Simulator:
         self.workload = workload
         self.machine = machine
         self.checkpoint = checkpoint or NO_CKPT
+        self._periodic = self.checkpoint.periodic  # cached: read at every start
         self.io = io or self.checkpoint.io
         self.record_schedule = record_schedule
         self.progress = progress
@@ -297,7 +298,7 @@ class Simulator:
 
     def _model_for(self, state: JobState) -> CheckpointModel | None:
         """The periodic checkpoint model of a job (batch, checkpointable jobs only)."""
-        if state.info.kind == "batch" and state.info.checkpointable and self.checkpoint.periodic:
+        if self._periodic and state.info.kind == "batch" and state.info.checkpointable:
             return self.checkpoint
         return None
 
