@@ -395,7 +395,10 @@ def solve_cpsat_model(cm: CpsatModel, time_limit: float | None = None, workers: 
     solver = cp_model.CpSolver()
     prm = solver.parameters
     for key, value in (params or {}).items():
-        setattr(prm, key, value)
+        if isinstance(value, (list, tuple)):  # repeated fields (e.g. subsolvers) cannot be assigned
+            getattr(prm, key).extend(value)
+        else:
+            setattr(prm, key, value)
     prm.num_workers = workers
     prm.random_seed = seed
     prm.log_search_progress = log
