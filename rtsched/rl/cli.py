@@ -320,14 +320,9 @@ def add_rl_commands(subparsers) -> None:
 
 def main(argv=None) -> int:
     """``python -m rtsched.rl.cli ...`` (same as ``rtsched rl ...``)."""
-    parser = argparse.ArgumentParser(prog="rtsched")
-    add_rl_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except RtschedError as exc:
-        print(f"rtsched: error: {exc}", file=sys.stderr)
-        return 1
+    from rtsched.cli import main as rtsched_main
+
+    return rtsched_main(["rl", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -138,9 +138,7 @@ class InspectorEnv(gym.Env):
         self.max_rejections = int(max_rejections)
         self.util_window = util_window
         self.bounds = start_bounds(len(self.trace), self.seq_len, start_range)
-        self.norms = dict(norms) if norms else self.trace.norms()
-        if self.machine.partitioned and not norms:
-            self.norms["max_procs"] = float(self.machine.total_nodes)
+        self.norms = self.trace.feature_norms(self.machine, norms)
         self.base = CommittedHeadPolicy(base, self.backfill)
         self.base_name = self.base.priority.name
         self.feat = InspectorFeatures(self.norms, self.machine.total_nodes, goal, self.backfill, features,

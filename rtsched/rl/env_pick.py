@@ -56,9 +56,7 @@ class JobPickingEnv(gym.Env):
         self.window = int(window)
         self.util_window = util_window
         self.bounds = start_bounds(len(self.trace), self.seq_len, start_range)
-        self.norms = dict(norms) if norms else self.trace.norms()
-        if self.machine.partitioned and not norms:
-            self.norms["max_procs"] = float(self.machine.total_nodes)
+        self.norms = self.trace.feature_norms(self.machine, norms)
         self.obsb = PickObservation(self.window, features, pad)
         tr = self.trace
         self._static_all = static_pick_columns(tr.walltime, tr.procs, tr.memory, tr.user, tr.group, tr.executable,

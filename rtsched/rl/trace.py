@@ -72,6 +72,16 @@ class RLTrace:
             "max_executable": float(max(int(self.executable.max()) if len(self.executable) else 0, 1)),
         }
 
+    def feature_norms(self, machine, norms: dict[str, float] | None = None) -> dict[str, float]:
+        """The norms an environment uses: ``norms`` when given (a trained model's), else this
+        trace's, with ``max_procs`` the machine's size on a partitioned machine (Mira)."""
+        if norms:
+            return dict(norms)
+        out = self.norms()
+        if machine.partitioned:
+            out["max_procs"] = float(machine.total_nodes)
+        return out
+
     def window(self, start: int, length: int) -> Workload:
         """Jobs [start, start + length) as a Workload (absolute times kept)."""
         if start < 0 or length < 1 or start + length > len(self.jobs):
