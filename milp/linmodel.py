@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -149,7 +150,7 @@ def solve_pulp_cbc(model: LinearModel, objective: str, time_limit: float | None 
     t0 = time.perf_counter()
     prob = pulp.LpProblem(re.sub(r"\W", "_", model.name), pulp.LpMinimize)
     cat = {"C": pulp.LpContinuous, "B": pulp.LpBinary, "I": pulp.LpInteger}
-    pv = [pulp.LpVariable(f"x{v.index}", None if v.lb == -INF else v.lb, None if v.ub == INF else v.ub, cat[v.kind])
+    pv = [prob.add_variable(f"x{v.index}", None if v.lb == -INF else v.lb, None if v.ub == INF else v.ub, cat[v.kind])
           for v in model.vars]
     obj = model.objectives[objective]
     prob += pulp.LpAffineExpression([(pv[k], c) for k, c in obj.coefs.items()], constant=obj.const)
@@ -168,8 +169,8 @@ def solve_pulp_cbc(model: LinearModel, objective: str, time_limit: float | None 
     fd, log = tempfile.mkstemp(prefix="cbc-", suffix=".log")
     os.close(fd)
     try:
-        solver = pulp.PULP_CBC_CMD(msg=msg, timeLimit=time_limit, threads=threads, gapRel=gap_rel,
-                                   logPath=None if msg else log, warmStart=bool(start))
+        solver = pulp.COIN_CMD(path=cbc_binary(), msg=msg, timeLimit=time_limit, threads=threads, gapRel=gap_rel,
+                               logPath=None if msg else log, warmStart=bool(start))
         prob.solve(solver)
         with open(log, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
@@ -194,6 +195,35 @@ def solve_pulp_cbc(model: LinearModel, objective: str, time_limit: float | None 
     elif bound is not None:
         bound = min(bound, objv)
     return LPResult("optimal" if optimal else "feasible", values, objv, bound, seconds, "cbc")
+
+
+def cbc_binary() -> str:
+    """Path of the CBC executable: the one bundled with PuLP < 4, else cbcbox's (``pip install
+    'rtsched[cbc]'``, which PuLP 4 needs), else ``cbc`` on PATH.
+
+    Called through ``COIN_CMD(path=...)``: PuLP 4 removes ``PULP_CBC_CMD`` with its bundled binary.
+    """
+    try:
+        from pulp.apis.coin_api import pulp_cbc_path  # PuLP < 4 only
+    except ImportError:
+        pulp_cbc_path = None
+    if pulp_cbc_path and os.path.isfile(pulp_cbc_path):
+        if not os.access(pulp_cbc_path, os.X_OK):
+            os.chmod(pulp_cbc_path, os.stat(pulp_cbc_path).st_mode | 0o111)  # wheels may drop the x bit
+        return pulp_cbc_path
+    try:
+        import cbcbox
+
+        path = cbcbox.cbc_bin_path()
+        if os.path.isfile(path):
+            return path
+    except ImportError:
+        pass
+    path = shutil.which("cbc")
+    if path:
+        return path
+    raise RuntimeError("no CBC executable found: PuLP >= 4 no longer bundles one; "
+                       "install it with `pip install 'rtsched[cbc]'` (cbcbox) or put `cbc` on PATH")
 
 
 def _cbc_bound(text: str) -> float | None:
