@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from milp.tables import PAPER_TABLE3, table2, table3_study, scaling_study  # noqa: E402
+from milp.instance import TABLE2_ROWS  # noqa: E402
+from milp.tables import PAPER_TABLE3, scaling_study, table2_row, table3_study  # noqa: E402
 
 
 def _f(x, d=3):
@@ -72,8 +73,9 @@ def part_table3(args) -> None:
 def part_table2(args) -> None:
     print(f"== 2. Table 2 rows: partition-sequence MILP, T = 5, PuLP+CBC, limit {args.time_limit:g} s per row")
     print(f"{'BJ':>2} {'RTJ':>3} {'blocks':>6} {'binaries':>8} {'(paper)':>8} {'status':>9} {'time':>9} {'gap':>6} "
-          f"{'CPLEX (paper)':>13}  stages")
-    for row in table2(time_limit=args.time_limit, threads=args.threads):
+          f"{'CPLEX (paper)':>13}  stages", flush=True)
+    for nb, nr, blocks in TABLE2_ROWS:  # row by row: each line is printed as soon as it is solved
+        row = table2_row(nb, nr, blocks, time_limit=args.time_limit, threads=args.threads)
         print(f"{row['bj']:>2} {row['rt']:>3} {row['blocks']:>6} {row['binaries']:>8} {row['paper_binaries']:>8} "
               f"{row['status']:>9} {_dur(row['seconds']):>9} {_f(row['gap'], 3):>6} {_dur(row['paper_cplex_seconds']):>13}  {' '.join(row['stages'])}",
               flush=True)

@@ -164,10 +164,9 @@ class InspectorEnv(gym.Env):
             lo, hi = self.bounds
             start = int(self.np_random.integers(lo, hi + 1))
         self.start = start
-        wl = self.trace.window(start, self.seq_len)
         self._procs_by_id = {int(j): int(p) for j, p in zip(self._ids[start:start + self.seq_len],
                                                              self.trace.procs[start:start + self.seq_len])}
-        self.sim = Simulator(wl, self.machine, event_order="rlscheduler", record_schedule=False)
+        self.sim = self.trace.simulator(start, self.seq_len, self.machine)
         self.driver = CommittedHead(self.backfill)
         self.rejections = np.zeros(self.seq_len, dtype=np.int64)
         self.n_inspections = 0

@@ -101,8 +101,8 @@ class JobPickingEnv(gym.Env):
         else:
             start = self._draw_start()
         self.start = start
-        wl = self.trace.window(start, self.seq_len)
-        sim = Simulator(wl, self.machine, event_order="rlscheduler", record_schedule=False)
+        sim = self.trace.simulator(start, self.seq_len, self.machine)
+        wl = sim.workload
         self.sim = sim
         ids = np.fromiter((j.id for j in wl.jobs), dtype=np.int64, count=len(wl.jobs))
         if np.array_equal(ids, self._ids[start:start + self.seq_len]):

@@ -91,6 +91,8 @@ class Simulator:
             the mode of a ``Preempt`` that names none.
         record_schedule: keep every segment (needed by the validator and the metrics' utilization).
         progress: called as ``progress(done_jobs, total_jobs)`` every ``progress_every`` completions.
+        job_infos: the ``JobInfo`` of ``workload.jobs``, in order, when the caller has them already
+            (an RL trace reuses them in every episode); built here when None.
         event_order: ``"design"`` (DESIGN.md: all events at t, completions before arrivals, then one
             scheduling pass) or ``"rlscheduler"`` (seed 003's simulator, for its compatibility mode:
             events are taken one at a time, an arrival before a completion at the same time, and
@@ -100,7 +102,7 @@ class Simulator:
     def __init__(self, workload: Workload, machine: Machine, *, checkpoint: CheckpointModel | None = None,
                  io: IOModel | None = None, record_schedule: bool = True,
                  progress: Callable[[int, int], None] | None = None, progress_every: int = 500,
-                 event_order: str = "design") -> None:
+                 event_order: str = "design", job_infos: list[JobInfo] | None = None) -> None:
         if event_order not in ("design", "rlscheduler"):
             raise ValueError(f"unknown event order {event_order!r}; use 'design' or 'rlscheduler'")
         self.one_at_a_time = event_order == "rlscheduler"
@@ -120,7 +122,11 @@ class Simulator:
         self.jobs = jobs
         self._runtime = [j.runtime for j in jobs]
         self._alloc_nodes = [machine.allocated_nodes(j.nodes) for j in jobs]
-        self.states = [JobState(i, JobInfo.of(j)) for i, j in enumerate(jobs)]
+        if job_infos is None:
+            job_infos = [JobInfo.of(j) for j in jobs]
+        elif len(job_infos) != len(jobs) or (jobs and job_infos[0].id != jobs[0].id):
+            raise ValueError("job_infos must describe workload.jobs, in order")
+        self.states = [JobState(i, info) for i, info in enumerate(job_infos)]
         self.by_id = {s.info.id: s for s in self.states}
         self.outcomes = [JobOutcome(j, allocated_nodes=self._alloc_nodes[i]) for i, j in enumerate(jobs)]
         self.machine_state = machine.new_state()
@@ -139,7 +145,6 @@ class Simulator:
         self.schedule = Schedule(machine_name=machine.name)
         self.view = SimView(self)
         self._woken = False
-        self._queue_dirty = False
 
     # ------------------------------------------------------------------ driving the loop
     def run(self, policy: Policy) -> SimResult:
@@ -153,32 +158,22 @@ class Simulator:
 
     def advance(self) -> bool:
         """Process events up to the next scheduling point; False when the run is over."""
+        self.entered.clear()  # the policy has seen them
+        if self.one_at_a_time:
+            return self._advance_one()
         heap = self.heap
         jobs = self.jobs
         n = len(jobs)
-        self.entered.clear()  # the policy has seen them
         while True:
-            if self._queue_dirty:
-                self.queue[:] = [s for s in self.queue if s.status == WAITING]
-                self._queue_dirty = False
             has_arrival = self.next_arrival < n
             if not heap and not has_arrival:
-                if self.queue:
-                    waiting = ", ".join(str(s.info.id) for s in self.queue[:10])
-                    raise DecisionError(
-                        f"t={self.now}: jobs wait ({waiting}{'...' if len(self.queue) > 10 else ''}) but nothing runs "
-                        "and the policy started nothing and asked for no wake-up: the run cannot finish")
-                return False
+                return self._finished()
             t = heap[0][0] if heap else 1 << 62
             if has_arrival and jobs[self.next_arrival].submit < t:
                 t = jobs[self.next_arrival].submit
             self.now = t
             self.view.now = t
             self._woken = False
-            if self.one_at_a_time:
-                if self._one_event(t):
-                    return True
-                continue
             while heap and heap[0][0] == t and heap[0][1] < EV_ARRIVAL:
                 _, cls, _, _, idx, version = heapq.heappop(heap)
                 state = self.states[idx]
@@ -204,30 +199,53 @@ class Simulator:
             if queue or self._woken:
                 return True
 
-    def _one_event(self, t: int) -> bool:
-        """rlscheduler order: one event (an arrival first at equal times); True if a pass is due."""
+    def _advance_one(self) -> bool:
+        """``advance`` in the rlscheduler order: one event at a time (an arrival first at equal
+        times); returns at the first event after which a pass is due."""
+        heap = self.heap
         jobs = self.jobs
-        if self.next_arrival < len(jobs) and jobs[self.next_arrival].submit == t:
-            state = self.states[self.next_arrival]
-            state.status = WAITING
-            state.queued_since = t
-            self.queue.append(state)
-            self.entered.append(state)
-            self.entry_log.append(state)
-            self.next_arrival += 1
-            return True
-        _, cls, _, _, idx, version = heapq.heappop(self.heap)
-        if cls == EV_WAKE:
-            self._woken = True
-            return True
-        state = self.states[idx]
-        if state._version != version:
-            return False
-        if cls == EV_COMPLETE:
-            self._complete(state, t)
-        else:
-            self._phase_done(state, t)
-        return bool(self.queue)
+        n = len(jobs)
+        states = self.states
+        while True:
+            nxt = self.next_arrival
+            if nxt < n and (not heap or jobs[nxt].submit <= heap[0][0]):
+                t = jobs[nxt].submit
+                self.now = self.view.now = t
+                self._woken = False
+                state = states[nxt]
+                state.status = WAITING
+                state.queued_since = t
+                self.queue.append(state)
+                self.entered.append(state)
+                self.entry_log.append(state)
+                self.next_arrival = nxt + 1
+                return True
+            if not heap:
+                return self._finished()
+            t, cls, _, _, idx, version = heapq.heappop(heap)
+            self.now = self.view.now = t
+            if cls == EV_WAKE:
+                self._woken = True
+                return True
+            self._woken = False
+            state = states[idx]
+            if state._version != version:
+                continue
+            if cls == EV_COMPLETE:
+                self._complete(state, t)
+            else:
+                self._phase_done(state, t)
+            if self.queue:
+                return True
+
+    def _finished(self) -> bool:
+        """No event is left: False (the run is over), or an error if jobs still wait."""
+        if self.queue:
+            waiting = ", ".join(str(s.info.id) for s in self.queue[:10])
+            raise DecisionError(
+                f"t={self.now}: jobs wait ({waiting}{'...' if len(self.queue) > 10 else ''}) but nothing runs "
+                "and the policy started nothing and asked for no wake-up: the run cannot finish")
+        return False
 
     def apply(self, decisions: Iterable[Decision]) -> None:
         """Carry out a policy's decisions at the current time, in order."""
@@ -319,9 +337,9 @@ class Simulator:
             if self.machine.partitions[alloc].nodes < info.nodes:
                 raise DecisionError(f"t={self.now}: job {job_id} needs {info.nodes} nodes; partition "
                                     f"{self.machine.partitions[alloc].name} has {self.machine.partitions[alloc].nodes}")
-        state.status = RUNNING  # provisional; leaves the queue
-        self._queue_dirty = True
         if ms.is_free(alloc, info.nodes):
+            self.queue.remove(state)  # C-level identity scan: cheaper than a rebuild per pass
+            state.status = RUNNING
             self._bind(state, alloc, force=False)
             self._begin(state, self.now)
             return
@@ -335,8 +353,8 @@ class Simulator:
             ok = self._alloc_nodes[state.idx] <= ms.free_nodes + draining - promised
             blockers = [b for b in blockers if b.status == DRAINING]
         if not ok:
-            state.status = WAITING
             raise DecisionError(f"t={self.now}: allocation {alloc} is busy, job {job_id} cannot start")
+        self.queue.remove(state)
         self._bind(state, alloc, force=True)
         state.status = PENDING
         state._pending_since = self.now
@@ -353,8 +371,9 @@ class Simulator:
             state.last_ckpt_time = t
             self.outcomes[state.idx].first_start = t
         state._version += 1
-        model = self._model_for(state)
         info = state.info
+        # periodic checkpoints: batch, checkpointable jobs only (_model_for, inlined: a hot path)
+        model = self.checkpoint if self._periodic and info.checkpointable and info.kind == "batch" else None
         if model is not None:
             state._ckpt_interval = model.checkpoint_interval(info.walltime, state.alloc_nodes)
             state._ckpt_limit = model.checkpoint_limit(info.walltime, state.alloc_nodes)
@@ -391,7 +410,9 @@ class Simulator:
             if k <= state._ckpt_limit and point < runtime:
                 self._push(t + point - progress, EV_PHASE, state.idx, state._version)
                 return
-        self._push(t + runtime - progress, EV_COMPLETE, state.idx, state._version)
+        self.seq += 1  # _push, inlined: once per started job
+        heapq.heappush(self.heap, (t + runtime - progress, EV_COMPLETE, self.seq, EV_COMPLETE, state.idx,
+                                   state._version))
 
     def _preempt(self, job_id: int, model: CheckpointModel | None) -> None:
         state = self.by_id.get(job_id)
@@ -446,7 +467,8 @@ class Simulator:
     # ------------------------------------------------------------------ events
     def _complete(self, state: JobState, t: int) -> None:
         runtime = self._runtime[state.idx]
-        self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, runtime)
+        if self.record_schedule:
+            self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, runtime)
         self._unbind(state)
         state.status = DONE
         state.saved = runtime

@@ -5,8 +5,12 @@ from dataclasses import dataclass
 
 from rtsched.checkpoint import CheckpointModel
 
+# Decisions are values: treat them as immutable.  They are not ``frozen`` because a frozen
+# dataclass costs ~4.5x as much to build (0.56 µs against 0.12 µs), and policies build one Start
+# per started job; ``unsafe_hash`` keeps them hashable by value all the same.
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True, unsafe_hash=True)
 class Start:
     """Start waiting job ``job_id`` on allocation ``alloc``.
 
@@ -20,7 +24,7 @@ class Start:
     alloc: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Preempt:
     """Preempt running job ``job_id`` with a checkpoint model (``None``: the simulation's default)."""
 
@@ -28,7 +32,7 @@ class Preempt:
     checkpoint: CheckpointModel | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class WakeAt:
     """Ask for a scheduling point at time ``time`` (s) even if nothing else happens then."""
 

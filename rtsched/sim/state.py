@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from rtsched.checkpoint import CheckpointModel
 from rtsched.jobs import Job
 
 # Job status values (small ints: compared in hot loops).
@@ -56,8 +55,8 @@ class JobState:
     __slots__ = ("idx", "info", "status", "alloc", "alloc_nodes", "run_start", "expected_end", "saved",
                  "last_ckpt_time", "n_preemptions", "first_start", "queued_since", "key",
                  # simulator-private below
-                 "_phase", "_phase_start", "_progress_at_phase_start", "_version", "_ckpt_model",
-                 "_next_ckpt", "_ckpts_taken", "_ckpt_limit", "_ckpt_interval", "_pending_since")
+                 "_phase", "_phase_start", "_progress_at_phase_start", "_version", "_ckpt_limit", "_ckpt_interval",
+                 "_pending_since")
 
     def __init__(self, idx: int, info: JobInfo) -> None:
         self.idx = idx
@@ -77,9 +76,6 @@ class JobState:
         self._phase_start = 0
         self._progress_at_phase_start = 0
         self._version = 0
-        self._ckpt_model: CheckpointModel | None = None
-        self._next_ckpt = 0
-        self._ckpts_taken = 0
         self._ckpt_limit = 0
         self._ckpt_interval = 0
         self._pending_since = -1
