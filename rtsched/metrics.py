@@ -117,6 +117,56 @@ def bounded_slowdown_rl(turnaround, runtime, tau: float = TAU_RL):
     return np.maximum(1.0, turnaround / np.maximum(runtime, float(tau)))
 
 
+# ---------------------------------------------------------- per-sequence scores (RL papers)
+SEQUENCE_GOALS: tuple[str, ...] = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
+
+
+def sequence_metric(goal: str, submit, runtime, start, nodes=None, machine_nodes: int | None = None,
+                    users=None, *, tau: float = TAU_RL, util_window: str = "last_end") -> float:
+    """One scheduled sequence's score as the RL papers (seeds 000/003) define it, from plain arrays
+    of rigid jobs (each runs once, from ``start`` for ``runtime`` s; times in s).
+
+    * bsld: mean ``bounded_slowdown_rl`` (τ = 10 s, the actual runtime as both papers use);
+    * wait: mean start − submit; turnaround: mean wait + run; slowdown: mean ``slowdown``;
+    * utilization: Σ run·nodes / (machine nodes × (t_end − first submit)), t_end = the last
+      completion (seed 003 §8 item 10) or, with ``util_window="last_start"``, the last start (the
+      authors' code, which produced their Table VI);
+    * fairness: the maximum over users of the user's mean bsld (seed 003 §V-F, "Max" aggregator);
+      jobs of unknown user (−1) form one user.
+
+    Natural sign: lower is better except utilization.
+    """
+    submit = np.asarray(submit, dtype=np.float64)
+    runtime = np.asarray(runtime, dtype=np.float64)
+    start = np.asarray(start, dtype=np.float64)
+    if len(submit) == 0:
+        return 0.0
+    if np.any(start < 0):
+        raise ValueError("sequence_metric: some jobs never started")
+    turnaround = start - submit + runtime
+    if goal == "bsld":
+        return float(bounded_slowdown_rl(turnaround, runtime, tau).mean())
+    if goal == "wait":
+        return float((start - submit).mean())
+    if goal == "turnaround":
+        return float(turnaround.mean())
+    if goal == "slowdown":
+        return float(slowdown(turnaround, runtime).mean())
+    if goal == "utilization":
+        if nodes is None or not machine_nodes:
+            raise ValueError("utilization needs job nodes and the machine size")
+        nodes = np.asarray(nodes, dtype=np.float64)
+        t_end = start.max() if util_window == "last_start" else (start + runtime).max()
+        span = max(t_end - submit.min(), 1.0)
+        return float((runtime * nodes).sum() / (span * machine_nodes))
+    if goal == "fairness":
+        users = np.full(len(submit), -1) if users is None else np.asarray(users)
+        b = bounded_slowdown_rl(turnaround, runtime, tau)
+        _, inv = np.unique(users, return_inverse=True)
+        return float((np.bincount(inv, weights=b) / np.bincount(inv)).max())
+    raise ValueError(f"unknown goal {goal!r}; choose from {', '.join(SEQUENCE_GOALS)}")
+
+
 # -------------------------------------------------------------------------------- windows
 def _check_window(window: tuple[int, int] | None) -> tuple[int, int] | None:
     if window is None:

@@ -173,3 +173,25 @@ def test_summary_dict_reuses_a_matching_table_and_rejects_another(scenario_a):
     assert metrics.summary_dict(scenario_a, (0, 1100), table=table) == metrics.summary_dict(scenario_a, (0, 1100))
     with pytest.raises(ValueError, match="built with"):
         metrics.summary_dict(scenario_a, (0, 50), table=table)
+
+
+def test_rl_sequence_scores_by_hand():
+    # Three jobs (times in s): submit 0/0/5, runtime 100/4/20, start 0/100/10, nodes 2/1/1 on 4
+    # nodes, users 1/1/2.  Turnarounds 100/104/25; waits 0/100/5.
+    # bsld (τ = 10): max(1, 100/100) = 1, max(1, 104/10) = 10.4, max(1, 25/20) = 1.25 -> 12.65/3.
+    # slowdown 1, 26, 1.25 -> 28.25/3.  Work 2·100 + 4 + 20 = 224 node-s; last end 104, last
+    # start 100 -> utilization 224/(4·104) or 224/(4·100).  Fairness: user 1 mean bsld 5.7, user 2 1.25.
+    from rtsched.rl.rewards import reward_of
+
+    args = ([0, 0, 5], [100, 4, 20], [0, 100, 10], [2, 1, 1], 4, [1, 1, 2])
+    expect = {"bsld": 12.65 / 3, "wait": 35.0, "turnaround": 229 / 3, "slowdown": 28.25 / 3,
+              "utilization": 224 / 416, "fairness": 5.7}
+    for goal, value in expect.items():
+        assert metrics.sequence_metric(goal, *args) == pytest.approx(value), goal
+    assert metrics.sequence_metric("utilization", *args, util_window="last_start") == pytest.approx(224 / 400)
+    assert reward_of("bsld", 12.65 / 3) == pytest.approx(-12.65 / 3)
+    assert reward_of("utilization", 0.5) == 0.5
+    with pytest.raises(ValueError, match="never started"):
+        metrics.sequence_metric("bsld", [0], [10], [-1])
+    with pytest.raises(ValueError, match="unknown goal"):
+        metrics.sequence_metric("makespan", *args)
