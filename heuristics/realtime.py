@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from heuristics.batch import BACKFILLS, BatchPolicy, schedule_batch
 from heuristics.priorities import get_priority
@@ -298,6 +298,28 @@ class HighPriorityQueuePolicy(RealTimePolicy):
     name = "highpq"
 
 
+def cheapest_candidate(cands: int, conflict, holders: Holders,
+                       victims_cost: Callable[[list[JobState]], float]) -> int | None:
+    """The candidate partition (a bit of ``cands``) whose conflicting busy partitions cost least in
+    total, a busy partition costing ``victims_cost(its jobs)`` (computed once per partition); ties go
+    to the lowest index; None when ``cands`` is empty."""
+    victims = holders.victims
+    busy = holders.busy
+    qcost: dict[int, float] = {}
+    best = None
+    best_cost = 0
+    for p in _bits(cands):
+        cost = 0
+        for q in _bits(conflict[p] & busy):
+            c = qcost.get(q)
+            if c is None:
+                c = qcost[q] = victims_cost(victims[q])
+            cost += c
+        if best is None or cost < best_cost:
+            best, best_cost = p, cost
+    return best
+
+
 @dataclass
 class PreemptivePolicy(RealTimePolicy):
     """§4.2: an RTJ without a free partition preempts the BJs of the candidate partition that costs
@@ -313,21 +335,7 @@ class PreemptivePolicy(RealTimePolicy):
         cands = machine.candidate_mask(js.info.nodes) & ~holders.hard
         if not cands:
             return None
-        victims = holders.victims
-        busy = holders.busy
-        qcost: dict[int, int] = {}
-        best = None
-        best_cost = 0
-        for p in _bits(cands):
-            cost = 0
-            for q in _bits(conflict[p] & busy):
-                c = qcost.get(q)
-                if c is None:
-                    c = qcost[q] = sum(v.alloc_nodes for v in victims[q])
-                cost += c
-            if best is None or cost < best_cost:
-                best, best_cost = p, cost
-        return best
+        return cheapest_candidate(cands, conflict, holders, lambda jobs: sum(v.alloc_nodes for v in jobs))
 
 
 @dataclass
@@ -428,21 +436,8 @@ class WcjsPolicy(RealTimePolicy):
             cands &= ~holders.mask_where(over)
         if not cands:
             return None
-        victims = holders.victims
-        busy = holders.busy
-        qcost: dict[int, float] = {}
-        best = None
-        best_cost = 0.0
-        for p in _bits(cands):
-            cost = 0.0
-            for q in _bits(conflict[p] & busy):
-                c = qcost.get(q)
-                if c is None:
-                    c = qcost[q] = sum(preemption_cost(v, now, cfg) for v in victims[q])
-                cost += c
-            if best is None or cost < best_cost:
-                best, best_cost = p, cost
-        return best
+        return cheapest_candidate(cands, conflict, holders,
+                                  lambda jobs: sum(preemption_cost(v, now, cfg) for v in jobs))
 
 
 __all__ = ["baseline_policy", "RealTimePolicy", "HighPriorityQueuePolicy", "PreemptivePolicy", "WcjsPolicy",

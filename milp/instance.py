@@ -29,6 +29,7 @@ import numpy as np
 from rtsched.checkpoint import DEFAULT_IO, IOModel
 from rtsched.errors import InputError
 from rtsched.jobs import BATCH, RT, Job, Workload
+from rtsched.machines.mira import aligned_partitions as machine_partitions
 from rtsched.machines.sizes import BLOCK_NODES, PARTITION_BLOCKS, partition_blocks_for
 
 # ---------------------------------------------------------------------------------------------
@@ -57,16 +58,8 @@ class BlockPartition:
 
 
 def aligned_partitions(blocks: int) -> list[BlockPartition]:
-    """All aligned partitions of a machine of ``blocks`` blocks, in AlignedMira's index order."""
-    parts: list[BlockPartition] = []
-    for k in PARTITION_BLOCKS:
-        if k > blocks:
-            break
-        i = 0
-        while (i + 1) * k <= blocks:
-            parts.append(BlockPartition(len(parts), k, i * k))
-            i += 1
-    return parts
+    """All aligned partitions of a machine of ``blocks`` blocks: AlignedMira's own, same indices."""
+    return [BlockPartition(p.index, p.nodes // BLOCK_NODES, p.first_block) for p in machine_partitions(blocks)]
 
 
 def size_blocks(nodes: int, blocks: int) -> int:

@@ -248,6 +248,16 @@ class CommittedHead:
         self._scanned_free = -1
 
     # ------------------------------------------------------------------------------ one pass
+    def _pick_head(self, view: SimView, pick):
+        """Ask ``pick`` for a head and commit it; None when the queue is empty or ``pick`` passes."""
+        if not self.q:
+            return None
+        head = pick(self.q, view)
+        self._fcfs_sorted = self.fcfs_queue  # a priority pick may have re-sorted q
+        if head is not None:
+            self.commit(head)
+        return head
+
     def run(self, view: SimView, pick) -> list[Decision]:
         if self.partitioned:
             return self._run_partitioned(view, pick)
@@ -258,17 +268,9 @@ class CommittedHead:
         started: list[tuple[int, int, int]] = []
         on_start = self.on_start
         while True:
-            head = self.head
+            head = self.head or self._pick_head(view, pick)
             if head is None:
-                if not q:
-                    break
-                head = pick(q, view)
-                self._fcfs_sorted = self.fcfs_queue
-                if head is None:
-                    break
-                self.head = head
-                self.shadow = None
-                self._scanned_free = -1
+                break
             info = head.info
             n = info.nodes
             if n <= free:
@@ -388,16 +390,9 @@ class CommittedHead:
         started: list[tuple[int, int, int]] = []
         on_start = self.on_start
         while True:
-            head = self.head
+            head = self.head or self._pick_head(view, pick)
             if head is None:
-                if not q:
-                    break
-                head = pick(q, view)
-                self._fcfs_sorted = self.fcfs_queue
-                if head is None:
-                    break
-                self.head = head
-                self.shadow = None
+                break
             info = head.info
             alloc = plan.find(info.nodes)
             if alloc is not None:

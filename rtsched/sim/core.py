@@ -184,19 +184,13 @@ class Simulator:
                 else:
                     self._phase_done(state, t)
             states = self.states
-            queue = self.queue
             while self.next_arrival < n and jobs[self.next_arrival].submit == t:
-                state = states[self.next_arrival]
-                state.status = WAITING
-                state.queued_since = t
-                queue.append(state)
-                self.entered.append(state)
-                self.entry_log.append(state)
+                self._enqueue(states[self.next_arrival], t)
                 self.next_arrival += 1
             while heap and heap[0][0] == t:
                 heapq.heappop(heap)  # wake-ups (and nothing else can be left at t)
                 self._woken = True
-            if queue or self._woken:
+            if self.queue or self._woken:
                 return True
 
     def _advance_one(self) -> bool:
@@ -212,12 +206,7 @@ class Simulator:
                 t = jobs[nxt].submit
                 self.now = self.view.now = t
                 self._woken = False
-                state = states[nxt]
-                state.status = WAITING
-                state.queued_since = t
-                self.queue.append(state)
-                self.entered.append(state)
-                self.entry_log.append(state)
+                self._enqueue(states[nxt], t)
                 self.next_arrival = nxt + 1
                 return True
             if not heap:
@@ -456,10 +445,14 @@ class Simulator:
 
     def _requeue(self, state: JobState, t: int) -> None:
         self._unbind(state)
-        state.status = WAITING
-        state.queued_since = t
         state.run_start = -1
         state.expected_end = -1
+        self._enqueue(state, t)
+
+    def _enqueue(self, state: JobState, t: int) -> None:
+        """``state`` enters the queue at ``t`` (an arrival or a requeue after preemption)."""
+        state.status = WAITING
+        state.queued_since = t
         self.queue.append(state)
         self.entered.append(state)
         self.entry_log.append(state)
