@@ -166,3 +166,17 @@ def test_read_rl_trace_rules(tmp_path):
 def test_run_sequence_reports_both_metrics(lublin1):
     r = run_sequence(lublin1, 1981, 64, "sjf", backfill="rlscheduler", goals=("bsld", "wait", "utilization"))
     assert r["bsld"] >= 1.0 and r["wait"] >= 0.0 and 0.0 < r["utilization"] <= 1.0
+
+
+def test_trace_simulator_reuses_job_infos_with_the_same_schedule(lublin1):
+    # RLTrace.simulator hands the core prepared JobInfo records: the schedule must equal that of a
+    # simulator that builds its own, and a mismatched list must be refused.
+    machine = FlatCluster(lublin1.max_nodes)
+    fast = lublin1.simulator(2756, 300, machine).run(CommittedHeadPolicy("sjf", "rlscheduler"))
+    plain = Simulator(lublin1.window(2756, 300), machine, event_order="rlscheduler",
+                      record_schedule=False).run(CommittedHeadPolicy("sjf", "rlscheduler"))
+    assert [o.first_start for o in fast.outcomes] == [o.first_start for o in plain.outcomes]
+    infos = lublin1.cache["job_infos"]
+    assert infos[2756].id == lublin1.jobs[2756].id and infos[2756].walltime == lublin1.jobs[2756].walltime
+    with pytest.raises(ValueError, match="job_infos"):
+        Simulator(lublin1.window(2756, 300), machine, job_infos=infos[2757:3057])
