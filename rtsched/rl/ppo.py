@@ -68,6 +68,29 @@ class PPOConfig:
     torch_threads: int | None = None  # intra-op threads of the update (None: 1); collection always uses 1
 
 
+# Occupied job slots per policy-gradient chunk.  The kernel actor's MLP runs once per occupied slot
+# (about 10^6 of them in a 25,600-sample epoch without backfilling); chunks of ~32k slots keep its
+# activations in cache: forward + backward took 0.35 s per iteration against 1.15 s full-batch
+# (measured on the development machine, one thread).
+PI_CHUNK_SLOTS = 32768
+
+
+def _row_chunks(mask: np.ndarray, slots: int) -> list[tuple[int, int]]:
+    """Consecutive row ranges [r0, r1) of a (samples × slots) boolean mask, each holding about
+    ``slots`` True entries (at least one row)."""
+    counts = np.cumsum(mask.sum(axis=1))
+    out = []
+    r0, done = 0, 0
+    n = len(counts)
+    while r0 < n:
+        r1 = int(np.searchsorted(counts, done + slots, side="right"))
+        r1 = min(max(r1, r0 + 1), n)
+        out.append((r0, r1))
+        done = int(counts[r1 - 1])
+        r0 = r1
+    return out
+
+
 def discount_cumsum(x: np.ndarray, discount: float) -> np.ndarray:
     out = np.empty_like(x)
     acc = 0.0
@@ -245,17 +268,28 @@ class PPOTrainer:
         kl = 0.0
         pi_iters = 0
         loss_pi = torch.tensor(0.0)
+        n = len(act)
+        chunks = _row_chunks(batch.mask, PI_CHUNK_SLOTS)
         for _ in range(cfg.train_pi_iters):
-            logits = self.actor(obs, mask)
-            logp = torch.log_softmax(logits, dim=-1).gather(1, act[:, None]).squeeze(-1)
-            ratio = torch.exp(logp - logp_old)
-            clipped = torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv
-            loss_pi = -(torch.min(ratio * adv, clipped)).mean()
-            kl = float((logp_old - logp).mean().detach())
+            # The clipped loss is a mean over samples, so it is summed chunk by chunk (whole samples
+            # each) with a backward per chunk; the KL test then uses every sample's new log-prob, and
+            # a stop discards the accumulated gradient unused, as a full-batch pass would.
+            self.pi_opt.zero_grad()
+            logps = []
+            loss_pi = torch.tensor(0.0)
+            for r0, r1 in chunks:
+                logits = self.actor(obs[r0:r1], mask[r0:r1])
+                logp = torch.log_softmax(logits, dim=-1).gather(1, act[r0:r1, None]).squeeze(-1)
+                ratio = torch.exp(logp - logp_old[r0:r1])
+                a = adv[r0:r1]
+                clipped = torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip) * a
+                loss = -(torch.min(ratio * a, clipped)).sum() / n
+                loss.backward()
+                loss_pi = loss_pi + loss.detach()
+                logps.append(logp.detach())
+            kl = float((logp_old - torch.cat(logps)).mean())
             if kl > cfg.kl_stop * cfg.target_kl:
                 break
-            self.pi_opt.zero_grad()
-            loss_pi.backward()
             self.pi_opt.step()
             pi_iters += 1
         loss_v = torch.tensor(0.0)
