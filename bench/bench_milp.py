@@ -72,12 +72,14 @@ def part_table3(args) -> None:
 
 def part_table2(args) -> None:
     print(f"== 2. Table 2 rows: partition-sequence MILP, T = 5, PuLP+CBC, limit {args.time_limit:g} s per row")
-    print(f"{'BJ':>2} {'RTJ':>3} {'blocks':>6} {'binaries':>8} {'(paper)':>8} {'status':>9} {'time':>9} {'gap':>6} "
-          f"{'CPLEX (paper)':>13}  stages", flush=True)
-    for nb, nr, blocks in TABLE2_ROWS:  # row by row: each line is printed as soon as it is solved
+    print(f"{'BJ':>2} {'RTJ':>3} {'blocks':>6} {'binaries':>8} {'(paper)':>8} {'status':>9} {'time':>9} {'CBC gap':>7} "
+          f"{'CPLEX (paper)':>13}  {'θ*':>6} {'θ* bound':>8}  stages", flush=True)
+    rows = TABLE2_ROWS if not args.rows else [tuple(int(x) for x in r.split("/")) for r in args.rows.split(",")]
+    for nb, nr, blocks in rows:  # row by row: each line is printed as soon as it is solved
         row = table2_row(nb, nr, blocks, time_limit=args.time_limit, threads=args.threads)
         print(f"{row['bj']:>2} {row['rt']:>3} {row['blocks']:>6} {row['binaries']:>8} {row['paper_binaries']:>8} "
-              f"{row['status']:>9} {_dur(row['seconds']):>9} {_f(row['gap'], 3):>6} {_dur(row['paper_cplex_seconds']):>13}  {' '.join(row['stages'])}",
+              f"{row['status']:>9} {_dur(row['seconds']):>9} {_f(row['solver_gap'], 3):>7} {_dur(row['paper_cplex_seconds']):>13}  {_f(row['theta_star']):>6} "
+              f"{_f(row['theta_star_bound']):>8}  {' '.join(row['stages'])}",
               flush=True)
 
 
@@ -106,6 +108,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scale-step", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=None, help="CBC threads")
+    ap.add_argument("--rows", default=None, help="Table-2 rows to run, e.g. 3/2/16,4/3/8 (BJ/RTJ/blocks; default all)")
     args = ap.parse_args(argv)
     print(f"python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cpus, "
           f"load average {os.getloadavg()[0]:.1f}")

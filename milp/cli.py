@@ -89,6 +89,7 @@ def result_json(res) -> dict[str, Any]:
         "theta": res.theta_used,
         "theta_requested": res.theta,
         "theta_star": res.theta_star,
+        "theta_star_bound": res.theta_star_bound,
         "rtj_sd_mean": res.rtj_sd_mean,
         "bj_sd_mean": res.bj_sd_mean,
         "best_bound": res.best_bound,
@@ -143,7 +144,10 @@ def _print_solve(res, path: str) -> None:
 
     con = Console()
     con.print(f"[bold]{path}[/bold]: {res.status} ({res.method}, {res.seconds:.2f} s)")
-    con.print(f"θ used {_f(res.theta_used, 4)} (requested {res.theta:g}, θ* {_f(res.theta_star, 4)}); "
+    ts = _f(res.theta_star, 4)
+    if res.theta_star_status not in (None, "optimal"):  # θ* stage stopped on the limit: show its bound
+        ts += f", not proven: bound {_f(res.theta_star_bound, 4)}"
+    con.print(f"θ used {_f(res.theta_used, 4)} (requested {res.theta:g}, θ* {ts}); "
               f"RTJ SD mean {_f(res.rtj_sd_mean)}; BJ SD mean {_f(res.bj_sd_mean)}; "
               f"best bound {_f(res.best_bound)}; gap {_f(res.gap)}; preempted BJs {res.n_preempted}")
     for note in res.notes:

@@ -193,6 +193,11 @@ def solve_pulp_cbc(model: LinearModel, objective: str, time_limit: float | None 
     if optimal:
         bound = objv  # proven optimal (gapRel ~ 0): the log's "Lower bound" may be a root bound
     elif bound is not None:
+        # CBC's log leaves out the objective's constant term: shift its bound by the difference
+        # between our objective value and the one it printed.
+        logged = _cbc_objective(text)
+        if logged is not None:
+            bound += objv - logged
         bound = min(bound, objv)
     return LPResult("optimal" if optimal else "feasible", values, objv, bound, seconds, "cbc")
 
@@ -224,6 +229,14 @@ def cbc_binary() -> str:
         return path
     raise RuntimeError("no CBC executable found: PuLP >= 4 no longer bundles one; "
                        "install it with `pip install 'rtsched[cbc]'` (cbcbox) or put `cbc` on PATH")
+
+
+def _cbc_objective(text: str) -> float | None:
+    m = re.findall(r"Objective value:\s*([-\d.eE+]+)", text)
+    try:
+        return float(m[-1]) if m else None
+    except ValueError:
+        return None
 
 
 def _cbc_bound(text: str) -> float | None:

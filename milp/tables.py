@@ -41,8 +41,11 @@ def table2_row(n_bj: int, n_rt: int, blocks: int, *, seed: int = 0, sequences: i
     return {"bj": n_bj, "rt": n_rt, "blocks": blocks, "T": sequences, "binaries": size["binaries"],
             "variables": size["variables"], "constraints": size["constraints"], "status": res.status,
             "seconds": res.seconds, "gap": res.gap, "bj_sd_mean": res.bj_sd_mean, "rtj_sd_mean": res.rtj_sd_mean,
-            "theta": res.theta_used, "theta_star_status": res.theta_star_status, "restricted": res.restricted,
+            "theta": res.theta_used, "theta_star_status": res.theta_star_status,
+            "theta_star": res.theta_star, "theta_star_bound": res.theta_star_bound, "restricted": res.restricted,
             "stages": [f"{st['stage']}:{st['status']}" for st in res.stages], "paper_binaries": paper_bin,
+            # the largest relative gap CBC reported on its own (restricted) models, over the stages
+            "solver_gap": max((st["solver_gap"] for st in res.stages if "solver_gap" in st), default=None),
             "paper_cplex_seconds": paper_s, "method": method}
 
 

@@ -298,3 +298,30 @@ def test_cli_infeasible_and_bad_file(tmp_path):
     bad.write_text('{"blocks": 4, "jobs": [{"id": 1, "kind": "rt", "submit": -5, "runtime": 10, "nodes": 512}]}')
     rc, _, err = _cli(["solve", str(bad)])
     assert rc == 1 and "bad.json" in err and "jobs[0].submit" in err
+
+
+def test_time_limited_cbc_reports_a_real_gap_and_theta_star_bound():
+    # Table 2's 3 BJ / 2 RTJ / 16-block row takes CBC minutes to prove; stopped after 2 s, the
+    # reported bounds must be lower bounds of the values (CBC's log leaves out the objective's
+    # constant: unshifted, its bound exceeded the value and the gap read 0).
+    from milp.instance import table2_instance
+
+    res = solve(table2_instance(3, 2, 16, 0), "milp-cbc", sequences=5, time_limit=2)
+    assert res.status == "feasible" and res.theta_star_status == "feasible"
+    assert 1.0 <= res.theta_star_bound < res.theta_star
+    theta_stage = next(st for st in res.stages if st["stage"] == "theta_star")
+    assert 0.0 < theta_stage["solver_gap"] < 1.0
+    bj_stage = next(st for st in res.stages if st["stage"] == "bj")
+    assert 0.0 < bj_stage["solver_gap"] < 1.0
+    assert res.best_bound <= res.bj_sd_mean
+
+
+def test_cbc_log_parsing():
+    from milp.linmodel import _cbc_bound, _cbc_objective
+
+    log = ("Cbc0010I After 0 nodes, 1 on tree, 8.9422751 best solution, best possible 6.8044709 (1.40 seconds)\n"
+           "Result - Stopped on time limit\n\nObjective value:                8.78838624\n"
+           "Lower bound:                    6.804\nGap:                            0.29\n")
+    assert _cbc_objective(log) == pytest.approx(8.78838624)
+    assert _cbc_bound(log) == pytest.approx(6.804)
+    assert _cbc_objective("no result") is None and _cbc_bound("no result") is None
