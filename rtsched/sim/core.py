@@ -176,13 +176,7 @@ class Simulator:
             self._woken = False
             while heap and heap[0][0] == t and heap[0][1] < EV_ARRIVAL:
                 _, cls, _, _, idx, version = heapq.heappop(heap)
-                state = self.states[idx]
-                if state._version != version:
-                    continue
-                if cls == EV_COMPLETE:
-                    self._complete(state, t)
-                else:
-                    self._phase_done(state, t)
+                self._fire(cls, idx, version, t)
             states = self.states
             while self.next_arrival < n and jobs[self.next_arrival].submit == t:
                 self._enqueue(states[self.next_arrival], t)
@@ -217,15 +211,20 @@ class Simulator:
                 self._woken = True
                 return True
             self._woken = False
-            state = states[idx]
-            if state._version != version:
-                continue
-            if cls == EV_COMPLETE:
-                self._complete(state, t)
-            else:
-                self._phase_done(state, t)
-            if self.queue:
+            if self._fire(cls, idx, version, t) and self.queue:
                 return True
+
+    def _fire(self, cls: int, idx: int, version: int, t: int) -> bool:
+        """Carry out a completion or phase event of job ``idx``; False if it is stale (the job was
+        preempted or restarted since it was scheduled)."""
+        state = self.states[idx]
+        if state._version != version:
+            return False
+        if cls == EV_COMPLETE:
+            self._complete(state, t)
+        else:
+            self._phase_done(state, t)
+        return True
 
     def _finished(self) -> bool:
         """No event is left: False (the run is over), or an error if jobs still wait."""
