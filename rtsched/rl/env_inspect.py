@@ -28,7 +28,7 @@ from rtsched.machines import FlatCluster
 from rtsched.rl.compat import CommittedHead, CommittedHeadPolicy, normalize_backfill
 from rtsched.rl.features import HI, INSPECT_FEATURE_SETS, LO, MAX_WAIT
 from rtsched.rl.rewards import GOALS, lower_is_better, sequence_metric
-from rtsched.rl.sequences import heuristic_score, start_bounds
+from rtsched.rl.sequences import heuristic_score, requested_start, start_bounds
 from rtsched.rl.trace import load_trace
 from rtsched.sim.core import Simulator
 from rtsched.sim.decisions import WakeAt
@@ -155,12 +155,8 @@ class InspectorEnv(gym.Env):
     # ------------------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        options = options or {}
-        if options.get("start") is not None:
-            start = int(options["start"])
-            if not 0 <= start <= len(self.trace) - self.seq_len:
-                raise ValueError(f"start {start} outside [0, {len(self.trace) - self.seq_len}]")
-        else:
+        start = requested_start(options, len(self.trace), self.seq_len)
+        if start is None:
             lo, hi = self.bounds
             start = int(self.np_random.integers(lo, hi + 1))
         self.start = start

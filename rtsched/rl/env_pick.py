@@ -27,7 +27,7 @@ from rtsched.machines import FlatCluster
 from rtsched.rl.compat import CommittedHead, normalize_backfill
 from rtsched.rl.features import PickObservation, partition_fits, static_pick_columns
 from rtsched.rl.rewards import GOALS, reward_of, sequence_metric
-from rtsched.rl.sequences import filter_range, heuristic_score, start_bounds
+from rtsched.rl.sequences import filter_range, heuristic_score, requested_start, start_bounds
 from rtsched.rl.trace import load_trace
 from rtsched.sim.core import Simulator
 
@@ -93,12 +93,8 @@ class JobPickingEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        options = options or {}
-        if options.get("start") is not None:
-            start = int(options["start"])
-            if not 0 <= start <= len(self.trace) - self.seq_len:
-                raise ValueError(f"start {start} outside [0, {len(self.trace) - self.seq_len}]")
-        else:
+        start = requested_start(options, len(self.trace), self.seq_len)
+        if start is None:
             start = self._draw_start()
         self.start = start
         sim = self.trace.simulator(start, self.seq_len, self.machine)

@@ -31,6 +31,18 @@ def start_bounds(n_jobs: int, seq_len: int, start_range=None) -> tuple[int, int]
     return a, b - seq_len
 
 
+def requested_start(options: dict | None, n_jobs: int, seq_len: int) -> int | None:
+    """The first job an environment's ``reset(options={"start": i})`` asks for (checked against the
+    trace), or None when the options leave it to the environment's draw."""
+    start = (options or {}).get("start")
+    if start is None:
+        return None
+    start = int(start)
+    if not 0 <= start <= n_jobs - seq_len:
+        raise ValueError(f"start {start} outside [0, {n_jobs - seq_len}]")
+    return start
+
+
 def heuristic_score(trace, start: int, seq_len: int, priority, backfill: str, goal: str, machine,
                     util_window: str = "last_end") -> float:
     """Goal value of one window scheduled by a heuristic in compatibility mode (cached on the trace)."""
