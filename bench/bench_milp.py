@@ -86,7 +86,7 @@ def part_table2(args) -> None:
 def part_scaling(args) -> None:
     print(f"== 3. Scaling: CP-SAT, limit {args.scale_limit:g} s per instance, jobs growing (2/7 RTJs), "
           "sizes: every partition size of the machine")
-    for blocks in (16, 96):
+    for blocks in args.scale_blocks:
         rows = scaling_study(blocks, range(args.scale_from, args.scale_to + 1, args.scale_step),
                              time_limit=args.scale_limit, workers=args.workers)
         for r in rows:
@@ -106,6 +106,8 @@ def main(argv=None) -> int:
     ap.add_argument("--scale-from", type=int, default=7)
     ap.add_argument("--scale-to", type=int, default=25)
     ap.add_argument("--scale-step", type=int, default=2)
+    ap.add_argument("--scale-blocks", type=lambda v: [int(x) for x in v.split(",")], default=[16, 96],
+                    help="machine sizes of the scaling study, comma-separated (default 16,96)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=None, help="CBC threads")
     ap.add_argument("--rows", default=None, help="Table-2 rows to run, e.g. 3/2/16,4/3/8 (BJ/RTJ/blocks; default all)")

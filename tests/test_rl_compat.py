@@ -180,3 +180,29 @@ def test_trace_simulator_reuses_job_infos_with_the_same_schedule(lublin1):
     assert infos[2756].id == lublin1.jobs[2756].id and infos[2756].walltime == lublin1.jobs[2756].walltime
     with pytest.raises(ValueError, match="job_infos"):
         Simulator(lublin1.window(2756, 300), machine, job_infos=infos[2757:3057])
+
+
+@pytest.mark.parametrize("priority", ["sjf", "fcfs", "f1", "smallest"])
+@pytest.mark.parametrize("backfill", ["none", "rlscheduler", "easy"])
+def test_incremental_key_order_equals_full_stable_sorts(priority, backfill):
+    # The policy keeps its queue sorted between picks (insort of new jobs); the authors re-sort the
+    # whole queue stably at every pick.  Many equal keys (few distinct walltimes, sizes and submit
+    # times) make any difference in tie order show in the start times.
+    class FullSort(CommittedHeadPolicy):
+        def _pick_tracked(self, q, view):
+            return self._pick(q, view)
+
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        n = 300
+        submit = np.sort(rng.integers(0, 4000, n) // 100 * 100)
+        jobs = [Job(i + 1, int(submit[i]), int(rng.choice([50, 100, 400])), int(rng.choice([60, 120, 400])),
+                    int(rng.choice([1, 2, 4, 8]))) for i in range(n)]
+        jobs = [Job(j.id, j.submit, min(j.runtime, j.walltime), j.walltime, j.nodes) for j in jobs]
+        wl = Workload(jobs)
+        starts = []
+        for cls in (CommittedHeadPolicy, FullSort):
+            res = Simulator(wl, FlatCluster(8), event_order="rlscheduler", record_schedule=False).run(
+                cls(priority, backfill))
+            starts.append([o.first_start for o in res.outcomes])
+        assert starts[0] == starts[1]

@@ -37,6 +37,7 @@ exists and the shadow time comes from ``heuristics.reservation.partition_reserva
 from __future__ import annotations
 
 import math
+from bisect import insort_right
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Callable
@@ -474,21 +475,30 @@ class CommittedHeadPolicy:
         self.backfill = self.driver.backfill
         self.name = f"{self.priority.name}+{self.backfill}@committed"
         self._key = self.priority.key
+        # Static keys, own driver: q stays sorted by key between picks except for the jobs appended
+        # since the last pick (``_tail``) or after a backfilling pass re-sorted it by submit time.
+        self._key_sorted = False
+        self._tail = 0
 
     def decide(self, view: SimView) -> list[Decision]:
         d = self.driver
         if d.sync(view):
             self.prepare(view)
             fresh = view.queue
+            self._key_sorted = False
         else:
             fresh = view.entered
         if self.priority.static:
             key = self._key
             for js in fresh:
                 js.key = key(js, 0)  # the job state's free slot for a policy's cached key
+            self._tail += len(fresh)
+            pick = self._pick_tracked
+        else:
+            pick = self._pick
         if not d.q and d.head is None:
             return []
-        return d.run(view, self._pick)
+        return d.run(view, pick)
 
     def prepare(self, view: SimView) -> None:
         """Per-simulation set-up (called on the first pass of a new simulation)."""
@@ -504,12 +514,31 @@ class CommittedHeadPolicy:
                 js.key = key(js, 0)
 
     def _pick(self, q: list, view: SimView):
+        if len(q) < 2:  # nothing to order
+            return q[0]
         if self.priority.static:
             q.sort(key=_cached_key)
         else:
             key = self._key
             now = view.now
             q.sort(key=lambda js: key(js, now))
+        return q[0]
+
+
+    def _pick_tracked(self, q: list, view: SimView):
+        """``_pick`` with a static key for this policy's own driver, without re-sorting what is
+        sorted already: the jobs appended since the last pick are inserted after their equal keys
+        (``insort_right``), which is exactly where the authors' stable full sort puts them."""
+        tail = self._tail
+        self._tail = 0
+        if not self._key_sorted or self.driver._fcfs_sorted or tail * 4 > len(q):
+            q.sort(key=_cached_key)
+            self._key_sorted = True
+        elif tail:
+            new = q[-tail:]
+            del q[-tail:]
+            for js in new:
+                insort_right(q, js, key=_cached_key)
         return q[0]
 
 
@@ -539,8 +568,9 @@ def run_sequence(trace, start: int, length: int, policy, machine=None, *, backfi
     outs = res.outcomes
     first = [o.first_start for o in outs]
     out = {"start": start, "first_start": first, "policy": getattr(policy, "name", type(policy).__name__)}
+    jobs = [o.job for o in outs]
+    columns = ([j.submit for j in jobs], [j.runtime for j in jobs], first, [j.nodes for j in jobs],
+               machine.total_nodes, [j.user for j in jobs])
     for g in goals:
-        out[g] = sequence_metric(g, [o.job.submit for o in outs], [o.job.runtime for o in outs], first,
-                                 [o.job.nodes for o in outs], machine.total_nodes, [o.job.user for o in outs],
-                                 util_window=util_window)
+        out[g] = sequence_metric(g, *columns, util_window=util_window)
     return out
