@@ -70,8 +70,8 @@ class PPOConfig:
 
 # Occupied job slots per policy-gradient chunk.  The kernel actor's MLP runs once per occupied slot
 # (about 10^6 of them in a 25,600-sample epoch without backfilling); chunks of ~32k slots keep its
-# activations in cache: forward + backward took 0.35 s per iteration against 1.15 s full-batch
-# (measured on the development machine, one thread).
+# activations in cache: forward + backward took 0.35 s per iteration against 1.15 s full-batch on a
+# synthetic batch of that size (development machine, one thread).
 PI_CHUNK_SLOTS = 32768
 
 
@@ -281,9 +281,9 @@ class PPOTrainer:
                 logits = self.actor(obs[r0:r1], mask[r0:r1])
                 logp = torch.log_softmax(logits, dim=-1).gather(1, act[r0:r1, None]).squeeze(-1)
                 ratio = torch.exp(logp - logp_old[r0:r1])
-                a = adv[r0:r1]
-                clipped = torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip) * a
-                loss = -(torch.min(ratio * a, clipped)).sum() / n
+                chunk_adv = adv[r0:r1]
+                clipped = torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip) * chunk_adv
+                loss = -(torch.min(ratio * chunk_adv, clipped)).sum() / n
                 loss.backward()
                 loss_pi = loss_pi + loss.detach()
                 logps.append(logp.detach())
