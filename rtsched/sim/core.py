@@ -302,12 +302,6 @@ class Simulator:
                 Segment(state.info.id, start, end, kind, state.alloc if self.partitioned else -1, state.alloc_nodes,
                         p_from, p_to))
 
-    def _model_for(self, state: JobState) -> CheckpointModel | None:
-        """The periodic checkpoint model of a job (batch, checkpointable jobs only)."""
-        if self._periodic and state.info.kind == "batch" and state.info.checkpointable:
-            return self.checkpoint
-        return None
-
     # ------------------------------------------------------------------ decisions
     def _start(self, job_id: int, alloc: int | None) -> None:
         state = self.by_id.get(job_id)
@@ -360,7 +354,7 @@ class Simulator:
             self.outcomes[state.idx].first_start = t
         state._version += 1
         info = state.info
-        # periodic checkpoints: batch, checkpointable jobs only (_model_for, inlined: a hot path)
+        # the periodic checkpoint model applies to batch, checkpointable jobs only
         model = self.checkpoint if self._periodic and info.checkpointable and info.kind == "batch" else None
         if model is not None:
             state._ckpt_interval = model.checkpoint_interval(info.walltime, state.alloc_nodes)
