@@ -524,7 +524,6 @@ class CommittedHeadPolicy:
             q.sort(key=lambda js: key(js, now))
         return q[0]
 
-
     def _pick_tracked(self, q: list, view: SimView):
         """``_pick`` with a static key for this policy's own driver, without re-sorting what is
         sorted already: the jobs appended since the last pick are inserted after their equal keys
@@ -546,9 +545,10 @@ _cached_key = attrgetter("key")
 
 
 # ---------------------------------------------------------------------------------- helpers
-def compat_simulator(workload, machine) -> Simulator:
-    """A core simulator in the compatibility event order, without the schedule record (speed)."""
-    return Simulator(workload, machine, event_order="rlscheduler", record_schedule=False)
+def compat_simulator(workload, machine, job_infos=None) -> Simulator:
+    """A core simulator in the compatibility event order, without the schedule record (speed);
+    ``job_infos`` as in ``Simulator``."""
+    return Simulator(workload, machine, event_order="rlscheduler", record_schedule=False, job_infos=job_infos)
 
 
 def run_sequence(trace, start: int, length: int, policy, machine=None, *, backfill="none",

@@ -90,11 +90,10 @@ class RLTrace:
         return Workload(self.jobs[start:start + length], name=f"{self.name}[{start}:{start + length}]",
                         max_nodes=self.max_nodes)
 
-    def simulator(self, start: int, length: int, machine, **options):
-        """A core ``Simulator`` of jobs [start, start + length) in the compatibility event order,
-        without the schedule record.  The jobs' ``JobInfo`` records are built once per trace and
-        reused by every window (an RL run builds one simulator per episode)."""
-        from rtsched.sim.core import Simulator
+    def simulator(self, start: int, length: int, machine):
+        """``compat_simulator`` of jobs [start, start + length).  The jobs' ``JobInfo`` records are
+        built once per trace and reused by every window (an RL run builds one simulator per episode)."""
+        from rtsched.rl.compat import compat_simulator
 
         wl = self.window(start, length)
         infos = self.cache.get("job_infos")
@@ -106,9 +105,7 @@ class RLTrace:
             in_order = all((a.submit, a.id) < (b.submit, b.id) for a, b in zip(jobs, jobs[1:]))
             infos = [JobInfo.of(j) for j in jobs] if in_order else False
             self.cache["job_infos"] = infos
-        options.setdefault("event_order", "rlscheduler")
-        options.setdefault("record_schedule", False)
-        return Simulator(wl, machine, job_infos=infos[start:start + length] if infos else None, **options)
+        return compat_simulator(wl, machine, infos[start:start + length] if infos else None)
 
     def extras(self, start: int, length: int) -> dict[int, tuple[int, int, int, int, int]]:
         """job id -> (procs, memory, user, group, executable) for a window (policies' features)."""
