@@ -79,11 +79,27 @@ class SequenceMILP:
         out.add(expr, "<=", rhs, name="eq37_rtj_bound")
         return out
 
+    def with_rtj_floor(self, model: LinearModel, floor_sum: float | None, tol: float = 1e-6) -> LinearModel:
+        """``model`` plus the valid cut Σ_rt (et − r)/p >= ``floor_sum`` − tol (None: unchanged).
+
+        ``floor_sum`` must be a lower bound on the RTJs' summed slowdown of every plan of this model,
+        e.g. the proven optimum of a relaxation (no sequence cap, no BJs).  It gives the θ* stage of a
+        capped model the bound its LP relaxation lacks (that relaxation's bound is the trivial n_rt)."""
+        if floor_sum is None or not self.instance.rt_jobs:
+            return model
+        out = LinearModel(model.name, model.vars, list(model.cons), model.objectives)
+        expr = vsum(lin(self.et[j.id]) * (1.0 / j.runtime) for j in self.instance.rt_jobs)
+        rhs = float(floor_sum) + sum(j.submit / j.runtime for j in self.instance.rt_jobs) - tol
+        out.add(expr, ">=", rhs, name="rtj_floor_cut")
+        return out
+
     def solve(self, objective: str, theta, backend: str, time_limit: float | None = None,
-              threads: int | None = None, start: Sequence[Placement] | None = None) -> LPResult:
+              threads: int | None = None, start: Sequence[Placement] | None = None,
+              rt_floor_sum: float | None = None) -> LPResult:
         """Solve with ``objective`` ("bj", "rt" or "none") under eq. 37 with ``theta`` (None: no bound).
-        ``start``: a plan given to the solver as a MIP start (ignored if it needs more than T slots)."""
-        model = self.with_rtj_bound(theta)
+        ``start``: a plan given to the solver as a MIP start (ignored if it needs more than T slots).
+        ``rt_floor_sum``: a valid lower bound on Σ RTJ slowdown, added as a cut (:meth:`with_rtj_floor`)."""
+        model = self.with_rtj_floor(self.with_rtj_bound(theta), rt_floor_sum)
         values = self.mip_start(start) if start is not None else None
         if backend == "cbc":
             return solve_pulp_cbc(model, objective, time_limit=time_limit, threads=threads, start=values)

@@ -135,6 +135,10 @@ PRIMAL_SHARE = 0.25
 CPSAT_LAYOUT = "blocks"
 
 
+# Share of the θ* stage's time limit for its relaxation (RTJs only, no cap) when the cap binds.
+RELAXATION_SHARE = 0.25
+
+
 def _proof_params(workers: int) -> dict[str, Any]:
     if workers >= 2:
         return {"subsolvers": ["lb_tree_search", "core"], "use_lns": False}
@@ -210,10 +214,37 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
             plan = append_batch(instance, sub_sm.placements(res.values)) if res.values is not None else None
             return _Stage(res.status, plan, res.bound, res.seconds, sub_sm.model.size(),
                           solver_gap=_solver_gap(res.objective, res.bound))
+        if objective == "rt":
+            return restricted_theta_star(limit, hint)
         res = sm.solve(objective, bound, backend, time_limit=limit, threads=threads, start=hint)
         size = sm.with_rtj_bound(bound).size()
         plan = sm.placements(res.values) if res.values is not None else None
         return _Stage(res.status, plan, res.bound, res.seconds, size, solver_gap=_solver_gap(res.objective, res.bound))
+
+    def restricted_theta_star(limit: float | None, hint) -> _Stage:
+        # With a binding cap the θ* model's LP bound is the trivial Σ SD = n_rt, so CBC can find the
+        # optimal θ* at once and still never prove it.  The RTJ-only model without the cap is a
+        # relaxation (drop the BJs and the cap from any capped plan and it stays feasible), so its
+        # proven bound is a valid cut on the capped model; it is small and solves in seconds.
+        t_start = time.perf_counter()
+        sub = rt_subinstance(instance)
+        sub_sm = build_sequence_milp(sub, None, preempt)
+        relax_limit = None if limit is None else RELAXATION_SHARE * limit
+        relax = sub_sm.solve("rt", None, backend, time_limit=relax_limit, threads=threads, start=greedy_plan(sub))
+        floor = relax.bound if relax.bound is not None and relax.bound > len(sub.rt_jobs) else None
+        rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))
+        res = sm.solve("rt", None, backend, time_limit=rest, threads=threads, start=hint, rt_floor_sum=floor)
+        bound = res.bound
+        if floor is not None and res.status != "infeasible":
+            bound = floor if bound is None else max(bound, floor)
+        status = res.status
+        if status == "feasible" and res.objective is not None and bound is not None \
+                and res.objective <= bound + 1e-6 * max(1.0, abs(bound)):
+            status = "optimal"  # the incumbent meets the relaxation's bound: nothing better exists
+        plan = sm.placements(res.values) if res.values is not None else None
+        size = sm.with_rtj_floor(sm.model, floor).size()
+        return _Stage(status, plan, bound, time.perf_counter() - t_start, size,
+                      solver_gap=_solver_gap(res.objective, bound))
 
     return stage, sm
 

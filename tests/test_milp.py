@@ -306,14 +306,28 @@ def test_time_limited_cbc_reports_a_real_gap_and_theta_star_bound():
     # constant: unshifted, its bound exceeded the value and the gap read 0).
     from milp.instance import table2_instance
 
-    res = solve(table2_instance(3, 2, 16, 0), "milp-cbc", sequences=5, time_limit=2)
-    assert res.status == "feasible" and res.theta_star_status == "feasible"
-    assert 1.0 <= res.theta_star_bound < res.theta_star
-    theta_stage = next(st for st in res.stages if st["stage"] == "theta_star")
-    assert 0.0 < theta_stage["solver_gap"] < 1.0
+    res = solve(table2_instance(3, 2, 16, 0), "milp-cbc", sequences=5, time_limit=4)
+    assert res.status == "feasible"
     bj_stage = next(st for st in res.stages if st["stage"] == "bj")
     assert 0.0 < bj_stage["solver_gap"] < 1.0
     assert res.best_bound <= res.bj_sd_mean
+
+
+def test_capped_theta_star_is_proven_through_the_relaxation_cut():
+    # With T = 5 binding, the θ* model's own LP bound is the trivial 1.0 and CBC never closed it
+    # (stop 8: open after 300 s).  The cut from the RTJ-only, uncapped relaxation closes it; the
+    # capped θ* can only be >= CP-SAT's uncapped θ* (an independent exact model).
+    from milp.instance import table2_instance
+
+    inst = table2_instance(3, 2, 16, 0)
+    res = solve(inst, "milp-cbc", sequences=5, time_limit=12)
+    assert res.restricted and res.theta_star_status == "optimal"
+    assert res.theta_star_bound == pytest.approx(res.theta_star)
+    theta_stage = next(st for st in res.stages if st["stage"] == "theta_star")
+    assert theta_stage["solver_gap"] == pytest.approx(0.0, abs=1e-6)
+    uncapped = solve(inst, "cpsat", time_limit=30)
+    assert uncapped.theta_star_status == "optimal"
+    assert res.theta_star >= uncapped.theta_star - 1e-9
 
 
 def test_cbc_log_parsing():
