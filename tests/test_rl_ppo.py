@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from rtsched.rl.api import evaluate, train
 from rtsched.rl.compat import run_sequence
 from rtsched.rl.nets import InspectActor, InspectCritic, PickActor, PickCritic, n_params
 from rtsched.rl.policy import InspectedPolicy, RLSchedulerPolicy, policy_from_model
-from rtsched.rl.ppo import ModelFileError, discount_cumsum, load_model
+from rtsched.rl.ppo import ModelFileError, discount_cumsum, export_model, load_model
 from rtsched.rl.trace import read_rl_trace
 from rtsched.sim.core import Simulator
 
@@ -129,6 +130,43 @@ def test_inspector_training_and_policy(lublin1, tmp_path):
     assert isinstance(pol, InspectedPolicy) and pol.base.priority.name == "f1"
     r = run_sequence(lublin1, 3316, 128, pol)
     assert r["bsld"] >= 1.0 and pol.n_inspections >= 128
+    slim = str(tmp_path / "insp.pt")
+    export_model(out, slim)
+    again = policy_from_model(slim)
+    r2 = run_sequence(lublin1, 3316, 128, again)
+    assert {k: v for k, v in r2.items() if k != "policy"} == {k: v for k, v in r.items() if k != "policy"}
+    assert again.n_inspections == pol.n_inspections and again.n_rejections == pol.n_rejections
+
+
+def test_exported_model_decides_like_its_checkpoint(lublin1, tmp_path):
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from rtsched.cli import main as rtsched_main
+
+    out = str(tmp_path / "run")
+    train("rlscheduler", lublin1, epochs=1, out=out, **TINY)
+    slim = str(tmp_path / "models" / "picker.pt")
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert rtsched_main(["rl", "export", out, slim, "--json"]) == 0
+    info = json.loads(buf.getvalue())
+    assert info["path"] == slim and info["agent"] == "rlscheduler" and info["epoch"] == 1
+    # the optimisers and the critic (which sees the whole window) are most of a checkpoint
+    assert info["bytes"] == os.path.getsize(slim) < os.path.getsize(os.path.join(out, "checkpoint.pt")) / 10
+    assert sorted(os.listdir(tmp_path / "models")) == ["picker.pt"]  # no temporary file left
+    assert load_model(slim).env["trace_path"] == "lublin_256.swf"
+    full = evaluate([out], lublin1, starts=[1981, 2756], seq_len=256, backfill=True)
+    exported = evaluate([slim], lublin1, starts=[1981, 2756], seq_len=256, backfill=True)
+    assert [(r["avg_bsld"], r["avg_wait"]) for r in exported] == [(r["avg_bsld"], r["avg_wait"]) for r in full]
+    resume_dir = tmp_path / "resume"
+    resume_dir.mkdir()
+    shutil.copy(slim, resume_dir / "checkpoint.pt")
+    with pytest.raises(ModelFileError, match="policy-only.*cannot resume training"):
+        train("rlscheduler", lublin1, epochs=2, out=str(resume_dir), **TINY)
+    with pytest.raises(ModelFileError, match="policy-only.*cannot initialise a run"):
+        train("rlscheduler", lublin1, epochs=1, out=str(tmp_path / "warm"), init_from=slim, **TINY)
 
 
 def test_evaluate_rows(lublin1, tmp_path):

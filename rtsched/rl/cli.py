@@ -1,4 +1,4 @@
-"""``rtsched rl train`` and ``rtsched rl evaluate`` (hooked into ``rtsched.cli`` by ``add_rl_commands``).
+"""``rtsched rl train``, ``evaluate`` and ``export`` (hooked into ``rtsched.cli`` by ``add_rl_commands``).
 
     rtsched rl train --agent rlscheduler --trace lublin_256.swf --goal bsld --backfill rlscheduler \\
         --epochs 100 --out runs/l1-bf [--seed 0] [--resume]
@@ -10,7 +10,8 @@ after every epoch; ``--epochs`` is the *total*, so after an interruption the sam
 ``--resume`` runs the missing epochs and ends with the weights an uninterrupted run would have.
 ``evaluate`` follows seed 003's test protocol (10 sequences of 1,024 jobs, greedy actions) in the
 compatibility mode; ``--json`` prints ``{"results": [{"policy", "backfill", "start", "avg_bsld",
-"avg_wait"}, ...]}``.
+"avg_wait"}, ...]}``.  ``export`` writes a trained model's policy alone (a few KiB; loads like any
+model, cannot resume training).
 """
 from __future__ import annotations
 
@@ -267,7 +268,7 @@ def _print_evaluation(rows: list[dict], args) -> None:
 
 # ---------------------------------------------------------------------------------------- parser
 def add_rl_commands(subparsers) -> None:
-    """Add ``rl train`` and ``rl evaluate`` to the ``rtsched`` argparse sub-commands."""
+    """Add ``rl train``, ``rl evaluate`` and ``rl export`` to the ``rtsched`` argparse sub-commands."""
     rl = subparsers.add_parser("rl", help="train and evaluate the RL schedulers (RLScheduler, SchedInspector)")
     rsub = rl.add_subparsers(dest="rl_command", required=True)
 
@@ -316,6 +317,23 @@ def add_rl_commands(subparsers) -> None:
     ev.add_argument("--json", action="store_true",
                     help='print {"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]}')
     ev.set_defaults(func=cmd_evaluate)
+
+    ex = rsub.add_parser("export", help="write a trained model's policy (no optimiser or critic) to a small file")
+    ex.add_argument("model", help="checkpoint file or run folder")
+    ex.add_argument("out", help="the model file to write (e.g. model.pt)")
+    ex.add_argument("--json", action="store_true", help='print {"path", "bytes", "agent", "epoch"}')
+    ex.set_defaults(func=cmd_export)
+
+
+def cmd_export(args) -> int:
+    from rtsched.rl.ppo import export_model
+
+    info = export_model(args.model, args.out)
+    if args.json:
+        print(json.dumps(info))
+    else:
+        print(f"{info['agent']} model, epoch {info['epoch']}: {info['path']} ({info['bytes'] / 1024:.1f} KiB)")
+    return 0
 
 
 def main(argv=None) -> int:

@@ -352,6 +352,7 @@ class PPOTrainer:
         """Initialise both networks from a trained model (same agent and architecture); the
         optimisers, the epoch count and the history start afresh."""
         st = read_model_file(path)
+        _require_training_state(path, st, "initialise a run")
         if st["agent"] != self.agent:
             raise ModelFileError(f"{path}: a {st['agent']} model cannot initialise a {self.agent} run")
         mine = _comparable(self.state()["arch"], "arch")
@@ -366,6 +367,7 @@ class PPOTrainer:
     def restore(self, path: str) -> None:
         """Load a checkpoint written by ``save`` with the same configuration (to resume)."""
         st = read_model_file(path)
+        _require_training_state(path, st, "resume training")
         if st["agent"] != self.agent:
             raise ModelFileError(f"{path}: checkpoint of agent {st['agent']!r}, not {self.agent!r}")
         mine = self.state()
@@ -404,6 +406,12 @@ def _jsonable(d):
     return json.loads(json.dumps(d, default=lambda o: list(o) if isinstance(o, tuple) else str(o)))
 
 
+def _require_training_state(path: str, st: dict, purpose: str) -> None:
+    if "critic" not in st or "pi_opt" not in st:
+        raise ModelFileError(f"{path}: an exported policy-only model (no critic or optimiser state) cannot "
+                             f"{purpose}; use the run's checkpoint.pt")
+
+
 def _comparable(d: dict, key: str) -> dict:
     d = _jsonable(d)
     if key == "ppo":
@@ -432,6 +440,37 @@ def read_model_file(path: str) -> dict:
         if key not in st:
             raise ModelFileError(f"{path}: model file lacks '{key}'")
     return st
+
+
+# What a policy needs of a checkpoint: the optimisers, the critic and the sampling state only serve
+# training, and are most of a checkpoint's bytes.
+EXPORTED_KEYS = ("format", "version", "agent", "ppo", "env", "norms", "arch", "epoch", "actor", "history")
+
+
+def export_model(src: str, dst: str) -> dict:
+    """Write the policy part of a model or checkpoint (file or run folder) ``src`` to ``dst``.
+
+    The exported file loads everywhere a model does (:func:`load_model`, ``--policies``) but
+    cannot resume training.  The training trace's absolute path is reduced to its file name (it
+    names a place on the training machine).  Written through a temporary file, so an interrupted
+    export leaves nothing half-written.  Returns ``{"path", "bytes", "agent", "epoch"}``."""
+    st = read_model_file(src)
+    out = {k: st[k] for k in EXPORTED_KEYS if k in st}
+    env = dict(out["env"])
+    if env.get("trace_path"):
+        env["trace_path"] = os.path.basename(env["trace_path"])
+    out["env"] = env
+    out["exported_from"] = os.path.basename(os.path.normpath(os.fspath(src)))
+    folder = os.path.dirname(os.path.abspath(dst))
+    os.makedirs(folder, exist_ok=True)
+    tmp = dst + ".tmp"
+    try:
+        torch.save(out, tmp)
+        os.replace(tmp, dst)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return {"path": dst, "bytes": os.path.getsize(dst), "agent": out["agent"], "epoch": int(out.get("epoch", 0))}
 
 
 @dataclass
