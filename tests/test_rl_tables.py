@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -52,3 +53,33 @@ def test_inspector_table_layout_and_arithmetic(lublin1, tmp_path):
     assert row["gain Y→Y %"] == pytest.approx(100 * (base - row["Y→Y"]) / base)
     assert 0.0 <= row["rejection ratio Y→Y"] <= 1.0
     assert row["Y→Y"] >= 1.0
+
+
+def test_exported_table5_models_give_the_same_tables(lublin1, tmp_path):
+    import json
+
+    from rtsched.rl.tables import export_table5_models, pretrained_table5_models, train_table5_models
+
+    tiny = dict(seq_len=32, trajs_per_epoch=3, n_envs=2, train_pi_iters=2, train_v_iters=2)
+    runs = train_table5_models({"Lublin-1": lublin1}, str(tmp_path / "runs"), rl_backfills=("none",),
+                               inspector_bases=("sjf",), rl_options=tiny, inspector_options=tiny, epochs=1)
+    dest = tmp_path / "shipped"
+    manifest = export_table5_models(runs, dest, note="test")
+    assert sorted(e["file"] for e in manifest["models"]) == ["inspector-lublin-1-sjf.pt", "rl-lublin-1-none.pt"]
+    assert sorted(os.listdir(dest)) == ["inspector-lublin-1-sjf.pt", "manifest.json", "rl-lublin-1-none.pt"]
+    shipped = pretrained_table5_models(dest)
+    assert set(shipped["rl"]) == {("Lublin-1", "none")} and set(shipped["inspector"]) == {("sjf", "Lublin-1")}
+    kw = dict(starts={"Lublin-1": [1981, 2756]}, seq_len=256, backfills=("none",))
+    from_runs = table_v({"Lublin-1": lublin1}, runs["rl"], **kw)
+    from_files = table_v({"Lublin-1": lublin1}, shipped["rl"], **kw)
+    assert from_files.equals(from_runs) and not from_files["RL"].isna().any()
+    ins_kw = dict(bases=("sjf",), n_sequences=2, seq_len=64, seed=3)
+    assert inspector_table({"Lublin-1": lublin1}, shipped["inspector"], **ins_kw).equals(
+        inspector_table({"Lublin-1": lublin1}, runs["inspector"], **ins_kw))
+    # a broken manifest names the file and the entry
+    bad = json.loads((dest / "manifest.json").read_text())
+    del bad["models"][1]["agent"]
+    (dest / "manifest.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match=r"manifest\.json.*models\[1\].*agent"):
+        pretrained_table5_models(dest)
+    assert pretrained_table5_models(tmp_path / "nothing") == {"rl": {}, "inspector": {}, "manifest": []}

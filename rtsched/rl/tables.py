@@ -7,7 +7,9 @@
   trace Y ("Base→Y"), inspected by a model trained on another trace ("'X'→Y") and by one trained on
   Y ("Y→Y"), with the relative gains (base − inspected)/base in % and the rejection ratio
   (rejections / inspections over all test sequences).
-* ``train_table5_models``: trains the models these tables need, with one settings dict.
+* ``train_table5_models``: trains the models these tables need, with one settings dict;
+  ``export_table5_models`` / ``pretrained_table5_models`` write and read a folder of policy-only
+  copies with a manifest (rtsched ships one, trained at the papers' settings, in ``pretrained/table5``).
 * ``plot_table_v``: a bar chart of a ``table_v`` frame.
 """
 from __future__ import annotations
@@ -26,6 +28,8 @@ from rtsched.rl.trace import RLTrace, load_trace
 # authors' code with its wait defect (docs/rl.md); ``authors_defect=False`` uses the correct formulas.
 TABLE_V_COLUMNS = ("FCFS", "WFP3", "UNICEP", "SJF", "F1")
 PAPER_LUBLIN1_STARTS = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085)
+# Models trained by train_table5_models at the papers' settings, exported (export_table5_models).
+PRETRAINED_TABLE5 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "table5")
 BACKFILL_LABELS = {"none": "without backfilling", "rlscheduler": "with backfilling", "easy": "with EASY backfilling"}
 
 
@@ -190,6 +194,66 @@ def train_table5_models(traces: Mapping[str, str], out: str, *,
             models["inspector"][(base, label)] = folder
             models["history"][name] = res["history"]
     return models
+
+
+def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str = "") -> dict:
+    """Export every run of a ``train_table5_models`` result to ``dest`` as policy-only model files
+    (:func:`rtsched.rl.ppo.export_model`) and write ``dest/manifest.json`` describing them.
+
+    The manifest is written last, through a temporary file, so a folder whose manifest exists is
+    complete.  Returns the manifest."""
+    import json
+
+    from rtsched.rl.ppo import export_model, load_model
+
+    os.makedirs(dest, exist_ok=True)
+    entries = []
+    for kind, items in (("rl", models.get("rl", {})), ("inspector", models.get("inspector", {}))):
+        for key, folder in items.items():
+            name = os.path.basename(os.path.normpath(folder))
+            info = export_model(folder, os.path.join(dest, f"{name}.pt"))
+            model = load_model(info["path"])
+            last = model.history[-1] if model.history else {}
+            label, arg = key if kind == "rl" else (key[1], key[0])
+            entries.append({"file": f"{name}.pt", "agent": model.agent, "trace": label,
+                            "backfill": arg if kind == "rl" else model.env.get("backfill"),
+                            "base": arg if kind == "inspector" else None, "epochs": info["epoch"],
+                            "trace_file": model.env.get("trace_path"), "seed": model.env.get("seed"),
+                            "last_mean_return": last.get("mean_return"), "bytes": info["bytes"]})
+    manifest = {"format": "rtsched-table5-models", "note": note, "models": entries}
+    tmp = os.path.join(dest, "manifest.json.tmp")
+    with open(tmp, "w") as fh:
+        json.dump(manifest, fh, indent=1)
+    os.replace(tmp, os.path.join(dest, "manifest.json"))
+    return manifest
+
+
+def pretrained_table5_models(folder: str | os.PathLike | None = None) -> dict:
+    """The Table V / inspector models shipped with rtsched (or exported to ``folder``), in
+    ``train_table5_models``'s layout: ``{"rl": {(trace, backfill): path}, "inspector": {(base, trace): path},
+    "manifest": [...]}``; empty mappings when the folder has no manifest."""
+    import json
+
+    folder = os.fspath(folder) if folder is not None else PRETRAINED_TABLE5
+    path = os.path.join(folder, "manifest.json")
+    out: dict = {"rl": {}, "inspector": {}, "manifest": []}
+    if not os.path.exists(path):
+        return out
+    where = "the file"
+    try:
+        with open(path) as fh:
+            manifest = json.load(fh)
+        for i, e in enumerate(manifest["models"]):
+            where = f"models[{i}]"
+            file = os.path.join(folder, e["file"])
+            if e["agent"] == "rlscheduler":
+                out["rl"][(e["trace"], normalize_backfill(e["backfill"]))] = file
+            else:
+                out["inspector"][(e["base"], e["trace"])] = file
+            out["manifest"].append(e)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a Table V model manifest ({where}: {type(exc).__name__}: {exc})") from exc
+    return out
 
 
 def _slug(label: str) -> str:
