@@ -204,7 +204,7 @@ def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str 
     complete.  Returns the manifest."""
     import json
 
-    from rtsched.rl.ppo import export_model, load_model
+    from rtsched.rl.ppo import export_model, load_model, read_model_file
 
     os.makedirs(dest, exist_ok=True)
     entries = []
@@ -218,7 +218,8 @@ def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str 
             entries.append({"file": f"{name}.pt", "agent": model.agent, "trace": label,
                             "backfill": arg if kind == "rl" else model.env.get("backfill"),
                             "base": arg if kind == "inspector" else None, "epochs": info["epoch"],
-                            "trace_file": model.env.get("trace_path"), "seed": model.env.get("seed"),
+                            "trace_file": model.env.get("trace_path"),
+                            "seed": read_model_file(info["path"])["ppo"].get("seed"),
                             "last_mean_return": last.get("mean_return"), "bytes": info["bytes"]})
     manifest = {"format": "rtsched-table5-models", "note": note, "models": entries}
     tmp = os.path.join(dest, "manifest.json.tmp")
