@@ -10,8 +10,8 @@ after every epoch; ``--epochs`` is the *total*, so after an interruption the sam
 ``--resume`` runs the missing epochs and ends with the weights an uninterrupted run would have.
 ``evaluate`` follows seed 003's test protocol (10 sequences of 1,024 jobs, greedy actions) in the
 compatibility mode; ``--json`` prints ``{"results": [{"policy", "backfill", "start", "avg_bsld",
-"avg_wait"}, ...]}``.  ``export`` writes a trained model's policy alone (a few KiB; loads like any
-model, cannot resume training).
+"avg_wait"}, ...]}``.  ``export`` writes a trained model's policy alone (about 20 KiB; loads like
+any model, cannot resume training).
 """
 from __future__ import annotations
 

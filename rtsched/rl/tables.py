@@ -225,6 +225,7 @@ def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str 
     tmp = os.path.join(dest, "manifest.json.tmp")
     with open(tmp, "w") as fh:
         json.dump(manifest, fh, indent=1)
+        fh.write("\n")
     os.replace(tmp, os.path.join(dest, "manifest.json"))
     return manifest
 
