@@ -204,13 +204,17 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
 
     sm = build_sequence_milp(instance, sequences, preempt)
 
+    def rtj_only(limit: float | None):
+        """The θ* model of the RTJs alone without a cap: (its MILP, its solve)."""
+        sub = rt_subinstance(instance)
+        sub_sm = build_sequence_milp(sub, None, preempt)
+        return sub_sm, sub_sm.solve("rt", None, backend, time_limit=limit, threads=threads, start=greedy_plan(sub))
+
     def stage(objective: str, bound: Fraction | None, limit: float | None, hint) -> _Stage:
         if objective == "rt" and not sm.restricted:
             # Without a binding sequence cap, θ* only depends on the RTJs (the BJs can always be
             # appended after every RTJ), so the first stage solves the much smaller RTJ-only MILP.
-            sub = rt_subinstance(instance)
-            sub_sm = build_sequence_milp(sub, None, preempt)
-            res = sub_sm.solve("rt", None, backend, time_limit=limit, threads=threads, start=greedy_plan(sub))
+            sub_sm, res = rtj_only(limit)
             plan = append_batch(instance, sub_sm.placements(res.values)) if res.values is not None else None
             return _Stage(res.status, plan, res.bound, res.seconds, sub_sm.model.size(),
                           solver_gap=_solver_gap(res.objective, res.bound))
@@ -227,11 +231,9 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         # relaxation (drop the BJs and the cap from any capped plan and it stays feasible), so its
         # proven bound is a valid cut on the capped model; it is small and solves in seconds.
         t_start = time.perf_counter()
-        sub = rt_subinstance(instance)
-        sub_sm = build_sequence_milp(sub, None, preempt)
-        relax_limit = None if limit is None else RELAXATION_SHARE * limit
-        relax = sub_sm.solve("rt", None, backend, time_limit=relax_limit, threads=threads, start=greedy_plan(sub))
-        floor = relax.bound if relax.bound is not None and relax.bound > len(sub.rt_jobs) else None
+        _, relax = rtj_only(None if limit is None else RELAXATION_SHARE * limit)
+        n_rt = len(instance.rt_jobs)
+        floor = relax.bound if relax.bound is not None and relax.bound > n_rt else None
         rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))
         res = sm.solve("rt", None, backend, time_limit=rest, threads=threads, start=hint, rt_floor_sum=floor)
         bound = res.bound

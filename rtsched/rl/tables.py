@@ -204,7 +204,7 @@ def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str 
     complete.  Returns the manifest."""
     import json
 
-    from rtsched.rl.ppo import export_model, load_model, read_model_file
+    from rtsched.rl.ppo import export_model, read_model_file
 
     os.makedirs(dest, exist_ok=True)
     entries = []
@@ -212,14 +212,13 @@ def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str 
         for key, folder in items.items():
             name = os.path.basename(os.path.normpath(folder))
             info = export_model(folder, os.path.join(dest, f"{name}.pt"))
-            model = load_model(info["path"])
-            last = model.history[-1] if model.history else {}
+            st = read_model_file(info["path"])  # checks the written file as well
+            last = st["history"][-1] if st.get("history") else {}
             label, arg = key if kind == "rl" else (key[1], key[0])
-            entries.append({"file": f"{name}.pt", "agent": model.agent, "trace": label,
-                            "backfill": arg if kind == "rl" else model.env.get("backfill"),
+            entries.append({"file": f"{name}.pt", "agent": st["agent"], "trace": label,
+                            "backfill": arg if kind == "rl" else st["env"].get("backfill"),
                             "base": arg if kind == "inspector" else None, "epochs": info["epoch"],
-                            "trace_file": model.env.get("trace_path"),
-                            "seed": read_model_file(info["path"])["ppo"].get("seed"),
+                            "trace_file": st["env"].get("trace_path"), "seed": st["ppo"].get("seed"),
                             "last_mean_return": last.get("mean_return"), "bytes": info["bytes"]})
     manifest = {"format": "rtsched-table5-models", "note": note, "models": entries}
     tmp = os.path.join(dest, "manifest.json.tmp")
