@@ -559,7 +559,7 @@ def run_sequence(trace, start: int, length: int, policy, machine=None, *, backfi
     or any core policy.  Returns ``{goal: value, "start": start, "first_start": [...]}``.
     """
     from rtsched.machines import FlatCluster
-    from rtsched.rl.rewards import sequence_metric
+    from rtsched.metrics import sequence_metric
 
     machine = machine or FlatCluster(trace.max_nodes)
     if not hasattr(policy, "decide"):

@@ -25,9 +25,10 @@ import numpy as np
 from gymnasium import spaces
 
 from rtsched.machines import FlatCluster
+from rtsched.metrics import sequence_metric
 from rtsched.rl.compat import CommittedHead, CommittedHeadPolicy, normalize_backfill
 from rtsched.rl.features import HI, INSPECT_FEATURE_SETS, LO, MAX_WAIT
-from rtsched.rl.rewards import GOALS, lower_is_better, sequence_metric
+from rtsched.rl.rewards import GOALS, lower_is_better
 from rtsched.rl.sequences import heuristic_score, requested_start, start_bounds
 from rtsched.rl.trace import load_trace
 from rtsched.sim.core import Simulator

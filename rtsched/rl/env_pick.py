@@ -24,9 +24,10 @@ import numpy as np
 from gymnasium import spaces
 
 from rtsched.machines import FlatCluster
+from rtsched.metrics import sequence_metric
 from rtsched.rl.compat import CommittedHead, normalize_backfill
 from rtsched.rl.features import PickObservation, partition_fits, static_pick_columns
-from rtsched.rl.rewards import GOALS, reward_of, sequence_metric
+from rtsched.rl.rewards import GOALS, reward_of
 from rtsched.rl.sequences import filter_range, heuristic_score, requested_start, start_bounds
 from rtsched.rl.trace import load_trace
 from rtsched.sim.core import Simulator

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from rtsched.metrics import SEQUENCE_GOALS as GOALS
 from rtsched.metrics import TAU_RL as TAU
-from rtsched.metrics import sequence_metric
 
-__all__ = ["GOALS", "TAU", "sequence_metric", "reward_of", "lower_is_better"]
+__all__ = ["GOALS", "TAU", "reward_of", "lower_is_better"]
 
 
 def reward_of(goal: str, value: float) -> float:
