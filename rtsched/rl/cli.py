@@ -15,7 +15,6 @@ any model, cannot resume training).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys

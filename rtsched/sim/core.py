@@ -23,7 +23,7 @@ from rtsched.machines.base import Machine
 from rtsched.schedule import CKPT, RESTART, RUN, Schedule, Segment
 from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
 from rtsched.sim.result import JobOutcome, SimResult
-from rtsched.sim.state import (DONE, DRAINING, FUTURE, PENDING, PH_CKPT, PH_RESTART, PH_RUN, RUNNING, WAITING,
+from rtsched.sim.state import (DONE, DRAINING, PENDING, PH_CKPT, PH_RESTART, PH_RUN, RUNNING, WAITING,
                                JobInfo, JobState)
 
 # Event classes, in the order they are taken at equal times.
