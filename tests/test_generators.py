@@ -21,7 +21,7 @@ from rtsched.generators.miralike import load_params, operational_clock, quantile
 from rtsched.io import read_workload
 from rtsched.io.swf import read_swf
 from rtsched.machines.sizes import MIRA_PARTITION_NODES, round_up_to_partition
-from tests.conftest import REPO, shared_data
+from conftest import REPO, shared_data
 
 
 def _jobs(wl):
