@@ -26,7 +26,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rtsched.rl.compat import CommittedHeadPolicy, run_sequence  # noqa: E402
+from heuristics.committed import CommittedHeadPolicy  # noqa: E402
+from rtsched.machines import FlatCluster  # noqa: E402
+from rtsched.rl.sequences import run_sequence  # noqa: E402
 from rtsched.rl.env_inspect import InspectorEnv  # noqa: E402
 from rtsched.rl.env_pick import JobPickingEnv  # noqa: E402
 from rtsched.rl.trace import read_rl_trace  # noqa: E402
@@ -140,15 +142,12 @@ def bench_latency(trace, repeat: int) -> list[dict]:
     rows.append({"bench": "trained-model policy in the simulator, per decision (features + network + sim)",
                  "value": round(secs / decisions[-1] * 1e3, 4), "unit": "ms", "reference": 0.30,
                  "ratio": round(secs / decisions[-1] * 1e3 / 0.30, 2)})
-    from rtsched.rl.compat import compat_simulator
-    from rtsched.machines import FlatCluster
-
-    wl = trace.window(1981, 1024)
+    machine = FlatCluster(trace.max_nodes)
     counts = []
 
     def sjf_run():
         pol = CommittedHeadPolicy("sjf", "none")
-        compat_simulator(wl, FlatCluster(trace.max_nodes)).run(pol)
+        trace.simulator(1981, 1024, machine).run(pol)
         counts.append(pol.driver.n_started)  # without backfilling every start is one pick
 
     secs = best_of(sjf_run, repeat)

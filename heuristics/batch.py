@@ -1,31 +1,29 @@
-"""Batch policies: a queue priority plus a backfilling rule, on any machine.
+"""Textbook batch policies: a queue priority plus a backfilling rule, on any machine.
 
-Backfilling rules (``backfill=``):
+At each scheduling pass the queue is ordered by the priority (``heuristics.priorities``, ties by
+submit time then job id); jobs start in that order while each fits, and the first that does not
+is the head.  With backfilling (``backfill=``, see ``heuristics.backfill``) the rest are offered
+to the one backfilling kernel against the head's reservation:
 
-* ``none``: start jobs in priority order while the head fits; stop at the first that does not.
-* ``easy`` / ``ff`` (first-fit, Qsim): reserve the earliest start for the blocked head job
-  (walltime estimates), then scan the rest in priority order and start any job that fits now and
-  does not delay the reservation: it ends (now + walltime) by the shadow time, or it uses
-  processors the head will not need (flat: ``extra`` nodes; Mira: a partition that does not
-  conflict with the reserved one).  ``easy`` and ``ff`` are the same rule.
-* ``bf`` (best-fit, Qsim): like ``ff`` but each time picks, among the eligible jobs, the one that
-  uses the most nodes (then longest walltime), filling the hole best.
-* ``sjf`` (Qsim SJF backfilling): like ``ff`` but candidates are scanned by walltime, shortest first.
-* ``rlscheduler``: RLScheduler's rule (seed 003): FCFS scan, a job starts iff it fits now and
-  now + walltime < shadow time (strict), no extra-nodes rule.
+* ``none``: nothing passes the head;
+* ``easy`` / ``ff`` (first-fit, Qsim): the EASY rule, candidates in priority order;
+* ``bf`` (best-fit, Qsim): the EASY rule, each time the eligible job using the most nodes;
+* ``sjf`` (Qsim SJF backfilling): the EASY rule, candidates by walltime, shortest first;
+* ``rlscheduler``: RLScheduler's strict rule (ends strictly before the shadow time, no extra
+  nodes), candidates in priority order.
 """
 from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from heuristics.backfill import (BACKFILLS, best_fit, busy_of, normalize_backfill, reserve, rule_of, scan_flat,
+                                 scan_partitioned)
 from heuristics.priorities import Priority, get_priority
-from heuristics.reservation import flat_reservation, partition_reservation
+from rtsched.machines.flat import FLAT
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Start
 from rtsched.sim.state import WAITING
-
-BACKFILLS = ("none", "easy", "ff", "bf", "sjf", "rlscheduler")
 
 
 @dataclass
@@ -36,8 +34,7 @@ class BatchPolicy:
     backfill: str = "easy"
 
     def __post_init__(self) -> None:
-        if self.backfill not in BACKFILLS:
-            raise ValueError(f"unknown backfilling {self.backfill!r}; choose from {', '.join(BACKFILLS)}")
+        self.backfill = normalize_backfill(self.backfill)
         self.name = f"{self.priority.name}+{self.backfill}"
         self._ordered = StaticOrder(self.priority)
 
@@ -64,25 +61,24 @@ class StaticOrder:
 
     def __init__(self, priority: Priority) -> None:
         self.priority = priority
-        self.sim = None
+        self.run_id = None
         self.items: list = []
         self.keys: list = []
         self.started: list[int] = []
         self.cursor = 0
 
     def update(self, view: SimView) -> list:
-        key = self.priority.key
+        key = self.priority.textbook_key
         total = view.machine.total_nodes
         log = view.entry_log
-        if view.sim is not self.sim:
-            self.sim = view.sim
+        if view.run_id != self.run_id:
+            self.run_id = view.run_id
             self.items, self.keys, self.started = [], [], []
             fresh = view.queue
         else:
             fresh = log[self.cursor:]
-            by_id = view.sim.by_id
             for jid in self.started:
-                js = by_id[jid]
+                js = view.job(jid)
                 if js.status != WAITING:
                     i = bisect_left(self.keys, js.key)
                     if i < len(self.items) and self.items[i] is js:
@@ -110,19 +106,11 @@ class StaticOrder:
         self.started = [d.job_id for d in decisions if type(d) is Start]
 
 
-def busy_list(view: SimView) -> list[tuple[int, int, int]]:
-    """(expected end s, alloc, nodes) of every job holding resources."""
-    now = view.now
-    out = []
-    for js in view.running.values():
-        end = js.expected_end if js.expected_end > now else now + 1
-        out.append((end, js.alloc, js.alloc_nodes))
-    return out
-
-
 def schedule_batch(view: SimView, order: list, backfill: str, state=None) -> list[Decision]:
     """Start jobs of ``order`` (JobStates, highest priority first) with the given backfilling.
 
+    Jobs start in order while each fits; the first that does not is the head, and the rest are
+    offered to the backfilling kernel (``heuristics.backfill``) against its reservation.
     ``state`` is a machine-state copy to plan on (a fresh copy of the view's when None).
     """
     machine = view.machine
@@ -147,87 +135,24 @@ def schedule_batch(view: SimView, order: list, backfill: str, state=None) -> lis
     if blocked < 0 or backfill == "none" or blocked == len(order) - 1:
         return decisions
     head = order[blocked].info
-    busy = busy_list(view)
+    busy = busy_of(view.running.values(), now, overdue_next_second=True)
     busy.extend(started)
-    partitioned = machine.partitioned
-    if partitioned:
-        res = partition_reservation(machine, head.nodes, busy, now)
-    else:
-        res = flat_reservation(head.nodes, state.free_nodes, busy, now)
-    shadow, extra = res.shadow, res.extra
+    res = reserve(machine, head.nodes, state.free_nodes, busy, now)
     rest = order[blocked + 1:]
-    if backfill == "sjf":
-        rest = sorted(rest, key=lambda js: (js.info.walltime, js.info.submit, js.info.id))
-    strict = backfill == "rlscheduler"
     if backfill == "bf":
-        return decisions + _best_fit(view, rest, state, res)
-    conflict = machine.conflict_mask if partitioned else None
-    for js in rest:
-        info = js.info
-        if info.nodes > state.free_nodes or js.status != WAITING:
-            continue
-        end = now + info.walltime
-        if strict:
-            if end >= shadow:
-                continue
-            alloc = state.find(info.nodes)
-        elif end <= shadow:
-            alloc = state.find(info.nodes)
-        elif partitioned:
-            # Ends after the shadow time: only on a partition that leaves the reserved one alone.
-            cands = [p for p in machine.candidates_for(info.nodes) if not (conflict[res.alloc] >> p) & 1]
-            alloc = state.find_among(cands) if cands else None
+        starts = best_fit(rest, state, machine, now, res)
+    else:
+        if backfill == "sjf":
+            rest = sorted(rest, key=lambda js: (js.info.walltime, js.info.submit, js.info.id))
+        strict = rule_of(backfill) == "strict"
+        if machine.partitioned:
+            starts = scan_partitioned(rest, state, machine, now, res, strict)
         else:
-            if info.nodes > extra:
-                continue
-            alloc = state.find(info.nodes)
-            if alloc is not None:
-                extra -= info.nodes
-        if alloc is None:
-            continue
-        state.allocate(alloc, alloc_nodes(info.nodes))
-        decisions.append(Start(info.id, alloc))
-        if state.free_nodes <= 0:
-            break
+            jobs, free = scan_flat(rest, state.free_nodes, now, res, strict)
+            state.free_nodes = free
+            starts = [(js, FLAT) for js in jobs]
+    decisions.extend(Start(js.info.id, alloc) for js, alloc in starts)
     return decisions
-
-
-def _best_fit(view: SimView, rest: list, state, res) -> list[Decision]:
-    machine = view.machine
-    now = view.now
-    conflict = machine.conflict_mask if machine.partitioned else None
-    extra = res.extra
-    out: list[Decision] = []
-    remaining = list(rest)
-    while remaining and state.free_nodes > 0:
-        best = None
-        best_key = None
-        for js in remaining:
-            info = js.info
-            if info.nodes > state.free_nodes:
-                continue
-            end = now + info.walltime
-            if end <= res.shadow:
-                alloc = state.find(info.nodes)
-            elif machine.partitioned:
-                cands = [p for p in machine.candidates_for(info.nodes) if not (conflict[res.alloc] >> p) & 1]
-                alloc = state.find_among(cands) if cands else None
-            else:
-                alloc = state.find(info.nodes) if info.nodes <= extra else None
-            if alloc is None:
-                continue
-            key = (machine.allocated_nodes(info.nodes), info.walltime)
-            if best_key is None or key > best_key:
-                best, best_key = (js, alloc, end), key
-        if best is None:
-            break
-        js, alloc, end = best
-        if not machine.partitioned and end > res.shadow:
-            extra -= js.info.nodes
-        state.allocate(alloc, machine.allocated_nodes(js.info.nodes))
-        out.append(Start(js.info.id, alloc))
-        remaining.remove(js)
-    return out
 
 
 def batch_policy(priority: str = "fcfs", backfill: str = "easy") -> BatchPolicy:

@@ -1,128 +1,191 @@
-"""Queue priorities: a sort key per waiting job, smaller = served first.
+"""The one table of queue priorities: a sort key per waiting job, lowest first.
 
-Static keys (FCFS, SJF, sizes, F1) are computed once per job and cached on the job state;
-dynamic ones (WFP3, UNICEP, Cobalt utilities) depend on the current wait and are recomputed at
-each scheduling pass.  Ties are broken by submit time, then job id (seed 003 §6).  All times in s.
+Every policy that orders a queue takes its key from here: the textbook batch policies
+(``heuristics.batch``), the real-time schemes' low-priority queue, RLScheduler's committed-head
+rule (``heuristics.committed``), the RL environments and the inspector's base policy.
 
-Formulas (seed 003 digest §6; DESIGN.md "The Mira batch policy"), with w = now − submit (wait),
-r = walltime (requested time), n = nodes, s = submit time:
+A ``Priority.key(job_state, now, machine_nodes)`` is the *primary* key, exactly as the papers (and
+the authors' code) define it, including the secondary fields they name (e.g. SJF sorts by
+(requested time, submit time)).  What happens on equal keys is the caller's rule, not the table's:
 
-* FCFS: s.  SJF: r.  smallest: n.  largest: −n.
-* WFP3: −(w / r)^3 · n.   UNICEP: −w / (log2(n) · r)  (n = 1 → log2 taken as 1e-15... see below).
-* F1: log10(r) · n + 870 · log10(s)  (r or s <= 0 replaced by 0.1).
-* Cobalt utilities (highest utility first, so the key is −utility), q = queued time = w:
-  ``default`` = q (FCFS); ``wfp`` = (q / r)^3 · n; ``wfp2`` = q^2 / r^3 · n / N (N = machine nodes);
-  ``unicef`` = q / (60 · z · max(r, 1)) with z = max(ceil(log2 n), 6) − 5.
+* ``Priority.order`` (textbook, every ``heuristics`` policy): ties by submit time, then job id
+  (seed 003 §6), so the result does not depend on the queue's order;
+* the committed-head rule sorts the authors' single queue list in place with a stable sort, so
+  equal keys keep the order earlier sorts left (``heuristics.committed``).
+
+Static keys do not depend on ``now`` and are computed once per job (cached on the job state's
+``key`` slot by the policy that owns the run); dynamic ones are recomputed at each pass.
+
+Formulas (seed 003 Table III, seed 000 Table 3, DESIGN.md "The Mira batch policy"), with
+s = submit time, r = requested time (walltime), n = requested nodes, w = q = now − s, N = machine
+nodes; all times in s:
+
+======================  ===========================================================  =======
+name                    key (lowest first)                                            static
+======================  ===========================================================  =======
+fcfs, default           s                                                             yes
+lcfs                    −s                                                            yes
+sjf                     (r, s)                                                        yes
+smallest                (n, s)                                                        yes
+largest                 (−n, s)                                                       yes
+saf                     (r·n, s)                                                      yes
+srf                     (r/n, s)                                                      yes
+f1                      log10(r)·n + 870·log10(s)   (r or s ≤ 0 → 0.1)                yes
+wfp3, wfp               −(w/r)³·n                                                     no
+unicep                  −(w + 1e-15) / (log2(n + 1e-15)·r)  (the authors' 1e-15 keeps  no
+                        n = 1 finite)
+wfp2 (Cobalt)           −q²/r³ · n/N                                                  no
+unicef (Cobalt)         −q / (60·z·max(r, 1)),  z = max(⌈log2 n⌉, 6) − 5               no
+wfp3-authors            −((−1 − s)/r)³·n                                              yes
+unicep-authors          −(−1 − s + 1e-15) / (log2(n + 1e-15)·r)                       yes
+======================  ===========================================================  =======
+
+The ``-authors`` variants reproduce a defect of RLScheduler's code, which takes the wait of a
+queued job as its unset start time (−1) minus s; these keys produced the published WFP3/UNICEP
+numbers of seed 003's Table V.  Cobalt's utilities are "highest first", so their key is −utility.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from rtsched.sim.state import JobState
+
+KeyFunction = Callable[[JobState, int, int], Any]
 
 
 @dataclass(frozen=True)
 class Priority:
-    """A named queue order.  ``key(job_state, now, machine_nodes)`` → sortable; ``static`` keys are cached."""
+    """A named queue order: ``key(job_state, now, machine_nodes)`` → the primary key (lowest first)."""
 
     name: str
-    key: Callable[[JobState, int, int], tuple]
+    key: KeyFunction
     static: bool
 
+    def textbook_key(self, js: JobState, now: int, machine_nodes: int) -> tuple:
+        """The primary key with the textbook tie-break: (key, submit, id)."""
+        info = js.info
+        return (self.key(js, now, machine_nodes), info.submit, info.id)
+
     def order(self, queue: list[JobState], now: int, machine_nodes: int) -> list[JobState]:
+        """``queue`` sorted by (key, submit, id); static keys are cached on the job states."""
         if self.static:
-            key = self.key
+            textbook = self.textbook_key
             for js in queue:
                 if js.key is None:
-                    js.key = key(js, now, machine_nodes)
+                    js.key = textbook(js, now, machine_nodes)
             return sorted(queue, key=_cached_key)
         key = self.key
-        return sorted(queue, key=lambda js: key(js, now, machine_nodes))
+        return sorted(queue, key=lambda js: (key(js, now, machine_nodes), js.info.submit, js.info.id))
 
 
 def _cached_key(js: JobState):
     return js.key
 
 
-def _fcfs(js: JobState, now: int, total: int) -> tuple:
+# ---------------------------------------------------------------------------------- static keys
+def _fcfs(js: JobState, now: int, total: int):
+    return js.info.submit
+
+
+def _lcfs(js: JobState, now: int, total: int):
+    return -js.info.submit
+
+
+def _sjf(js: JobState, now: int, total: int):
     i = js.info
-    return (i.submit, i.id)
+    return (i.walltime, i.submit)
 
 
-def _sjf(js: JobState, now: int, total: int) -> tuple:
+def _smallest(js: JobState, now: int, total: int):
     i = js.info
-    return (i.walltime, i.submit, i.id)
+    return (i.nodes, i.submit)
 
 
-def _smallest(js: JobState, now: int, total: int) -> tuple:
+def _largest(js: JobState, now: int, total: int):
     i = js.info
-    return (i.nodes, i.submit, i.id)
+    return (-i.nodes, i.submit)
 
 
-def _largest(js: JobState, now: int, total: int) -> tuple:
+def _saf(js: JobState, now: int, total: int):
     i = js.info
-    return (-i.nodes, i.submit, i.id)
+    return (i.walltime * i.nodes, i.submit)
 
 
-def _f1(js: JobState, now: int, total: int) -> tuple:
+def _srf(js: JobState, now: int, total: int):
+    i = js.info
+    return (i.walltime / i.nodes, i.submit)
+
+
+def _f1(js: JobState, now: int, total: int):
     i = js.info
     r = i.walltime if i.walltime > 0 else 0.1
     s = i.submit if i.submit > 0 else 0.1
-    return (math.log10(r) * i.nodes + 870.0 * math.log10(s), i.submit, i.id)
+    return math.log10(r) * i.nodes + 870 * math.log10(s)
 
 
-def _wfp3(js: JobState, now: int, total: int) -> tuple:
+def _wfp3_authors(js: JobState, now: int, total: int):
     i = js.info
-    w = now - i.submit
-    return (-((w / i.walltime) ** 3) * i.nodes, i.submit, i.id)
+    return -((float(-1 - i.submit) / i.walltime) ** 3) * i.nodes
 
 
-def _unicep(js: JobState, now: int, total: int) -> tuple:
+def _unicep_authors(js: JobState, now: int, total: int):
     i = js.info
-    w = now - i.submit
-    log_n = math.log2(i.nodes) if i.nodes > 1 else 1e-15  # log2(1) = 0: the authors add 1e-15
-    return (-w / (log_n * i.walltime), i.submit, i.id)
+    return -(-1 - i.submit + 1e-15) / (math.log2(i.nodes + 1e-15) * i.walltime)
 
 
-def _cobalt_wfp(js: JobState, now: int, total: int) -> tuple:
+# ---------------------------------------------------------------------------------- dynamic keys
+def _wfp3(js: JobState, now: int, total: int):
+    i = js.info
+    return -((float(now - i.submit) / i.walltime) ** 3) * i.nodes
+
+
+def _unicep(js: JobState, now: int, total: int):
+    i = js.info
+    return -(now - i.submit + 1e-15) / (math.log2(i.nodes + 1e-15) * i.walltime)
+
+
+def _cobalt_wfp2(js: JobState, now: int, total: int):
     i = js.info
     q = now - i.submit
-    return (-((q / i.walltime) ** 3) * i.nodes, i.submit, i.id)
+    return -(q * q) / (i.walltime ** 3) * i.nodes / total
 
 
-def _cobalt_wfp2(js: JobState, now: int, total: int) -> tuple:
-    i = js.info
-    q = now - i.submit
-    return (-(q * q) / (i.walltime ** 3) * i.nodes / total, i.submit, i.id)
-
-
-def _cobalt_unicef(js: JobState, now: int, total: int) -> tuple:
+def _cobalt_unicef(js: JobState, now: int, total: int):
     i = js.info
     q = now - i.submit
     z = max(math.ceil(math.log2(i.nodes)) if i.nodes > 1 else 0, 6) - 5
-    return (-q / (60.0 * z * max(i.walltime, 1)), i.submit, i.id)
+    return -q / (60.0 * z * max(i.walltime, 1))
 
 
-PRIORITIES: dict[str, Priority] = {
-    "fcfs": Priority("fcfs", _fcfs, True),
-    "sjf": Priority("sjf", _sjf, True),
-    "smallest": Priority("smallest", _smallest, True),
-    "largest": Priority("largest", _largest, True),
-    "f1": Priority("f1", _f1, True),
-    "wfp3": Priority("wfp3", _wfp3, False),
-    "unicep": Priority("unicep", _unicep, False),
-    # Cobalt's utilities (Mira); "default" is queued time, i.e. FCFS.
-    "default": Priority("default", _fcfs, True),
-    "wfp": Priority("wfp", _cobalt_wfp, False),
-    "wfp2": Priority("wfp2", _cobalt_wfp2, False),
-    "unicef": Priority("unicef", _cobalt_unicef, False),
-}
+PRIORITIES: dict[str, Priority] = {p.name: p for p in (
+    Priority("fcfs", _fcfs, True),
+    Priority("lcfs", _lcfs, True),
+    Priority("sjf", _sjf, True),
+    Priority("smallest", _smallest, True),
+    Priority("largest", _largest, True),
+    Priority("saf", _saf, True),
+    Priority("srf", _srf, True),
+    Priority("f1", _f1, True),
+    Priority("wfp3", _wfp3, False),
+    Priority("unicep", _unicep, False),
+    Priority("wfp3-authors", _wfp3_authors, True),
+    Priority("unicep-authors", _unicep_authors, True),
+    # Cobalt's utilities (Mira): "default" is queued time (FCFS), "wfp" is WFP3's formula.
+    Priority("default", _fcfs, True),
+    Priority("wfp", _wfp3, False),
+    Priority("wfp2", _cobalt_wfp2, False),
+    Priority("unicef", _cobalt_unicef, False),
+)}
 
 
-def get_priority(name: str) -> Priority:
+def get_priority(priority: "str | Priority") -> Priority:
+    """A priority by name (case and ``_``/``-`` insensitive), or the ``Priority`` itself."""
+    if isinstance(priority, Priority):
+        return priority
+    name = str(priority).strip().lower().replace("_", "-")
     try:
-        return PRIORITIES[name.lower()]
+        return PRIORITIES[name]
     except KeyError:
-        raise ValueError(f"unknown priority {name!r}; choose from {', '.join(PRIORITIES)}") from None
+        raise ValueError(f"unknown priority {priority!r}; choose from {', '.join(PRIORITIES)}") from None

@@ -27,7 +27,8 @@ import heapq
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from heuristics.batch import BACKFILLS, BatchPolicy, schedule_batch
+from heuristics.backfill import normalize_backfill
+from heuristics.batch import BatchPolicy, schedule_batch
 from heuristics.priorities import get_priority
 from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, slowdown_after_preemption,
                              threshold_crossing)
@@ -161,8 +162,7 @@ class RealTimePolicy:
     preemptive = False
 
     def __post_init__(self) -> None:
-        if self.backfill not in BACKFILLS:
-            raise ValueError(f"unknown backfilling {self.backfill!r}; choose from {', '.join(BACKFILLS)}")
+        self.backfill = normalize_backfill(self.backfill)
         if self.rt_order not in RT_ORDERS:
             raise ValueError(f"unknown RT order {self.rt_order!r}; choose from {', '.join(RT_ORDERS)}")
         if self.blocking not in BLOCKING:
@@ -368,7 +368,7 @@ class WcjsPolicy(RealTimePolicy):
         self.backfill = cfg.backfill
         self.blocking = cfg.blocking
         super().__post_init__()
-        self._sim = None
+        self._run_id = None
         self._wakes: list[int] = []
 
     def split(self, view: SimView) -> tuple[list[JobState], list[JobState]]:
@@ -392,8 +392,8 @@ class WcjsPolicy(RealTimePolicy):
         cfg = self.config
         if not cfg.wake_on_threshold:
             return []
-        if view.sim is not self._sim:
-            self._sim = view.sim
+        if view.run_id != self._run_id:
+            self._run_id = view.run_id
             self._wakes = []
         now = view.now
         wakes = self._wakes

@@ -1,10 +1,11 @@
-"""Policies and seed-002 schemes by name (the CLI and the experiment runner resolve names here).
+"""Policies and seed-002 schemes by name: the CLI, the run pipeline and grids resolve names here.
 
 ``make_policy(name, **options)``:
 
-* batch policies ``fcfs``, ``sjf``, ``wfp3``, ``unicep``, ``f1``, ``smallest``, ``largest`` and Cobalt's
-  ``default``, ``wfp``, ``wfp2``, ``unicef``; option ``backfill`` (default ``ff``);
-* a path to a trained RL model (``rtsched rl train``; ``rtsched.rl.policy.load_policy``), option ``backfill``;
+* a queue priority of ``heuristics.priorities`` (``fcfs``, ``sjf``, ``f1``, ``wfp3``, ``unicep``,
+  Cobalt's ``default``, ``wfp``, ``wfp2``, ``unicef``, the ``-authors`` keys, ...): options
+  ``backfill`` (default ``ff``) and ``committed`` (False: the textbook ``BatchPolicy``; True:
+  RLScheduler's committed-head rule, ``heuristics.committed``, backfill ``none`` by default);
 * ``baseline`` — every job as a BJ: options ``priority`` (``wfp2``), ``backfill`` (``ff``);
 * ``highpq`` — high-priority RT queue: ``priority``, ``backfill``, ``rt_order`` (``fcfs`` |
   ``slowdown``), ``blocking`` (``block`` | ``backfill``);
@@ -12,7 +13,12 @@
   its text; default: the simulation's model);
 * ``wcjs`` — weighted-cost job scheduling: ``config`` (a ``WcjsConfig``, a preset name ``mira-wk1`` /
   ``curie``, a mapping or a ``.toml`` path), ``checkpoint``, and any ``WcjsConfig`` field or
-  ``bj_<category>`` / ``rt_<category>`` shorthand as a keyword (applied over ``config``).
+  ``bj_<category>`` / ``rt_<category>`` shorthand as a keyword (applied over ``config``);
+* ``package.module:Class`` — a user's policy class (any object with ``decide(view)``), built with
+  the options as keyword arguments;
+* anything a *policy loader* takes: loaders are registered with ``register_policy_loader`` or
+  under the ``rtsched.policy_loaders`` entry-point group (that is how trained RL models, a
+  ``.pt`` file or a training folder, reach this registry without it importing ``rtsched.rl``).
 
 ``scheme(name, **options) -> (policy, CheckpointModel)`` builds a scheme of seed 002 (see
 ``SCHEMES``); options go to ``make_policy`` except ``sys_interval`` (s, SYS schemes) and ``io``
@@ -20,19 +26,22 @@
 """
 from __future__ import annotations
 
+import importlib
 import os
-
-from dataclasses import fields
-from typing import Any
+from dataclasses import dataclass, fields
+from importlib.metadata import entry_points
+from typing import Any, Callable
 
 from heuristics.batch import BatchPolicy
+from heuristics.committed import CommittedHeadPolicy
 from heuristics.priorities import PRIORITIES, get_priority
 from heuristics.realtime import HighPriorityQueuePolicy, PreemptivePolicy, WcjsPolicy, baseline_policy
 from heuristics.wcjs import WcjsConfig
 from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
 
-BATCH_POLICIES = ("fcfs", "sjf", "wfp3", "unicep", "f1", "smallest", "largest", "default", "wfp", "wfp2", "unicef")
+BATCH_POLICIES = tuple(PRIORITIES)
 REALTIME_POLICIES = ("baseline", "highpq", "preempt", "wcjs")
+POLICY_LOADERS_GROUP = "rtsched.policy_loaders"
 
 # scheme label -> (policy name, checkpoint model text)
 SCHEMES: dict[str, tuple[str, str]] = {
@@ -53,9 +62,44 @@ SCHEMES: dict[str, tuple[str, str]] = {
 _RT_OPTIONS = ("priority", "backfill", "rt_order", "blocking", "checkpoint")
 
 
+@dataclass(frozen=True)
+class PolicyLoader:
+    """A source of policies the registry does not know by name (e.g. trained model files).
+
+    ``matches(name)`` says whether the loader takes ``name``; ``load(name, **options)`` builds it.
+    """
+
+    description: str
+    matches: Callable[[str], bool]
+    load: Callable[..., Any]
+
+
+_LOADERS: list[PolicyLoader] = []
+_entry_points_loaded = False
+
+
+def register_policy_loader(loader: PolicyLoader) -> None:
+    """Make ``make_policy`` offer names that ``loader.matches`` (checked after the built-in names)."""
+    if loader not in _LOADERS:
+        _LOADERS.append(loader)
+
+
+def policy_loaders() -> list[PolicyLoader]:
+    """The registered loaders, those of the ``rtsched.policy_loaders`` entry points included
+    (read once, on the first call: reading them costs a scan of the installed packages)."""
+    global _entry_points_loaded
+    if not _entry_points_loaded:
+        _entry_points_loaded = True
+        for ep in entry_points(group=POLICY_LOADERS_GROUP):
+            try:
+                register_policy_loader(ep.load())
+            except ImportError:  # an optional part (torch for the RL models) is not installed
+                continue
+    return list(_LOADERS)
+
+
 def available_policies() -> list[str]:
-    """Every name ``make_policy`` accepts."""
-    assert set(BATCH_POLICIES) <= set(PRIORITIES)
+    """Every name ``make_policy`` accepts (besides user classes and what loaders take)."""
     return list(BATCH_POLICIES) + list(REALTIME_POLICIES)
 
 
@@ -69,22 +113,54 @@ def _check(name: str, options: dict[str, Any], allowed: tuple[str, ...]) -> None
         raise ValueError(f"policy {name!r} takes no option(s) {bad}; it takes {', '.join(allowed) or 'none'}")
 
 
-def _looks_like_model(name: str) -> bool:
-    """A trained RL model (``rtsched rl train`` output): an existing file or folder, or a ``.pt`` name."""
-    return name.endswith(".pt") or os.path.exists(name)
+def _user_class(name: str, options: dict[str, Any]):
+    """``package.module:Class`` built with ``options``; a clear error when it cannot be."""
+    module_name, _, attr = name.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"policy {name!r}: cannot import module {module_name!r} ({exc})") from None
+    cls = getattr(module, attr, None)
+    if cls is None:
+        raise ValueError(f"policy {name!r}: module {module_name!r} has no {attr!r}")
+    try:
+        policy = cls(**options)
+    except TypeError as exc:
+        raise ValueError(f"policy {name!r}: cannot be built with options {sorted(options)} ({exc})") from None
+    if not callable(getattr(policy, "decide", None)):
+        raise ValueError(f"policy {name!r}: {attr} has no decide(view) method")
+    return policy
+
+
+def _batch(key: str, options: dict[str, Any]):
+    _check(key, options, ("backfill", "committed"))
+    if options.get("committed"):
+        return CommittedHeadPolicy(key, options.get("backfill", "none"))
+    return BatchPolicy(get_priority(key), options.get("backfill", "ff"))
+
+
+def _wcjs(options: dict[str, Any]):
+    config = WcjsConfig.coerce(options.pop("config", None))
+    checkpoint = options.pop("checkpoint", None)
+    if options:
+        names = {f.name for f in fields(WcjsConfig)}
+        cats = {f"{k}_{c}" for k in ("bj", "rt") for c in ("narrow", "narrow_short", "narrow_long", "wide_short",
+                                                            "wide_long")}
+        bad = sorted(k for k in options if k not in names and k not in cats)
+        if bad:
+            raise ValueError(f"policy 'wcjs' takes no option(s) {bad}; it takes config, checkpoint and the "
+                             f"WcjsConfig fields {sorted(names)}")
+        base = {f.name: getattr(config, f.name) for f in fields(WcjsConfig)}
+        config = WcjsConfig.from_dict({**base, **options})
+    return WcjsPolicy(config=config, checkpoint=checkpoint)
 
 
 def make_policy(name: str, **options: Any):
     """A policy by name (module docstring).  Options that are None are ignored (CLI defaults)."""
-    key = name.strip().lower()
+    key = name.strip().lower().replace("_", "-")
     options = {k: v for k, v in options.items() if v is not None}
-    if key not in BATCH_POLICIES and _looks_like_model(name):
-        from rtsched.rl.policy import load_policy  # torch: only when a model is asked for
-
-        return load_policy(name, **options)
-    if key in BATCH_POLICIES:
-        _check(key, options, ("backfill",))
-        return BatchPolicy(get_priority(key), options.get("backfill", "ff"))
+    if key in PRIORITIES:
+        return _batch(key, options)
     if key == "baseline":
         _check(key, options, ("priority", "backfill"))
         return baseline_policy(options.get("priority", "wfp2"), options.get("backfill", "ff"))
@@ -95,20 +171,15 @@ def make_policy(name: str, **options: Any):
         _check(key, options, _RT_OPTIONS)
         return PreemptivePolicy(**options)
     if key == "wcjs":
-        config = WcjsConfig.coerce(options.pop("config", None))
-        checkpoint = options.pop("checkpoint", None)
-        if options:
-            names = {f.name for f in fields(WcjsConfig)}
-            cats = {f"{k}_{c}" for k in ("bj", "rt") for c in ("narrow", "narrow_short", "narrow_long", "wide_short",
-                                                                "wide_long")}
-            bad = sorted(k for k in options if k not in names and k not in cats)
-            if bad:
-                raise ValueError(f"policy 'wcjs' takes no option(s) {bad}; it takes config, checkpoint and the "
-                                 f"WcjsConfig fields {sorted(names)}")
-            base = {f.name: getattr(config, f.name) for f in fields(WcjsConfig)}
-            config = WcjsConfig.from_dict({**base, **options})
-        return WcjsPolicy(config=config, checkpoint=checkpoint)
-    raise ValueError(f"unknown policy {name!r}; choose from {', '.join(available_policies())}")
+        return _wcjs(options)
+    for loader in policy_loaders():
+        if loader.matches(name):
+            return loader.load(name, **options)
+    if ":" in name and not os.path.exists(name):
+        return _user_class(name, options)
+    kinds = "; ".join(loader.description for loader in policy_loaders())
+    raise ValueError(f"unknown policy {name!r}; choose from {', '.join(available_policies())}"
+                     f"{', ' + kinds if kinds else ''}, or package.module:Class")
 
 
 def scheme(name: str, **options: Any) -> tuple[Any, CheckpointModel]:
@@ -131,5 +202,5 @@ def scheme(name: str, **options: Any) -> tuple[Any, CheckpointModel]:
     return policy, model
 
 
-__all__ = ["BATCH_POLICIES", "REALTIME_POLICIES", "SCHEMES", "available_policies", "available_schemes",
-           "make_policy", "scheme"]
+__all__ = ["BATCH_POLICIES", "REALTIME_POLICIES", "SCHEMES", "PolicyLoader", "available_policies",
+           "available_schemes", "make_policy", "policy_loaders", "register_policy_loader", "scheme"]

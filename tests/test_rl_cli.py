@@ -147,7 +147,7 @@ def test_evaluate_json_reproduces_table_v_heuristics(lublin, capsys):
 
 
 def test_evaluate_models_and_bad_model_files(lublin, tmp_path, capsys):
-    from rtsched.rl.compat import run_sequence
+    from rtsched.rl.sequences import run_sequence
     from rtsched.rl.policy import RLSchedulerPolicy
     from rtsched.rl.trace import read_rl_trace
 
@@ -193,7 +193,8 @@ def test_model_is_a_policy_of_the_generic_simulator(lublin, tmp_path):
     cluster and on Mira partitions, validated; its backfilling defaults to the training setting."""
     from rtsched.io import read_workload
     from rtsched.machines import machine_from_spec
-    from rtsched.rl.policy import is_model_path, load_policy
+    from rtsched.rl.hook import is_model_path
+    from rtsched.rl.policy import load_policy
     from conftest import run_validated
 
     out = str(tmp_path / "m")

@@ -8,10 +8,12 @@ import pytest
 
 from conftest import run_validated, shared_data
 from heuristics import batch_policy
+from heuristics.committed import CommittedHeadPolicy
+from heuristics.priorities import PRIORITIES, get_priority
 from rtsched.errors import InputError
 from rtsched.jobs import Job, Workload
 from rtsched.machines import AlignedMira, FlatCluster
-from rtsched.rl.compat import COMPAT_PRIORITIES, CommittedHeadPolicy, get_compat_priority, run_sequence
+from rtsched.rl.sequences import run_sequence
 from rtsched.rl.trace import read_rl_trace
 from rtsched.sim.core import Simulator
 
@@ -116,28 +118,32 @@ def test_compat_on_mira_partitions():
 
 def test_priority_keys_and_authors_defect():
     class Info:
-        def __init__(self, submit, walltime, nodes):
-            self.submit, self.walltime, self.nodes = submit, walltime, nodes
+        def __init__(self, submit, walltime, nodes, id=1):
+            self.submit, self.walltime, self.nodes, self.id = submit, walltime, nodes, id
 
     class JS:
         def __init__(self, *a):
             self.info = Info(*a)
 
+    def key(name, js, now=0, total=0):
+        return get_priority(name).key(js, now, total)
+
     js = JS(1000, 50, 4)
-    f1 = get_compat_priority("f1").key(js, 0)
-    assert f1 == pytest.approx(math.log10(50) * 4 + 870 * math.log10(1000))
-    assert get_compat_priority("f1").key(JS(0, 0, 2), 0) == pytest.approx(2 * math.log10(0.1) + 870 * math.log10(0.1))
+    assert key("f1", js) == pytest.approx(math.log10(50) * 4 + 870 * math.log10(1000))
+    assert key("f1", JS(0, 0, 2)) == pytest.approx(2 * math.log10(0.1) + 870 * math.log10(0.1))
     now = 1600
-    assert get_compat_priority("wfp3").key(js, now) == pytest.approx(-((600 / 50) ** 3) * 4)
-    assert get_compat_priority("wfp3-authors").key(js, now) == pytest.approx(((1001 / 50) ** 3) * 4)
-    assert get_compat_priority("unicep").key(js, now) == pytest.approx(-600 / (2 * 50))
-    assert get_compat_priority("unicep-authors").key(js, now) == pytest.approx(1001 / (2 * 50))
-    assert not get_compat_priority("wfp3").static and get_compat_priority("wfp3-authors").static
-    assert {"fcfs", "sjf", "f1", "wfp3", "unicep", "lcfs", "saf", "srf"} <= set(COMPAT_PRIORITIES)
-    # Any heuristics priority (e.g. a Cobalt utility) works too.
-    assert get_compat_priority("wfp2").name == "wfp2"
+    assert key("wfp3", js, now) == pytest.approx(-((600 / 50) ** 3) * 4)
+    assert key("wfp3-authors", js, now) == pytest.approx(((1001 / 50) ** 3) * 4)
+    assert key("unicep", js, now) == pytest.approx(-600 / (2 * 50))
+    assert key("unicep-authors", js, now) == pytest.approx(1001 / (2 * 50))
+    # Cobalt's wfp2 (highest utility first): q^2 / r^3 * n / N with q = 600, r = 50, n = 4, N = 16.
+    assert key("wfp2", js, now, 16) == pytest.approx(-(600 ** 2) / 50 ** 3 * 4 / 16)
+    assert not get_priority("wfp3").static and get_priority("wfp3-authors").static
+    assert {"fcfs", "sjf", "f1", "wfp3", "unicep", "lcfs", "saf", "srf", "wfp2", "unicef"} <= set(PRIORITIES)
+    # The textbook order breaks ties by submit time, then id; the key itself is the paper's.
+    assert get_priority("sjf").textbook_key(js, 0, 0) == ((50, 1000), 1000, 1)
     with pytest.raises(ValueError, match="unknown priority"):
-        get_compat_priority("nope")
+        get_priority("nope")
 
 
 def test_heuristics_priority_runs_in_compat_mode():
@@ -190,7 +196,7 @@ def test_incremental_key_order_equals_full_stable_sorts(priority, backfill):
     # times) make any difference in tie order show in the start times.
     class FullSort(CommittedHeadPolicy):
         def _pick_tracked(self, q, view):
-            return self._pick(q, view)
+            return self.pick(q, view)
 
     rng = np.random.default_rng(7)
     for _ in range(5):

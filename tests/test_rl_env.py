@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 from conftest import shared_data
 from rtsched.jobs import Job, Workload
 from rtsched.machines import AlignedMira, FlatCluster
-from rtsched.rl.compat import run_sequence
+from rtsched.rl.sequences import run_sequence
 from rtsched.rl.env_inspect import ACCEPT, REJECT, InspectorEnv, relative_reward
 from rtsched.rl.env_pick import JobPickingEnv
 from rtsched.rl.features import HI, LO

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("torch")
 
 from conftest import shared_data  # noqa: E402
-from rtsched.rl.compat import run_sequence  # noqa: E402
+from rtsched.rl.sequences import run_sequence  # noqa: E402
 from rtsched.rl.tables import (PAPER_LUBLIN1_STARTS, TABLE_V_COLUMNS, draw_test_starts,  # noqa: E402
                                heuristic_priority, inspector_table, paper_table_v, table_v)
 from rtsched.rl.trace import read_rl_trace  # noqa: E402

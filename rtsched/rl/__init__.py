@@ -1,7 +1,7 @@
 """Reinforcement-learning schedulers on rtsched's one simulator (see docs/rl.md).
 
-* ``compat`` — the RLScheduler compatibility mode (committed head, the authors' backfilling and
-  priority keys) as a core policy: ``CommittedHeadPolicy``;
+* ``sequences`` — RLScheduler's compatibility mode on trace windows (``run_sequence``: the
+  committed-head rule of ``heuristics.committed`` in the authors' event order);
 * ``env_pick.JobPickingEnv`` — RLScheduler's job-picking environment (Gymnasium);
 * ``env_inspect.InspectorEnv`` — SchedInspector's environment (Gymnasium);
 * ``nets``, ``ppo`` — the networks and PPO with checkpoints (PyTorch);
@@ -14,9 +14,7 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "CommittedHeadPolicy": "rtsched.rl.compat",
-    "CommittedHead": "rtsched.rl.compat",
-    "run_sequence": "rtsched.rl.compat",
+    "run_sequence": "rtsched.rl.sequences",
     "JobPickingEnv": "rtsched.rl.env_pick",
     "InspectorEnv": "rtsched.rl.env_inspect",
     "PPOConfig": "rtsched.rl.ppo",

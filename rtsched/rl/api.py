@@ -15,9 +15,11 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from rtsched.rl.compat import COMPAT_PRIORITIES, normalize_backfill, run_sequence
+from heuristics.backfill import normalize_backfill
+from heuristics.committed import COMMITTED_BACKFILLS
+from heuristics.priorities import PRIORITIES
 from rtsched.rl.ppo import CHECKPOINT, ModelFileError, PPOConfig, PPOTrainer
-from rtsched.rl.sequences import start_bounds
+from rtsched.rl.sequences import run_sequence, start_bounds
 from rtsched.rl.trace import load_trace
 
 PICK_ENV_OPTIONS = ("seq_len", "window", "start_range", "sjf_filter", "features", "pad", "util_window")
@@ -68,7 +70,7 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
         raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler' or 'inspector'")
     tr = load_trace(trace)
     mach = _machine_for(tr, machine)
-    backfill = normalize_backfill(backfill)
+    backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
     allowed_env = PICK_ENV_OPTIONS if agent == "rlscheduler" else INSPECT_ENV_OPTIONS
     ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
     env_opts, ppo_opts = {}, {}
@@ -149,7 +151,7 @@ def evaluate(policies: Iterable, trace, starts: Iterable[int] | None = None, n_s
     """
     tr = load_trace(trace)
     mach = _machine_for(tr, machine)
-    backfill = normalize_backfill(backfill)
+    backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
     if starts is None:
         lo, hi = start_bounds(len(tr), seq_len)
         starts = np.random.default_rng(seed).integers(lo, hi + 1, size=n_sequences).tolist()
@@ -157,7 +159,7 @@ def evaluate(policies: Iterable, trace, starts: Iterable[int] | None = None, n_s
     rows: list[dict] = []
     for p in policies:
         for s in starts:
-            if isinstance(p, str) and p.lower() in COMPAT_PRIORITIES:
+            if isinstance(p, str) and p.lower() in PRIORITIES:
                 pol, label = p.lower(), p.lower()
             elif _is_model(p):
                 from rtsched.rl.policy import policy_from_model
@@ -171,7 +173,7 @@ def evaluate(policies: Iterable, trace, starts: Iterable[int] | None = None, n_s
             elif hasattr(p, "decide"):
                 pol, label = p, getattr(p, "name", type(p).__name__)
             else:
-                raise ValueError(f"unknown policy {p!r}: not a priority name ({', '.join(COMPAT_PRIORITIES)}), "
+                raise ValueError(f"unknown policy {p!r}: not a priority name ({', '.join(PRIORITIES)}), "
                                  "model file or policy object")
             r = run_sequence(tr, s, seq_len, pol, mach, backfill=backfill, goals=goals)
             row = {"policy": label, "backfill": backfill, "start": s}

@@ -19,11 +19,13 @@ import json
 import os
 import sys
 
+from heuristics.backfill import normalize_backfill
+from heuristics.committed import COMMITTED_BACKFILLS
 from rtsched.errors import RtschedError
 
 AGENTS = ("rlscheduler", "inspector")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
-BACKFILLS = ("none", "rlscheduler", "easy")
+BACKFILLS = COMMITTED_BACKFILLS
 
 
 class RLCommandError(RtschedError, ValueError):
@@ -43,14 +45,12 @@ def _name_list(text: str) -> list[str]:
 
 
 def _backfill_list(text: str) -> list[str]:
-    from rtsched.rl.compat import normalize_backfill
-
     out = []
     for b in _name_list(text):
         try:
-            out.append(normalize_backfill(b))
+            out.append(normalize_backfill(b, COMMITTED_BACKFILLS, option="--backfill"))
         except ValueError as exc:
-            raise RLCommandError(f"--backfill: {exc}") from None
+            raise RLCommandError(str(exc)) from None
     if not out:
         raise RLCommandError("--backfill: no backfilling rule given")
     return out

@@ -1,8 +1,7 @@
 """SchedInspector's environment (seed 000) on the one core simulator.
 
-A base priority policy (any ``rtsched.rl.compat`` priority name, or a ``heuristics`` priority)
-picks its top job at each scheduling decision of the committed-head loop
-(``rtsched.rl.compat.CommittedHead``); the agent *inspects* that pick:
+A base priority policy (any ``heuristics.priorities`` name) picks its top job at each scheduling
+decision of the committed-head loop (``heuristics.committed.CommittedHead``); the agent *inspects* that pick:
 
 * action 0 = **accept**: the job is committed (it starts now, or the simulator waits for it,
   backfilling if on); the next top job is inspected at once;
@@ -24,9 +23,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from heuristics.backfill import busy_of, count_strict_backfillable, normalize_backfill, reserve
+from heuristics.committed import COMMITTED_BACKFILLS, CommittedHead, CommittedHeadPolicy
 from rtsched.machines import FlatCluster
 from rtsched.metrics import sequence_metric
-from rtsched.rl.compat import CommittedHead, CommittedHeadPolicy, normalize_backfill
 from rtsched.rl.features import HI, INSPECT_FEATURE_SETS, LO, MAX_WAIT
 from rtsched.rl.rewards import GOALS, lower_is_better
 from rtsched.rl.sequences import heuristic_score, requested_start, start_bounds
@@ -67,6 +67,12 @@ class InspectorFeatures:
         self.dt = float(max_interval)
         self.max_rej = max_rejections
 
+    def observe(self, view, cand, q: list, rejections: int, procs: int) -> np.ndarray:
+        """The features of ``cand`` (the base policy's pick) at the view's time; ``procs`` is its
+        processor count as requested (the trace's, or its nodes)."""
+        fits = view.state.find(cand.info.nodes) is not None
+        return self.build(view, cand, q, rejections, fits, procs)
+
     def build(self, view, cand, q: list, rejections: int, fits: bool, procs: int) -> np.ndarray:
         info = cand.info
         now = view.now
@@ -93,26 +99,53 @@ class InspectorFeatures:
             return 0
         now = view.now
         free = view.state.free_nodes
-        if view.machine.partitioned:
-            from heuristics.reservation import partition_reservation
+        busy = busy_of(view.running.values(), now, overdue_next_second=False)
+        shadow = reserve(view.machine, cand.info.nodes, free, busy, now).shadow
+        return count_strict_backfillable(q, cand, free, now, shadow)
 
-            busy = [(js.expected_end, js.alloc, js.alloc_nodes) for js in view.running.values()]
-            shadow = partition_reservation(view.machine, cand.info.nodes, busy, now).shadow
-        else:
-            busy = sorted((js.expected_end, js.alloc_nodes) for js in view.running.values())
-            acc = free
-            shadow = now
-            for end, n in busy:
-                acc += n
-                shadow = end
-                if acc >= cand.info.nodes:
-                    break
-        count = 0
-        for js in q:
-            i = js.info
-            if js is not cand and i.nodes <= free and now + i.walltime < shadow:
-                count += 1
-        return count
+
+class Inspection:
+    """The bookkeeping of one inspected run, shared by the environment and the trained policy:
+    rejections per job (by simulation index), the rejection cap, the counts, and which passes are
+    scheduling points after a reject."""
+
+    def __init__(self, max_interval: int, max_rejections: int) -> None:
+        self.max_interval = max_interval
+        self.max_rejections = max_rejections
+        self.rejections: dict[int, int] = {}
+        self.wake_at: int | None = None
+        self.n_inspections = 0
+        self.n_rejections = 0
+        self.n_forced = 0
+
+    def new_run(self) -> None:
+        """Forget the previous run's rejections and wake-up (the counts add up across runs)."""
+        self.rejections = {}
+        self.wake_at = None
+
+    def count(self, js) -> int:
+        return self.rejections.get(js.idx, 0)
+
+    def capped(self, js) -> bool:
+        """A job rejected ``max_rejections`` times is accepted without asking the agent."""
+        return self.count(js) >= self.max_rejections
+
+    def reject(self, js, now: int) -> WakeAt:
+        """Count a reject of ``js`` at ``now``; the wake-up to ask for (now + ``max_interval``)."""
+        self.rejections[js.idx] = self.count(js) + 1
+        self.n_rejections += 1
+        self.wake_at = now + self.max_interval
+        return WakeAt(self.wake_at)
+
+    def pass_due(self, view) -> bool:
+        """Whether the current pass is a scheduling point: an arrival or a completion, or the
+        wake-up of the latest reject.  Older wake-ups are stale (the core cannot cancel a
+        ``WakeAt``) and always come earlier; the first scheduling point after a reject consumes
+        its wake-up."""
+        if view.entered or view.completed or self.wake_at == view.now:
+            self.wake_at = None
+            return True
+        return False
 
 
 class InspectorEnv(gym.Env):
@@ -133,7 +166,7 @@ class InspectorEnv(gym.Env):
             raise ValueError(f"unknown reward {reward!r}; choose from {', '.join(REWARDS)}")
         self.goal = goal
         self.reward_kind = reward
-        self.backfill = normalize_backfill(backfill)
+        self.backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
         self.seq_len = int(seq_len)
         self.max_interval = int(max_interval)
         self.max_rejections = int(max_rejections)
@@ -165,12 +198,8 @@ class InspectorEnv(gym.Env):
                                                              self.trace.procs[start:start + self.seq_len])}
         self.sim = self.trace.simulator(start, self.seq_len, self.machine)
         self.driver = CommittedHead(self.backfill)
-        self.rejections = np.zeros(self.seq_len, dtype=np.int64)
-        self.n_inspections = 0
-        self.n_rejections = 0
-        self.n_forced = 0
+        self.inspection = Inspection(self.max_interval, self.max_rejections)
         self._cand = None
-        self._wake_at = None
         self.base.prepare(self.sim.view)
         self.sim.advance()
         self.driver.sync(self.sim.view)
@@ -179,9 +208,9 @@ class InspectorEnv(gym.Env):
         return self._obs(), {"start": start}
 
     def _pick(self, q, view):
-        top = self.base._pick(q, view)
-        if self.rejections[top.idx] >= self.max_rejections:
-            self.n_forced += 1
+        top = self.base.pick(q, view)
+        if self.inspection.capped(top):
+            self.inspection.n_forced += 1
             return top
         self._cand = top
         return None
@@ -200,34 +229,23 @@ class InspectorEnv(gym.Env):
                     return True
                 if self._cand is not None:
                     return False
-            done_before = sim.n_done
             if not sim.advance():
                 raise RuntimeError("simulation ended with unstarted jobs")  # cannot happen
             d.sync(view)
             if view.entered:
                 self.base.cache_keys(view.entered)
-            if not view.entered and sim.n_done == done_before:  # a wake-up pass
-                # Only the wake-up of the latest reject is a scheduling point; older ones are stale
-                # (the core cannot cancel a WakeAt) and always come earlier.
-                pass_due = self._wake_at == view.now
-                if pass_due:
-                    self._wake_at = None
-            else:
-                pass_due = True
-                self._wake_at = None  # the first scheduling point after a reject consumes its wake-up
+            pass_due = self.inspection.pass_due(view)
 
     def _obs(self) -> np.ndarray:
         if self._done or self._cand is None:
             return np.zeros(self.feat.n, dtype=np.float32)
-        view = self.sim.view
         c = self._cand
-        fits = view.state.find(c.info.nodes) is not None
-        return self.feat.build(view, c, self.driver.q, int(self.rejections[c.idx]), fits,
-                               self._procs_by_id.get(c.info.id, c.info.nodes))
+        return self.feat.observe(self.sim.view, c, self.driver.q, self.inspection.count(c),
+                                 self._procs_by_id.get(c.info.id, c.info.nodes))
 
     def action_masks(self) -> np.ndarray:
         """[accept, reject] legality: reject is illegal once the job hit the rejection cap."""
-        capped = self._cand is not None and self.rejections[self._cand.idx] >= self.max_rejections
+        capped = self._cand is not None and self.inspection.capped(self._cand)
         return np.array([True, not capped])
 
     def step(self, action):
@@ -238,23 +256,20 @@ class InspectorEnv(gym.Env):
             raise ValueError(f"action {a} outside Discrete(2)")
         c = self._cand
         self._cand = None
-        self.n_inspections += 1
-        if a == ACCEPT or self.rejections[c.idx] >= self.max_rejections:
+        insp = self.inspection
+        insp.n_inspections += 1
+        if a == ACCEPT or insp.capped(c):
             self.driver.commit(c)
             self._done = self._advance(pass_due=True)
         else:
-            self.rejections[c.idx] += 1
-            self.n_rejections += 1
-            t = self.sim.view.now + self.max_interval
-            self.sim.apply([WakeAt(t)])
-            self._wake_at = t
+            self.sim.apply([insp.reject(c, self.sim.view.now)])
             self._done = self._advance(pass_due=False)
         if not self._done:
             return self._obs(), 0.0, False, False, {}
         value = self.metric()
         base = self.base_metric()
-        info = {"start": self.start, self.goal: value, "base": base, "inspections": self.n_inspections,
-                "rejections": self.n_rejections, "forced": self.n_forced}
+        info = {"start": self.start, self.goal: value, "base": base, "inspections": insp.n_inspections,
+                "rejections": insp.n_rejections, "forced": insp.n_forced}
         return self._obs(), relative_reward(self.reward_kind, base, value, self.goal), True, False, info
 
     # ------------------------------------------------------------------------------ results

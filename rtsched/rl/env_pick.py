@@ -1,7 +1,7 @@
 """RLScheduler's job-picking environment (seed 003) on the one core simulator.
 
 One step = the agent picks one of the (at most ``window``) waiting jobs; the pick is committed
-(``rtsched.rl.compat.CommittedHead``): it starts now if it fits, otherwise time moves event by event
+(``heuristics.committed.CommittedHead``): it starts now if it fits, otherwise time moves event by event
 (backfilling, if on, starting other jobs meanwhile) until it does.  The agent is asked again as
 soon as jobs wait and none is committed.  The simulator is ``rtsched.sim.core.Simulator`` with
 ``event_order="rlscheduler"``, driven by ``advance()``/``apply()``.
@@ -23,10 +23,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from heuristics.backfill import normalize_backfill
+from heuristics.committed import COMMITTED_BACKFILLS, CommittedHead
 from rtsched.machines import FlatCluster
 from rtsched.metrics import sequence_metric
-from rtsched.rl.compat import CommittedHead, normalize_backfill
-from rtsched.rl.features import PickObservation, partition_fits, static_pick_columns
+from rtsched.rl.features import PickObservation, static_pick_columns
 from rtsched.rl.rewards import GOALS, reward_of
 from rtsched.rl.sequences import filter_range, heuristic_score, requested_start, start_bounds
 from rtsched.rl.trace import load_trace
@@ -52,7 +53,7 @@ class JobPickingEnv(gym.Env):
         if goal not in GOALS:
             raise ValueError(f"unknown goal {goal!r}; choose from {', '.join(GOALS)}")
         self.goal = goal
-        self.backfill = normalize_backfill(backfill)
+        self.backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
         self.seq_len = int(seq_len)
         self.window = int(window)
         self.util_window = util_window
@@ -108,10 +109,7 @@ class JobPickingEnv(gym.Env):
             where = {int(j): i for i, j in enumerate(self._ids[start:start + self.seq_len])}
             pos = np.array([start + where[int(j)] for j in ids], dtype=np.int64)
         self._pos = pos
-        ob = self.obsb
-        ob.static = self._static_all[pos]
-        ob.submit = self.trace.submit[pos].astype(np.float64)
-        ob.nodes = self.trace.nodes[pos]
+        self.obsb.set_rows(self._static_all[pos], self.trace.submit[pos], self.trace.nodes[pos])
         self.driver = CommittedHead(self.backfill, fcfs_queue=True)
         self.n_steps = 0
         sim.advance()
@@ -143,10 +141,7 @@ class JobPickingEnv(gym.Env):
             return self.obsb.build(np.zeros(0, dtype=np.intp), 0, 0, 1)
         vis = self.driver.q[:self.window]
         self._vis = vis
-        idx = np.fromiter((js.idx for js in vis), dtype=np.intp, count=len(vis))
-        view = self.sim.view
-        fits = partition_fits(view.state, self.obsb.nodes[idx]) if self.machine.partitioned else None
-        return self.obsb.build(idx, view.now, view.state.free_nodes, self.machine.total_nodes, fits)
+        return self.obsb.observe(vis, self.sim.view)
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the occupied window slots (sb3-contrib's MaskablePPO protocol).  After the

@@ -71,10 +71,18 @@ class PickObservation:
         self.submit = np.zeros(0, dtype=np.float64)
         self.nodes = np.zeros(0, dtype=np.int64)
 
-    def allocate(self, n_jobs: int) -> None:
-        self.static = np.zeros((n_jobs, 6), dtype=np.float32)
-        self.submit = np.zeros(n_jobs, dtype=np.float64)
-        self.nodes = np.zeros(n_jobs, dtype=np.int64)
+    def set_rows(self, static: np.ndarray, submit: np.ndarray, nodes: np.ndarray) -> None:
+        """The per-job rows, indexed by the simulation's job index (``JobState.idx``)."""
+        self.static = static
+        self.submit = np.asarray(submit, dtype=np.float64)
+        self.nodes = np.asarray(nodes, dtype=np.int64)
+
+    def observe(self, visible: list, view) -> np.ndarray:
+        """The observation of the ``visible`` waiting jobs (window order) at the view's time."""
+        idx = np.fromiter((js.idx for js in visible), dtype=np.intp, count=len(visible))
+        state = view.state
+        fits = partition_fits(state, self.nodes[idx]) if view.machine.partitioned else None
+        return self.build(idx, view.now, state.free_nodes, view.machine.total_nodes, fits)
 
     def build(self, idx: np.ndarray, now: int, free_nodes: int, machine_nodes: int, fits=None) -> np.ndarray:
         """Flat float32 observation of length window·F.  ``fits`` (bool array) overrides the flat
@@ -94,6 +102,56 @@ class PickObservation:
         if k < w:
             obs[k:] = self.pad_row
         return obs.reshape(-1)
+
+
+class ArrivedRows:
+    """Fills a ``PickObservation``'s rows for the jobs a policy has seen enter the queue.
+
+    A trained policy knows nothing of jobs that have not arrived: it reads ``view.entry_log`` from
+    its own cursor and computes the rows of the new jobs in one vectorised call when it next needs
+    an observation.  ``extras`` maps a job id to (processors, memory, user, group, executable)
+    (``RLTrace.extras``); without an entry, processors = nodes and the others count as unknown
+    (memory and executable −1; user and group from the job).
+    """
+
+    def __init__(self, obs: PickObservation, norms: dict, extras: dict | None) -> None:
+        self.obs = obs
+        self.norms = norms
+        self.extras = extras or {}
+        self.run_id = None
+        self.cursor = 0
+        self.n_rows = 0
+
+    def catch_up(self, view) -> None:
+        if view.run_id != self.run_id:
+            self.run_id = view.run_id
+            self.cursor = 0
+            self.n_rows = 0
+            self.obs.set_rows(np.zeros((0, 6), dtype=np.float32), np.zeros(0), np.zeros(0, dtype=np.int64))
+        log = view.entry_log
+        new = [js for js in log[self.cursor:] if js.idx >= self.n_rows]
+        self.cursor = len(log)
+        if not new:
+            return
+        infos = [js.info for js in new]
+        ex = self.extras
+        rows = [ex.get(i.id) or (i.nodes, -1, i.user, i.group, -1) for i in infos]
+        procs, mem, user, group, exe = (list(col) for col in zip(*rows))
+        static = static_pick_columns([i.walltime for i in infos], procs, mem, user, group, exe, self.norms)
+        n = max(js.idx for js in new) + 1
+        ob = self.obs
+        if n > len(ob.submit):  # grow by doubling: rows are added a few at a time
+            cap = max(n, 2 * len(ob.submit), 64)
+            k = self.n_rows
+            grown = (np.zeros((cap, 6), dtype=np.float32), np.zeros(cap, dtype=np.float64),
+                     np.zeros(cap, dtype=np.int64))
+            grown[0][:k], grown[1][:k], grown[2][:k] = ob.static[:k], ob.submit[:k], ob.nodes[:k]
+            ob.set_rows(*grown)
+        where = np.array([js.idx for js in new], dtype=np.intp)
+        ob.static[where] = static
+        ob.submit[where] = [i.submit for i in infos]
+        ob.nodes[where] = [i.nodes for i in infos]
+        self.n_rows = max(self.n_rows, n)
 
 
 def partition_fits(state, nodes: np.ndarray) -> np.ndarray:

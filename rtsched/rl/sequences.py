@@ -1,7 +1,17 @@
-"""Where training and test sequences come from: start ranges, heuristic scores, trajectory filtering."""
+"""Sequences of an RL trace: where they start, how a policy scores on one, trajectory filtering.
+
+A *sequence* is ``length`` consecutive jobs of an ``RLTrace`` from an idle machine, scheduled in
+RLScheduler's compatibility mode (the core simulator in the ``"rlscheduler"`` event order, a
+priority under the committed-head rule of ``heuristics.committed``): the papers' training and
+test unit (seeds 000 and 003).
+"""
 from __future__ import annotations
 
 import numpy as np
+
+from heuristics.committed import CommittedHeadPolicy
+from rtsched.machines import FlatCluster
+from rtsched.metrics import sequence_metric
 
 
 def start_bounds(n_jobs: int, seq_len: int, start_range=None) -> tuple[int, int]:
@@ -46,8 +56,6 @@ def requested_start(options: dict | None, n_jobs: int, seq_len: int) -> int | No
 def heuristic_score(trace, start: int, seq_len: int, priority, backfill: str, goal: str, machine,
                     util_window: str = "last_end") -> float:
     """Goal value of one window scheduled by a heuristic in compatibility mode (cached on the trace)."""
-    from rtsched.rl.compat import run_sequence
-
     key = ("score", start, seq_len, getattr(priority, "name", priority), backfill, goal, machine.name, util_window)
     cache = trace.cache
     v = cache.get(key)
@@ -62,11 +70,32 @@ def filter_range(trace, seq_len: int, *, backfill: str = "none", goal: str = "bs
                  n_samples: int = 200, start_range=None, seed: int = 0) -> tuple[float, float]:
     """Seed 003's trajectory-filtering range R = (median, 2 × mean) of the SJF metric over sampled
     windows (§IV-C).  Sequences whose SJF value lies strictly inside R are "useful"."""
-    from rtsched.machines import FlatCluster
-
     machine = machine or FlatCluster(trace.max_nodes)
     lo, hi = start_bounds(len(trace), seq_len, start_range)
     rng = np.random.default_rng(seed)
     starts = rng.integers(lo, hi + 1, size=n_samples)
     vals = np.array([heuristic_score(trace, int(s), seq_len, "sjf", backfill, goal, machine) for s in starts])
     return float(np.median(vals)), float(2.0 * vals.mean())
+
+
+def run_sequence(trace, start: int, length: int, policy, machine=None, *, backfill="none",
+                 goals=("bsld", "wait"), util_window: str = "last_end") -> dict:
+    """Schedule jobs [start, start + length) of ``trace`` (an RLTrace) in compatibility mode.
+
+    ``policy`` is a priority name or ``Priority`` (run as ``CommittedHeadPolicy`` with ``backfill``)
+    or any core policy.  Returns ``{goal: value, "start": start, "first_start": [...], "policy"}``
+    with the goals measured by ``rtsched.metrics.sequence_metric``.
+    """
+    machine = machine or FlatCluster(trace.max_nodes)
+    if not hasattr(policy, "decide"):
+        policy = CommittedHeadPolicy(policy, backfill)
+    res = trace.simulator(start, length, machine).run(policy)
+    outs = res.outcomes
+    first = [o.first_start for o in outs]
+    out = {"start": start, "first_start": first, "policy": getattr(policy, "name", type(policy).__name__)}
+    jobs = [o.job for o in outs]
+    columns = ([j.submit for j in jobs], [j.runtime for j in jobs], first, [j.nodes for j in jobs],
+               machine.total_nodes, [j.user for j in jobs])
+    for g in goals:
+        out[g] = sequence_metric(g, *columns, util_window=util_window)
+    return out

@@ -20,7 +20,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from rtsched.rl.compat import normalize_backfill, run_sequence
+from heuristics.backfill import normalize_backfill
+from heuristics.committed import COMMITTED_BACKFILLS
+from rtsched.rl.sequences import run_sequence
 from rtsched.rl.sequences import start_bounds
 from rtsched.rl.trace import RLTrace, load_trace
 
@@ -90,7 +92,7 @@ def table_v(traces: Mapping[str, object], models: Mapping[tuple[str, str], str] 
     rows, index = [], []
     loaded = {label: load_trace(t) for label, t in traces.items()}
     for bf in backfills:
-        b = normalize_backfill(bf)
+        b = normalize_backfill(bf, COMMITTED_BACKFILLS)
         for label, tr in loaded.items():
             st = list((starts or {}).get(label) or draw_test_starts(tr, n_sequences, seq_len, seed))
             row = {}
@@ -138,7 +140,7 @@ def inspector_table(traces: Mapping[str, object], models: Mapping[tuple[str, str
     × ``seq_len`` jobs drawn with ``seed`` (the paper: 50 × 256)."""
     import pandas as pd
 
-    b = normalize_backfill(backfill)
+    b = normalize_backfill(backfill, COMMITTED_BACKFILLS)
     loaded = {label: load_trace(t) for label, t in traces.items()}
     rows, index = [], []
     cross_col = f"'{cross_from}'→Y" if cross_from else None
@@ -177,7 +179,7 @@ def train_table5_models(traces: Mapping[str, str], out: str, *,
     for label, path in traces.items():
         tr = load_trace(path)
         for bf in rl_backfills:
-            b = normalize_backfill(bf)
+            b = normalize_backfill(bf, COMMITTED_BACKFILLS)
             name = f"rl-{_slug(label)}-{b}"
             folder = os.path.join(out, name)
             cb = (lambda e, n, s, name=name: progress(name, e, n, s)) if progress else None
@@ -248,7 +250,7 @@ def pretrained_table5_models(folder: str | os.PathLike | None = None) -> dict:
             where = f"models[{i}]"
             file = os.path.join(folder, e["file"])
             if e["agent"] == "rlscheduler":
-                out["rl"][(e["trace"], normalize_backfill(e["backfill"]))] = file
+                out["rl"][(e["trace"], normalize_backfill(e["backfill"], COMMITTED_BACKFILLS))] = file
             else:
                 out["inspector"][(e["base"], e["trace"])] = file
             out["manifest"].append(e)

@@ -91,9 +91,10 @@ class RLTrace:
                         max_nodes=self.max_nodes)
 
     def simulator(self, start: int, length: int, machine):
-        """``compat_simulator`` of jobs [start, start + length).  The jobs' ``JobInfo`` records are
-        built once per trace and reused by every window (an RL run builds one simulator per episode)."""
-        from rtsched.rl.compat import compat_simulator
+        """A core simulator of jobs [start, start + length) in RLScheduler's event order.  The jobs'
+        ``JobInfo`` records are built once per trace and reused by every window (an RL run builds
+        one simulator per episode)."""
+        from rtsched.sim.core import Simulator
 
         wl = self.window(start, length)
         infos = self.cache.get("job_infos")
@@ -105,7 +106,9 @@ class RLTrace:
             in_order = all((a.submit, a.id) < (b.submit, b.id) for a, b in zip(jobs, jobs[1:]))
             infos = [JobInfo.of(j) for j in jobs] if in_order else False
             self.cache["job_infos"] = infos
-        return compat_simulator(wl, machine, infos[start:start + length] if infos else None)
+        # the compatibility event order; no schedule record (speed: RL runs only read the outcomes)
+        return Simulator(wl, machine, event_order="rlscheduler", record_schedule=False,
+                         job_infos=infos[start:start + length] if infos else None)
 
     def extras(self, start: int, length: int) -> dict[int, tuple[int, int, int, int, int]]:
         """job id -> (procs, memory, user, group, executable) for a window (policies' features)."""

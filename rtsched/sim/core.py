@@ -14,6 +14,7 @@ running jobs and the free resources, never the actual runtimes.  ``Simulator.adv
 from __future__ import annotations
 
 import heapq
+import itertools
 from typing import Callable, Iterable, Protocol
 
 from rtsched.checkpoint import CheckpointKind, CheckpointModel, IOModel
@@ -44,27 +45,35 @@ class Policy(Protocol):
 
 
 class SimView:
-    """What a policy sees at a scheduling point (read-only by convention; plan on ``state.copy()``).
+    """What a policy may know at a scheduling point: read-only by convention (plan on
+    ``state.copy()``), and never the actual runtimes.
 
     Attributes:
         now: current time, s.
+        run_id: a number unique to this simulation (a policy object reused across runs resets
+            its own bookkeeping when it changes).
         queue: waiting jobs (``JobState``), in the order they entered the queue.
         entered: the jobs that entered the queue (arrived or were requeued) since the previous
             scheduling pass.
+        completed: the jobs that finished since the previous scheduling pass.
+        woken: whether a ``WakeAt`` the policy asked for fell due at this time.
         entry_log: every queue entry of the run so far, append-only: a policy that keeps its own
             ordered structure reads it from its own cursor, so it misses nothing even when it is
             not consulted at every pass (a wrapped policy).
         running: jobs holding resources, by job id (running, writing a JIT checkpoint, or bound
             to an allocation and waiting for those writes).
+        n_done: jobs finished so far.
         state: the machine occupancy (``MachineState``).
         machine: the machine model.
-        checkpoint: the simulation's default checkpoint model.
+        checkpoint: the simulation's default checkpoint model; ``io`` its I/O cost model.
     """
 
-    __slots__ = ("sim", "now", "queue", "entered", "entry_log", "running", "state", "machine", "checkpoint", "io")
+    __slots__ = ("_sim", "run_id", "now", "queue", "entered", "completed", "entry_log", "running", "state",
+                 "machine", "checkpoint", "io")
 
     def __init__(self, sim: "Simulator") -> None:
-        self.sim = sim
+        self._sim = sim
+        self.run_id = sim.run_id
         self.machine = sim.machine
         self.state = sim.machine_state
         self.running = sim.running
@@ -73,14 +82,27 @@ class SimView:
         self.now = 0
         self.queue = sim.queue
         self.entered = sim.entered
+        self.completed = sim.completed
         self.entry_log = sim.entry_log
 
+    @property
+    def woken(self) -> bool:
+        return self._sim._woken
+
+    @property
+    def n_done(self) -> int:
+        return self._sim.n_done
+
     def job(self, job_id: int) -> JobState:
-        return self.sim.by_id[job_id]
+        """The state of job ``job_id`` (any job that has arrived)."""
+        return self._sim.by_id[job_id]
 
     def holders(self, alloc: int) -> list[JobState]:
         """Jobs holding partition ``alloc`` or a partition that conflicts with it."""
-        return self.sim.blockers(alloc)
+        return self._sim.blockers(alloc)
+
+
+_run_ids = itertools.count(1)
 
 
 class Simulator:
@@ -135,6 +157,7 @@ class Simulator:
         self.seq = 0
         self.queue: list[JobState] = []
         self.entered: list[JobState] = []
+        self.completed: list[JobState] = []
         self.entry_log: list[JobState] = []
         self.running: dict[int, JobState] = {}
         self.owners: dict[int, list[JobState]] = {}
@@ -143,6 +166,7 @@ class Simulator:
         self.next_arrival = 0
         self.n_done = 0
         self.schedule = Schedule(machine_name=machine.name)
+        self.run_id = next(_run_ids)
         self.view = SimView(self)
         self._woken = False
 
@@ -159,6 +183,7 @@ class Simulator:
     def advance(self) -> bool:
         """Process events up to the next scheduling point; False when the run is over."""
         self.entered.clear()  # the policy has seen them
+        self.completed.clear()
         if self.one_at_a_time:
             return self._advance_one()
         heap = self.heap
@@ -458,6 +483,7 @@ class Simulator:
         self._unbind(state)
         state.status = DONE
         state.saved = runtime
+        self.completed.append(state)
         self.outcomes[state.idx].end = t
         self.n_done += 1
         if self.progress is not None and self.n_done % self.progress_every == 0:

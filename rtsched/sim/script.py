@@ -37,15 +37,12 @@ class ScriptPolicy:
             return out
         for d in due:
             if type(d) is Start:
-                js = view.sim.by_id[d.job_id]
+                js = view.job(d.job_id)
                 ready = js.status == WAITING
                 if ready and d.alloc is not None and not view.state.is_free(d.alloc, js.info.nodes):
                     blockers = view.holders(d.alloc) if view.machine.partitioned else []
                     ready = bool(blockers) and all(b.status != RUNNING for b in blockers)
                 if not ready:
-                    if self.strict:
-                        raise RuntimeError(f"t={view.now}: planned start of job {d.job_id} is not possible "
-                                           f"(status {js.status}, allocation {d.alloc})")
                     self._late.append(d)
                     continue
             out.append(d)

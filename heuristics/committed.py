@@ -1,0 +1,311 @@
+"""RLScheduler's committed-head rule (seed 003's scheduling loop) as a policy of the one core.
+
+Seed 003's simulator schedules differently from a textbook batch scheduler, in ways that move its
+published numbers (Table V) a lot.  Reproducing them needs the same *decisions*, not a second
+simulator, so the authors' rule is a policy here, with each of their quirks a named option:
+
+* **Committed head.** At a decision the whole queue is sorted by the priority key and the head is
+  *committed*: nothing else is chosen until it starts.  If it fits it starts at once and the next
+  head is chosen at the same time; if not, time moves event by event until it fits.  Who picks
+  the head is pluggable (``CommittedHead.run(view, pick)``): a priority key here, a trained agent
+  in ``rtsched.rl``.
+* **Backfilling** (``backfill=``, through the one kernel ``heuristics.backfill``):
+
+  - ``"none"``: nothing else starts while the head waits;
+  - ``"rlscheduler"`` (the authors' rule): when the head blocks, its reservation is computed once
+    (running jobs by requested end, their stale estimates included); then at the blocking time
+    and after every event a FCFS scan of the queue starts any job that fits now and ends strictly
+    before the shadow time (the strict rule);
+  - ``"easy"``: the EASY rule on the committed head, the reservation recomputed at each pass;
+    FCFS scan.
+
+* **Queue order and ties**: the queue is one list, sorted in place (stable sort) by the priority
+  key at each pick and by submit time before each backfilling scan, so equal keys keep the order
+  earlier sorts left (``heuristics.priorities`` documents the keys).
+* **Event order**: run it in ``Simulator(..., event_order="rlscheduler")`` (events one at a time,
+  an arrival before a completion at equal times, a pass after each event) to get seed 003's
+  numbers; it runs in the design order too.
+
+A flat cluster is a node counter here (no state copy: this loop is the RL environments' hot path);
+on a partitioned machine (Mira) "fits" means a free partition exists.
+"""
+from __future__ import annotations
+
+from bisect import insort_right
+from operator import attrgetter
+
+from heuristics.backfill import (Reservation, busy_of, flat_reservation, normalize_backfill,
+                                 partition_reservation, scan_flat, scan_partitioned)
+from heuristics.priorities import Priority, get_priority
+from rtsched.machines.flat import FLAT
+from rtsched.sim.core import SimView
+from rtsched.sim.decisions import Decision, Start
+
+COMMITTED_BACKFILLS = ("none", "rlscheduler", "easy")
+
+_submit_of = attrgetter("info.submit")  # FCFS key of a JobState (C-level getter: sorts are hot)
+_cached_key = attrgetter("key")
+
+
+class CommittedHead:
+    """The committed-head loop with optional backfilling, independent of who picks the head.
+
+    Use: after each ``Simulator.advance()`` call ``sync(view)`` once, then ``run(view, pick)`` (any
+    number of times at the same time point).  ``pick(queue, view)`` returns the job to commit, or
+    None to stop and return control (an agent's turn).
+
+    ``q`` mirrors the simulator's queue in the authors' list order.  With ``fcfs_queue=True`` the
+    list is kept in arrival (FCFS) order and never re-sorted (the RL environments).
+    """
+
+    __slots__ = ("backfill", "fcfs_queue", "run_id", "q", "head", "reservation", "n_started", "partitioned",
+                 "machine", "_scanned_free", "_new", "_fcfs_sorted")
+
+    def __init__(self, backfill="none", *, fcfs_queue: bool = False) -> None:
+        self.backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
+        self.fcfs_queue = fcfs_queue
+        self.run_id = None
+        self.q: list = []
+        self.head = None
+        self.reservation: Reservation | None = None  # the strict rule's, fixed while the head waits
+        self.n_started = 0
+        self.machine = None
+        self.partitioned = False
+        # Incremental strict scans (flat): the free nodes left after the last scan for the current
+        # head, and the jobs that entered since.  While no job ended, free nodes can only have
+        # shrunk and time only grown, so the older jobs still cannot start.
+        self._scanned_free = -1
+        self._new: list = []
+        # Whether q is known to be in submit order (then the stable FCFS sort is the identity:
+        # arrivals are appended in submit order and removals keep the order).
+        self._fcfs_sorted = fcfs_queue
+
+    def sync(self, view: SimView) -> bool:
+        """Take in the jobs that entered the queue; True when a new simulation started."""
+        if view.run_id != self.run_id:
+            self.run_id = view.run_id
+            self.machine = view.machine
+            self.partitioned = view.machine.partitioned
+            self.q = list(view.queue)
+            self.head = None
+            self.reservation = None
+            self.n_started = 0
+            self._scanned_free = -1
+            self._new = []
+            self._fcfs_sorted = self.fcfs_queue
+            return True
+        if view.entered:
+            self.q.extend(view.entered)
+            if self._scanned_free >= 0:
+                self._new.extend(view.entered)
+        return False
+
+    def commit(self, js) -> None:
+        """Commit ``js`` (a waiting job in ``q``) as the head; the next ``run`` starts or waits for it."""
+        self.head = js
+        self.reservation = None
+        self._scanned_free = -1
+
+    # ------------------------------------------------------------------------------ one pass
+    def _pick_head(self, view: SimView, pick):
+        """Ask ``pick`` for a head and commit it; None when the queue is empty or ``pick`` passes."""
+        if not self.q:
+            return None
+        head = pick(self.q, view)
+        self._fcfs_sorted = self.fcfs_queue  # a priority pick may have re-sorted q
+        if head is not None:
+            self.commit(head)
+        return head
+
+    def run(self, view: SimView, pick) -> list[Decision]:
+        """Start the committed head (and the next ones) while they fit, then backfill around the
+        one that does not; ``pick`` chooses each new head."""
+        partitioned = self.partitioned
+        plan = view.state.copy() if partitioned else None  # flat: a node counter is enough
+        free = view.state.free_nodes
+        out: list[Decision] = []
+        q = self.q
+        now = view.now
+        started: list[tuple[int, int, int]] = []
+        while True:
+            head = self.head or self._pick_head(view, pick)
+            if head is None:
+                return out
+            info = head.info
+            if partitioned:
+                alloc = plan.find(info.nodes)
+                if alloc is None:
+                    break
+                n = view.machine.allocated_nodes(info.nodes)
+                plan.allocate(alloc, n)
+            else:
+                n = info.nodes
+                if n > free:
+                    break
+                alloc = FLAT
+                free -= n
+            out.append(Start(info.id, alloc))
+            q.remove(head)
+            self.head = None
+            self._scanned_free = -1
+            self.n_started += 1
+            started.append((now + info.walltime, alloc, n))
+        if self.backfill != "none":
+            if partitioned:
+                self._backfill_partitioned(view, head, plan, started, out)
+            else:
+                self._backfill_flat(view, head, free, started, out)
+        return out
+
+    def _busy(self, view: SimView, started) -> list[tuple[int, int, int]]:
+        busy = busy_of(view.running.values(), view.now, overdue_next_second=False)
+        if started:
+            busy.extend(started)
+        return busy
+
+    def _sort_fcfs(self) -> None:
+        if not self._fcfs_sorted:
+            self.q.sort(key=_submit_of)
+            self._fcfs_sorted = True
+
+    def _backfill_flat(self, view: SimView, head, free: int, started, out: list) -> None:
+        now = view.now
+        strict = self.backfill == "rlscheduler"
+        if strict:
+            res = self.reservation
+            if res is None:
+                res = self.reservation = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
+        else:  # easy: recomputed at every pass
+            res = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
+        self._sort_fcfs()
+        if strict and 0 <= free <= self._scanned_free:
+            # No job ended since the last scan for this head: only the newcomers can start.
+            cands = self._new
+            self._new = []
+            if free > 0 and cands:
+                free = self._start_flat(scan_flat(cands, free, now, res, True, head), out)
+            self._scanned_free = free
+            return
+        self._new = []
+        if free <= 0:
+            self._scanned_free = free if strict else -1
+            return
+        free = self._start_flat(scan_flat(self.q, free, now, res, strict, head), out)
+        self._scanned_free = free if strict else -1
+
+    def _start_flat(self, scanned: tuple[list, int], out: list) -> int:
+        """Carry out a flat scan's starts (decisions, queue); returns the free nodes left."""
+        jobs, free = scanned
+        if not jobs:
+            return free
+        q = self.q
+        if len(jobs) <= 8:  # list.remove is a C-level identity scan: cheaper than a rebuild
+            for js in jobs:
+                q.remove(js)
+        else:
+            gone = set(map(id, jobs))
+            self.q = [js for js in q if id(js) not in gone]
+        out.extend(Start(js.info.id, FLAT) for js in jobs)
+        self.n_started += len(jobs)
+        return free
+
+    def _backfill_partitioned(self, view: SimView, head, plan, started, out: list) -> None:
+        machine = view.machine
+        now = view.now
+        strict = self.backfill == "rlscheduler"
+        res = self.reservation if strict else None
+        if res is None:
+            res = partition_reservation(machine, head.info.nodes, self._busy(view, started), now)
+            if strict:
+                self.reservation = res
+        self._sort_fcfs()
+        starts = scan_partitioned(self.q, plan, machine, now, res, strict, head)
+        if starts:
+            gone = set(id(js) for js, _ in starts)
+            self.q = [js for js in self.q if id(js) not in gone]
+            out.extend(Start(js.info.id, alloc) for js, alloc in starts)
+            self.n_started += len(starts)
+
+
+# ---------------------------------------------------------------------------------- the policy
+class CommittedHeadPolicy:
+    """A priority scheduler in the authors' committed-head rule (a core ``Policy``).
+
+    Run it in ``Simulator(..., event_order="rlscheduler")`` to get seed 003's numbers, e.g.
+    ``CommittedHeadPolicy("sjf", backfill="rlscheduler")``.  ``priority`` is a name or a
+    ``Priority`` of ``heuristics.priorities``.
+    """
+
+    def __init__(self, priority: "str | Priority" = "fcfs", backfill="none") -> None:
+        self.priority = get_priority(priority)
+        self.driver = CommittedHead(backfill)
+        self.backfill = self.driver.backfill
+        self.name = f"{self.priority.name}+{self.backfill}@committed"
+        self._key = self.priority.key
+        self._total = 0  # machine nodes, for keys that use it (Cobalt's wfp2)
+        # Static keys, own driver: q stays sorted by key between picks except for the jobs appended
+        # since the last pick (``_tail``) or after a backfilling pass re-sorted it by submit time.
+        self._key_sorted = False
+        self._tail = 0
+
+    def decide(self, view: SimView) -> list[Decision]:
+        d = self.driver
+        if d.sync(view):
+            self.prepare(view)
+            fresh = view.queue
+            self._key_sorted = False
+        else:
+            fresh = view.entered
+        if self.priority.static:
+            self.cache_keys(fresh)
+            self._tail += len(fresh)
+            pick = self._pick_tracked
+        else:
+            pick = self.pick
+        if not d.q and d.head is None:
+            return []
+        return d.run(view, pick)
+
+    def prepare(self, view: SimView) -> None:
+        """Per-simulation set-up (called on the first pass of a new simulation)."""
+        self._total = view.machine.total_nodes
+
+    def cache_keys(self, jobs) -> None:
+        """Compute the static keys of ``jobs`` (for users that drive ``pick`` themselves)."""
+        if self.priority.static:
+            key = self._key
+            total = self._total
+            for js in jobs:
+                js.key = key(js, 0, total)  # the job state's free slot for a policy's cached key
+
+    def pick(self, q: list, view: SimView):
+        """Sort ``q`` in place (stable) by the priority and return its first job."""
+        if len(q) < 2:  # nothing to order
+            return q[0]
+        if self.priority.static:
+            q.sort(key=_cached_key)
+        else:
+            key = self._key
+            now = view.now
+            total = self._total
+            q.sort(key=lambda js: key(js, now, total))
+        return q[0]
+
+    def _pick_tracked(self, q: list, view: SimView):
+        """``pick`` with a static key for this policy's own driver, without re-sorting what is
+        sorted already: the jobs appended since the last pick are inserted after their equal keys
+        (``insort_right``), which is exactly where the authors' stable full sort puts them."""
+        tail = self._tail
+        self._tail = 0
+        if not self._key_sorted or self.driver._fcfs_sorted or tail * 4 > len(q):
+            q.sort(key=_cached_key)
+            self._key_sorted = True
+        elif tail:
+            new = q[-tail:]
+            del q[-tail:]
+            for js in new:
+                insort_right(q, js, key=_cached_key)
+        return q[0]
+
+
+__all__ = ["COMMITTED_BACKFILLS", "CommittedHead", "CommittedHeadPolicy"]
