@@ -15,12 +15,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from heuristics.registry import SCHEMES, make_policy, scheme
-from rtsched import metrics
-from rtsched.checkpoint import CheckpointModel
-from rtsched.machines import machine_from_spec
-from rtsched.sim.core import Simulator
-from rtsched.validate import validate_schedule
+from heuristics.registry import SCHEMES
+from rtsched.pipeline import RunSpec, execute
 
 from milp.instance import Instance
 from milp.solve import SolveResult, solve
@@ -40,34 +36,29 @@ class PolicyRun:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def build_online_policy(name: str, checkpoint: str = "jit"):
-    """(policy, checkpoint model) for a scheme label or a ``make_policy`` name."""
+def online_spec(instance: Instance, name: str, checkpoint: str = "jit") -> RunSpec:
+    """The run pipeline's spec of policy ``name`` on ``instance``: a scheme label fixes its
+    checkpoint model, any other policy name runs under ``checkpoint``; machine ``mira:<blocks>``."""
     key = name.strip().lower()
     if key in SCHEMES:
-        return scheme(key)
-    return make_policy(key), CheckpointModel.parse(checkpoint)
+        return RunSpec(machine=f"mira:{instance.blocks}", scheme=key, io=instance.io)
+    return RunSpec(machine=f"mira:{instance.blocks}", policy=name.strip(), checkpoint=checkpoint, io=instance.io)
 
 
 def run_online(instance: Instance, name: str, checkpoint: str = "jit") -> PolicyRun:
-    """Simulate ``name`` on ``instance`` (machine ``mira:<blocks>``) and read the SD means."""
-    policy, ckpt = build_online_policy(name, checkpoint)
-    machine = machine_from_spec(f"mira:{instance.blocks}")
-    workload = instance.workload()
-    sim = Simulator(workload, machine, checkpoint=ckpt, io=instance.io)
-    result = sim.run(policy)
-    validate_schedule(result.schedule, workload, machine, sim.io)
-    table = metrics.job_table(result)
-    if len(table) != len(instance.jobs):
-        raise RuntimeError(f"{instance.name}: policy {name!r} left {len(instance.jobs) - len(table)} jobs unfinished")
-    summary = metrics.summarize(table, by=("kind",), metrics=("sd",), include_all=False)
+    """Simulate ``name`` on ``instance`` through the run pipeline and read the SD means."""
+    record = execute(online_spec(instance, name, checkpoint), workload=instance.workload())
+    groups = record.summary["summary"]
+    unfinished = record.summary["unfinished"]
+    if unfinished:
+        raise RuntimeError(f"{instance.name}: policy {name!r} left {unfinished} jobs unfinished")
 
     def mean(kind: str) -> float | None:
-        row = summary.loc[kind]
-        return float(row["mean_sd"]) if int(row["n"]) > 0 else None
+        return groups[kind]["mean_sd"] if groups[kind]["n"] > 0 else None
 
-    preemptions = int(table["n_preemptions"].sum())
-    return PolicyRun(instance.name, name, mean("batch"), mean("rt"), extra={"preemptions": preemptions,
-                                                                          "checkpoint": ckpt.label})
+    preemptions = sum(o.n_preemptions for o in record.outcomes)
+    return PolicyRun(instance.name, name, mean("batch"), mean("rt"),
+                     extra={"preemptions": preemptions, "checkpoint": record.checkpoint.label})
 
 
 def optimum_run(instance: Instance, **solve_kwargs: Any) -> tuple[PolicyRun, SolveResult]:
@@ -113,4 +104,4 @@ def table3(runs: Sequence[PolicyRun]) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["OPTIMUM", "PolicyRun", "build_online_policy", "run_online", "optimum_run", "compare", "table3"]
+__all__ = ["OPTIMUM", "PolicyRun", "online_spec", "run_online", "optimum_run", "compare", "table3"]

@@ -26,6 +26,12 @@ class InputError(RtschedError, ValueError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
+class OptionError(RtschedError, ValueError):
+    """A bad option or setting (unknown name, out-of-range value, options that exclude each
+    other): a usage error (command-line exit status 2); the message names the option and what
+    it allows."""
+
+
 class InfeasibleError(RtschedError):
     """An instance or a decision that cannot be satisfied (job larger than the machine, ...)."""
 

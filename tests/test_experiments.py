@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,9 @@ import pytest
 from rtsched.experiments import (canonical_json, category_matrix, config_hash, expand_grid, load_grid, load_job_tables, load_results,
                                  parse_grid, plot, report, report_tables, run_grid)
 from rtsched.experiments import runner, store
-from rtsched.experiments.grid import WindowSpec, portable_path
+from rtsched import pipeline
+from rtsched.experiments.grid import portable_path
+from rtsched.window import WindowSpec
 from rtsched.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,13 +31,11 @@ START = 1516492800  # 2018-01-21T00:00:00Z
 
 
 @pytest.fixture
-def comp(monkeypatch):
-    """The library functions the runs go through (fresh per-process caches for each test)."""
-    c = runner.default_components()
-    monkeypatch.setattr(runner, "_components", lambda: c)
-    runner._WORKLOADS.clear()
-    runner._MACHINES.clear()
-    return c
+def comp():
+    """Fresh per-process caches of the run pipeline for each test; the pipeline module (whose
+    ``scheme`` a test may replace to inject failures)."""
+    pipeline.clear_caches()
+    return pipeline
 
 
 # ------------------------------------------------------------------------------------ tiny inputs
@@ -225,7 +224,7 @@ def test_failed_run_is_recorded_and_retried(comp, tiny, tmp_path, monkeypatch):
             raise RuntimeError("injected failure")
         return real_scheme(name, **kw)
 
-    monkeypatch.setattr(runner, "_components", lambda: replace(comp, scheme=flaky))
+    monkeypatch.setattr(comp, "scheme", flaky)
     s = run_quiet(tiny, out)
     assert s["completed"] == 2 and len(s["failed"]) == 2
     assert all("injected failure" in f["error"] for f in s["failed"])
@@ -236,7 +235,7 @@ def test_failed_run_is_recorded_and_retried(comp, tiny, tmp_path, monkeypatch):
         assert not store.table_path(out, f["key"]).exists()
     assert "injected failure" in report(out)  # reported, not swallowed
     # fixed: the next run retries exactly the failed runs and clears their error files
-    monkeypatch.setattr(runner, "_components", lambda: comp)
+    monkeypatch.setattr(comp, "scheme", real_scheme)
     s = run_quiet(tiny, out)
     assert (s["completed"], s["skipped"], s["failed"]) == (2, 2, [])
     assert not list(store.runs_dir(out).glob("*.error.json"))
@@ -350,17 +349,12 @@ def test_box_stats_whiskers_are_5_and_95_percentiles():
 
 
 def test_cli_run_report_plot(comp, tiny, tmp_path, capsys):
-    import argparse
+    from rtsched.cli import main as cli_main
 
-    from rtsched.experiments.cli import add_experiment_commands
-
-    parser = argparse.ArgumentParser(prog="rtsched")
-    add_experiment_commands(parser.add_subparsers(dest="command", required=True))
     out = tmp_path / "out"
 
     def main(*argv):
-        args = parser.parse_args(list(argv))
-        return args.func(args)
+        return cli_main(list(argv))
 
     assert main("experiment", "run", str(tiny), "--out", str(out), "-j", "1", "--no-progress") == 0
     assert main("experiment", "run", str(tiny), "--out", str(out), "--dry-run") == 0
@@ -376,7 +370,7 @@ def test_main_cli_has_experiment_commands():
     from rtsched.cli import build_parser
 
     args = build_parser().parse_args(["experiment", "report", "somewhere"])
-    assert args.func.__module__ == "rtsched.experiments.cli"
+    assert args.func.__module__ == "rtsched.cli.experiment"
 
 
 # ------------------------------------------------------------------------------------ numbers

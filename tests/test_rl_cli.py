@@ -90,7 +90,7 @@ def test_train_refuses_to_overwrite_or_mix_settings(lublin, tmp_path, capsys):
     out = str(tmp_path / "m")
     assert _train(lublin, out, 1) == 0
     capsys.readouterr()
-    assert _train(lublin, out, 2) == 1  # no --resume: the checkpoint is kept
+    assert _train(lublin, out, 2) == 2  # no --resume (a usage error): the checkpoint is kept
     err = capsys.readouterr().err
     assert "checkpoint.pt" in err and "--resume" in err
     assert _ckpt(out)["epoch"] == 1
@@ -180,11 +180,12 @@ def test_evaluate_models_and_bad_model_files(lublin, tmp_path, capsys):
         assert rc == 1
         err = capsys.readouterr().err
         assert str(path) in err and why in err, err
-    assert main(["rl", "evaluate", "--trace", lublin, "--policies", "nosuch", "--starts", "1981"]) == 1
+    # Bad options are usage errors (exit 2), naming the option.
+    assert main(["rl", "evaluate", "--trace", lublin, "--policies", "nosuch", "--starts", "1981"]) == 2
     assert "nosuch" in capsys.readouterr().err
-    assert main(["rl", "evaluate", "--trace", lublin, "--starts", "19x81"]) == 1
+    assert main(["rl", "evaluate", "--trace", lublin, "--starts", "19x81"]) == 2
     assert "--starts" in capsys.readouterr().err
-    assert main(["rl", "evaluate", "--trace", lublin, "--backfill", "ff", "--starts", "1981"]) == 1
+    assert main(["rl", "evaluate", "--trace", lublin, "--backfill", "ff", "--starts", "1981"]) == 2
     assert "--backfill" in capsys.readouterr().err
 
 
@@ -227,6 +228,6 @@ def test_simulate_cli_accepts_a_model_path(lublin, tmp_path, capsys):
     assert summary["jobs"] == 150 and summary["policy"] == f"rl:{out}+none"
     assert main(["simulate", *common]) == 0
     assert json.loads(capsys.readouterr().out)["policy"] == f"rl:{out}+rlscheduler"
-    assert main(["simulate", *common, "--backfill", "ff"]) == 1
+    assert main(["simulate", *common, "--backfill", "ff"]) == 2
     err = capsys.readouterr().err
     assert out in err and "'ff'" in err

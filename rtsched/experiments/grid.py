@@ -57,15 +57,14 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from rtsched.errors import InputError
+from rtsched.window import WindowSpec
 
 SCHEMA_VERSION = 1
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DAY = 86400  # s
 MARKING_MODES = ("random", "short", "aps")
 MARKING_ALIASES = {"default": "random"}  # seed 002 calls uniform marking the "default" job variation
 FORMATS = ("swf", "cobalt", "alcf")
@@ -77,7 +76,6 @@ _TOP_KEYS = {"name", "description", "out_dir", "trace", "traces", "grid", "optio
 _MARKING_OPTION_KEYS = {"short_max_runtime", "aps_node_scale", "aps_walltime_factor", "aps_share_of",
                         "machine_blocks", "noncheckpointable_percent"}
 _TRACE_KEYS = {"name", "path", "format", "machine", "window", "first_n"}
-_WINDOW_KEYS = {"start", "offset", "days"}
 _GRID_KEYS = {"rt_percent", "marking", "schemes", "seeds"}
 _OPTION_KEYS = {"tau", "aps_path", "validate"}
 
@@ -166,78 +164,6 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(canonical_json(config).encode("ascii")).hexdigest()[:HASH_LENGTH]
 
 
-# ------------------------------------------------------------------------------------------- windows
-@dataclass(frozen=True)
-class WindowSpec:
-    """A results window: ``days`` from ``start`` (ISO date/time, UTC if no zone; or integer Unix
-    epoch seconds) or from ``offset`` seconds after the workload's t = 0."""
-
-    days: float
-    start: str | int | None = None
-    offset: int | None = None
-
-    def as_dict(self) -> dict:
-        d: dict[str, Any] = {"days": self.days}
-        if self.start is not None:
-            d["start"] = self.start
-        if self.offset is not None:
-            d["offset"] = self.offset
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict | None, where: str = "window") -> "WindowSpec | None":
-        if d is None:
-            return None
-        if not isinstance(d, dict):
-            raise ValueError(f"{where}: expected a table {{ start = ..., days = ... }}, got {d!r}")
-        unknown = set(d) - _WINDOW_KEYS
-        if unknown:
-            raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}; use start, offset, days")
-        if "days" not in d:
-            raise ValueError(f"{where}: 'days' is required")
-        if ("start" in d) == ("offset" in d):
-            raise ValueError(f"{where}: give exactly one of 'start' (ISO date or epoch s) and 'offset' (s)")
-        start = d.get("start")
-        if start is not None and not isinstance(start, (str, int)):
-            # TOML dates parse to datetime/date objects: keep their ISO text
-            start = start.isoformat()
-        if isinstance(start, str):
-            _parse_iso(start, where)
-        days = float(d["days"])
-        if days <= 0:
-            raise ValueError(f"{where}: days must be > 0, got {days}")
-        return cls(days=days, start=start, offset=None if d.get("offset") is None else int(d["offset"]))
-
-    def epoch_start(self) -> int | None:
-        """Absolute Unix time of the window start, or None for an offset window."""
-        if self.start is None:
-            return None
-        if isinstance(self.start, int):
-            return self.start
-        return int(_parse_iso(self.start, "window").timestamp())
-
-    def seconds(self, workload_start_time: int | None) -> tuple[int, int]:
-        """(t0, t1) in the workload's own time axis (s after its t = 0)."""
-        if self.offset is not None:
-            t0 = self.offset
-        else:
-            if workload_start_time is None:
-                raise ValueError(f"window starting {self.start!r}: the workload has no absolute start time; "
-                                 "use offset = SECONDS")
-            t0 = int(self.epoch_start()) - int(workload_start_time)
-        return t0, t0 + int(round(self.days * DAY))
-
-
-def _parse_iso(text: str, where: str) -> datetime:
-    try:
-        stamp = datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise ValueError(f"{where}: start {text!r} is not an ISO date/time (e.g. 2018-01-21)") from exc
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=timezone.utc)
-    return stamp
-
-
 # ------------------------------------------------------------------------------------------- grid
 @dataclass(frozen=True)
 class TraceSpec:
@@ -276,13 +202,13 @@ class Grid:
         """``out_dir`` of the grid file (relative to the current directory), else ``results/<name>``."""
         return Path(self.out_dir) if self.out_dir else Path("results") / self.name
 
-    def expand(self) -> list["RunSpec"]:
+    def expand(self) -> list["GridRun"]:
         """The runs of the grid, in a fixed order (trace, RTJ %, marking, scheme, seed).
 
         Resolves the input files and hashes their content: a missing file raises FileNotFoundError
         naming the path as written and as resolved.
         """
-        runs: list[RunSpec] = []
+        runs: list[GridRun] = []
         seen: set[str] = set()
         for tr in self.traces:
             trace_path = _existing(tr.path, f"grid {self.name}: trace {tr.name!r}")
@@ -325,12 +251,12 @@ class Grid:
                     raise ValueError(f"grid {self.name}: two runs with the same configuration ({key}); "
                                      "check for repeated values in the axes")
                 seen.add(key)
-                runs.append(RunSpec(key=key, config=config, label=tr.name))
+                runs.append(GridRun(key=key, config=config, label=tr.name))
         return runs
 
 
 @dataclass(frozen=True)
-class RunSpec:
+class GridRun:
     """One run: its key (hash), its canonical configuration, and the trace label for reports."""
 
     key: str
@@ -483,7 +409,7 @@ def load_grid(path: str | os.PathLike) -> Grid:
     return parse_grid(p.read_text(encoding="utf-8"), p)
 
 
-def expand_grid(path_or_grid: "str | os.PathLike | Grid") -> list[RunSpec]:
+def expand_grid(path_or_grid: "str | os.PathLike | Grid") -> list[GridRun]:
     """Runs of a grid file (or a parsed ``Grid``)."""
     grid = path_or_grid if isinstance(path_or_grid, Grid) else load_grid(path_or_grid)
     return grid.expand()

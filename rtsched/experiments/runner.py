@@ -2,10 +2,9 @@
 
 ``run_grid`` expands the grid, skips every run whose summary already exists (resume), and runs the
 rest in a ``ProcessPoolExecutor`` of ``jobs`` workers (``jobs <= 1``: in this process), with a rich
-progress bar.  Each run loads its trace and machine (cached per worker process), marks the RTJs,
-builds the scheme's policy and checkpoint model from the heuristics registry, simulates in the one
-event core, re-checks the schedule with the independent validator, and measures it with the one
-metrics module (``rtsched.metrics``).  A run that raises leaves ``runs/KEY.error.json`` with the
+progress bar.  Each run goes through the one run pipeline (``rtsched.pipeline``: trace and machine
+cached per worker process, RTJ marking, the scheme's policy and checkpoint model from the
+heuristics registry, the one event core, the independent validator, the one metrics module).  A run that raises leaves ``runs/KEY.error.json`` with the
 traceback and is reported at the end; the other runs go on.  The next ``run_grid`` retries it.
 """
 from __future__ import annotations
@@ -20,128 +19,63 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from heuristics.registry import SCHEMES
+from rtsched import __version__
+from rtsched.errors import InputError
 from rtsched.experiments import store
-from rtsched.experiments.grid import Grid, RunSpec, WindowSpec, load_grid
-
-
-# ------------------------------------------------------------------------------------ components
-@dataclass
-class Components:
-    """The library functions a run goes through (one seam, so tests can substitute stubs)."""
-
-    read_workload: Callable
-    machine_from_spec: Callable
-    RtMarking: Callable
-    mark_realtime: Callable
-    scheme: Callable
-    summary_dict: Callable
-    job_table: Callable
-    Simulator: Callable
-    validate_schedule: Callable
-
-
-def default_components() -> Components:
-    from heuristics.registry import scheme
-    from rtsched import metrics
-    from rtsched.io import read_workload
-    from rtsched.machines import machine_from_spec
-    from rtsched.rtmarking import RtMarking, mark_realtime
-    from rtsched.sim.core import Simulator
-    from rtsched.validate import validate_schedule
-
-    return Components(read_workload=read_workload, machine_from_spec=machine_from_spec, RtMarking=RtMarking,
-                      mark_realtime=mark_realtime, scheme=scheme, summary_dict=metrics.summary_dict,
-                      job_table=metrics.job_table, Simulator=Simulator, validate_schedule=validate_schedule)
-
-
-_components: Callable[[], Components] = default_components
-
-_WORKLOADS: dict[tuple, Any] = {}
-_MACHINES: dict[str, Any] = {}
-
-
-def _workload(comp: Components, path: str, fmt: str | None, first_n: int | None, digest: str = ""):
-    key = (path, fmt, first_n, digest)
-    if key not in _WORKLOADS:
-        wl = comp.read_workload(path, fmt, first_n=first_n) if first_n else comp.read_workload(path, fmt)
-        _WORKLOADS[key] = wl
-    return _WORKLOADS[key]
-
-
-def _machine(comp: Components, spec: str, digest: str = ""):
-    key = f"{spec}#{digest}"
-    if key not in _MACHINES:
-        _MACHINES[key] = comp.machine_from_spec(spec)
-    return _MACHINES[key]
+from rtsched.experiments.grid import Grid, GridRun, load_grid
+from rtsched.pipeline import RunSpec, load_machine, load_trace, machine_spec_for
+from rtsched.pipeline import execute as run_pipeline
+from rtsched.window import WindowSpec
 
 
 # ------------------------------------------------------------------------------------ one run
-def execute(task: dict, comp: Components | None = None) -> tuple[dict, Any]:
-    """Compute one run: (summary record, job table DataFrame).  Writes nothing."""
-    comp = comp or _components()
+def spec_of(task: dict) -> RunSpec:
+    """The pipeline's ``RunSpec`` of a grid task (its configuration with resolved paths)."""
     cfg = task["config"]
-    timings: dict[str, float] = {}
+    first_n = cfg["trace"]["first_n"]
+    return RunSpec(trace=task["trace_path"], trace_format=cfg["trace"]["format"],
+                   reader_options={"first_n": first_n} if first_n else {}, rt_percent=cfg["rt_percent"],
+                   marking=cfg["marking"], marking_options=cfg.get("marking_options", {}),
+                   aps_path=task.get("aps_path"), seed=cfg["seed"], machine=task["machine"], scheme=cfg["scheme"],
+                   policy_options=cfg["scheme_options"], window=WindowSpec.from_dict(cfg["window"]), tau=cfg["tau"],
+                   validate=bool(task.get("validate", True)))
+
+
+def execute(task: dict) -> tuple[dict, Any]:
+    """Compute one run through the run pipeline: (summary record, job table DataFrame).  Writes nothing."""
+    cfg = task["config"]
+    rec = run_pipeline(spec_of(task))
     t = time.perf_counter()
-    wl = _workload(comp, task["trace_path"], cfg["trace"]["format"], cfg["trace"]["first_n"], cfg["inputs"]["trace"])
-    machine = _machine(comp, task["machine"], cfg["inputs"].get("machine", ""))
-    timings["load_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    marking = comp.RtMarking(percent=cfg["rt_percent"], mode=cfg["marking"], seed=cfg["seed"],
-                             aps_path=task.get("aps_path"), **cfg.get("marking_options", {}))
-    marked = comp.mark_realtime(wl, marking)
-    policy, ckpt = comp.scheme(cfg["scheme"], **cfg["scheme_options"])
-    timings["setup_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    sim = comp.Simulator(marked, machine, checkpoint=ckpt)
-    result = sim.run(policy)
-    timings["simulate_s"] = time.perf_counter() - t
-    if task.get("validate", True):
-        t = time.perf_counter()
-        comp.validate_schedule(result.schedule, marked, machine, sim.io)
-        timings["validate_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    window_spec = WindowSpec.from_dict(cfg["window"]) if cfg["window"] else None
-    window = window_spec.seconds(getattr(wl, "start_time", None)) if window_spec else None
-    tau = cfg["tau"]
-    # the window selects the jobs measured (by submit time) and is the utilization window
-    table = comp.job_table(result, window, tau_seed002=tau)
-    summary = comp.summary_dict(result, window, tau_seed002=tau, table=table)
-    timings["metrics_s"] = time.perf_counter() - t
-    n_rt = sum(1 for j in marked.jobs if j.kind == "rt")
+    table = rec.job_table()
+    timings = dict(rec.timings)
+    timings["metrics_s"] += time.perf_counter() - t
     record = {
         "key": task["key"],
         "label": task["label"],
         "config": cfg,
         "resolved": {
             "trace_path": task["trace_path"],
+            "trace_sha256": rec.provenance["trace_sha256"],
             "machine": task["machine"],
-            "machine_name": getattr(machine, "name", str(task["machine"])),
+            "machine_name": rec.machine.name,
             "aps_path": task.get("aps_path"),
-            "workload_start_time": getattr(wl, "start_time", None),
-            "window_s": list(window) if window else None,
-            "jobs": len(marked),
-            "rt_jobs": n_rt,
-            "batch_jobs": len(marked) - n_rt,
+            "workload_start_time": rec.workload.start_time,
+            "window_s": list(rec.window) if rec.window else None,
+            "jobs": rec.provenance["jobs"],
+            "rt_jobs": rec.provenance["rt_jobs"],
+            "batch_jobs": rec.provenance["batch_jobs"],
             "jobs_in_table": int(len(table)),
-            "policy": getattr(policy, "name", type(policy).__name__),
-            "checkpoint": getattr(ckpt, "label", str(ckpt)),
-            "validated": bool(task.get("validate", True)),
+            "policy": rec.policy_name,
+            "checkpoint": rec.checkpoint.label,
+            "validated": rec.spec.validate,
         },
-        "metrics": summary,
+        "metrics": rec.summary,
         "timings": timings,
-        "env": {"python": platform.python_version(), "rtsched": _version(), "pid": os.getpid(),
+        "env": {"python": platform.python_version(), "rtsched": __version__, "pid": os.getpid(),
                 "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")},
     }
     return record, table
-
-
-def _version() -> str:
-    try:
-        from rtsched import __version__
-
-        return __version__
-    except ImportError:  # pragma: no cover
-        return "?"
 
 
 def run_task(task: dict) -> dict:
@@ -194,22 +128,12 @@ def plan(grid: Grid | str | os.PathLike, out_dir: str | os.PathLike | None = Non
 
 def _check_schemes(grid: Grid) -> None:
     """Fail before launching anything if a scheme name is unknown to the registry."""
-    try:
-        from heuristics import registry
-    except ImportError:
-        return  # the runs will report it
-    known = getattr(registry, "SCHEMES", None)
-    if known is None:
-        return
-    names = set(known) if not isinstance(known, dict) else set(known.keys())
-    bad = [s for s in grid.schemes if s not in names]
+    bad = [name for name in grid.schemes if name not in SCHEMES]
     if bad:
-        from rtsched.errors import InputError
-
-        raise InputError(f"unknown scheme(s) {bad}; known: {sorted(names)}", path=str(grid.source or grid.name))
+        raise InputError(f"unknown scheme(s) {bad}; known: {sorted(SCHEMES)}", path=str(grid.source or grid.name))
 
 
-def _write_manifest(out: Path, grid: Grid, runs: list[RunSpec]) -> None:
+def _write_manifest(out: Path, grid: Grid, runs: list[GridRun]) -> None:
     if grid.text:
         store.atomic_write_bytes(out / store.GRID_COPY, grid.text.encode("utf-8"))
     store.atomic_write_json(out / store.MANIFEST, {
@@ -219,12 +143,11 @@ def _write_manifest(out: Path, grid: Grid, runs: list[RunSpec]) -> None:
 
 
 def _preload(tasks: list[dict]) -> None:
-    """Parse each distinct trace and machine once in the parent, so forked workers inherit them."""
-    comp = _components()
+    """Read each distinct trace and machine once in the parent, so forked workers inherit them."""
     for task in tasks:
-        c = task["config"]
-        _workload(comp, task["trace_path"], c["trace"]["format"], c["trace"]["first_n"], c["inputs"]["trace"])
-        _machine(comp, task["machine"], c["inputs"].get("machine", ""))
+        spec = spec_of(task)
+        trace = load_trace(spec)
+        load_machine(machine_spec_for(spec, trace))
 
 
 def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | None = None, jobs: int = 2,
@@ -352,5 +275,5 @@ def clear_failed(out_dir: str | os.PathLike) -> int:
     return n
 
 
-__all__ = ["run_grid", "plan", "execute", "run_task", "clear_failed", "Components", "default_components"]
+__all__ = ["run_grid", "plan", "execute", "run_task", "clear_failed", "spec_of"]
 

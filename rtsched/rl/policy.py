@@ -21,7 +21,7 @@ import torch
 
 from heuristics.backfill import normalize_backfill
 from heuristics.committed import COMMITTED_BACKFILLS, CommittedHead, CommittedHeadPolicy
-from rtsched.errors import RtschedError
+from rtsched.errors import OptionError
 from rtsched.rl.env_inspect import ACCEPT, Inspection, InspectorFeatures
 from rtsched.rl.features import ArrivedRows, PickObservation
 from rtsched.rl.nets import NumpyActor
@@ -159,7 +159,7 @@ def policy_from_model(path: str, **kwargs):
     return InspectedPolicy(model, **kwargs)
 
 
-class ModelPolicyError(RtschedError, ValueError):
+class ModelPolicyError(OptionError):
     """A trained model asked to schedule in a way it cannot (the message names the model)."""
 
 

@@ -1,13 +1,12 @@
-"""``rtsched experiment run|report|plot|status``: registered on the main parser by
-``add_experiment_commands(subparsers)`` (imports stay lazy so the CLI starts fast)."""
+"""``rtsched experiment run|report|plot|status``: experiment grids (``rtsched.experiments``)."""
 from __future__ import annotations
 
-import argparse
 import json
 
+from rtsched.cli.common import check_output, name_list, positive_int
 
-def add_experiment_commands(subparsers) -> argparse.ArgumentParser:
-    """Register ``experiment run|report|plot|status`` on an argparse ``subparsers`` object."""
+
+def register(subparsers) -> None:
     exp = subparsers.add_parser("experiment", help="run seed-002 style experiment grids; tables and figures",
                                 description="Experiment grids: a TOML file -> one result file per run "
                                             "(resumable, parallel) -> tables and figures.")
@@ -16,7 +15,7 @@ def add_experiment_commands(subparsers) -> argparse.ArgumentParser:
     run = esub.add_parser("run", help="run (or resume) every unfinished run of a grid")
     run.add_argument("grid", help="grid TOML file (e.g. experiments/headline_wk1.toml)")
     run.add_argument("--out", help="results folder (default: the grid's out_dir, else results/<name>)")
-    run.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default 2; 1 = in-process)")
+    run.add_argument("-j", "--jobs", type=positive_int, default=2, help="worker processes (default 2; 1 = in-process)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--dry-run", action="store_true", help="list the runs and their state; run nothing")
     run.add_argument("--json", action="store_true", help="print the run summary as JSON")
@@ -31,19 +30,19 @@ def add_experiment_commands(subparsers) -> argparse.ArgumentParser:
     plt.add_argument("dir", help="results folder")
     plt.add_argument("--out", help="figure folder (default DIR/figures)")
     plt.add_argument("--schemes", help="comma-separated schemes to show (default: the grid's figure_schemes)")
-    plt.add_argument("--dpi", type=int, default=120, help="PNG resolution (default 120)")
+    plt.add_argument("--dpi", type=positive_int, default=120, help="PNG resolution (default 120)")
     plt.set_defaults(func=cmd_plot)
 
     st = esub.add_parser("status", help="how many runs of a grid are done, failed, pending")
     st.add_argument("grid")
     st.add_argument("--out")
     st.set_defaults(func=cmd_status)
-    return exp
 
 
 def cmd_run(args) -> int:
-    from rtsched.experiments import plan, run_grid
+    from rtsched.experiments.runner import plan, run_grid
 
+    check_output(args.out, "--out", folder=True)
     if args.dry_run:
         frame = plan(args.grid, args.out)
         print(frame.to_string(index=False))
@@ -56,7 +55,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from rtsched.experiments import plan
+    from rtsched.experiments.runner import plan
 
     frame = plan(args.grid, args.out)
     print(frame["status"].value_counts().to_string())
@@ -66,11 +65,12 @@ def cmd_status(args) -> int:
 def cmd_report(args) -> int:
     from pathlib import Path
 
-    from rtsched.experiments import report, report_tables
+    from rtsched.experiments.report import report, report_tables
 
     tables = report_tables(args.dir)
     print(report(args.dir, tables), end="")
     if args.csv:
+        check_output(args.csv, "--csv", folder=True)
         out = Path(args.csv)
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in tables.items():
@@ -80,9 +80,10 @@ def cmd_report(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from rtsched.experiments import plot
+    from rtsched.experiments.figures import plot
 
-    schemes = [s.strip() for s in args.schemes.split(",")] if args.schemes else None
+    schemes = name_list(args.schemes, "--schemes") if args.schemes is not None else None
+    check_output(args.out, "--out", folder=True)
     for path in plot(args.dir, args.out, schemes=schemes, dpi=args.dpi):
         print(path)
     return 0

@@ -1,4 +1,4 @@
-"""``rtsched solve``, ``rtsched instances generate`` and ``rtsched compare`` (hooked in by rtsched/cli.py).
+"""``rtsched solve``, ``rtsched instances generate`` and ``rtsched compare``: the offline optimum (``milp``).
 
 Exit status of ``solve``: 0 when a schedule is returned (optimal, or feasible with its gap when a
 time limit stopped the search), 3 when the instance is infeasible (no schedule meets θ: only with
@@ -14,14 +14,17 @@ import os
 import sys
 from typing import Any
 
+from rtsched.cli.common import pct
+
 EXIT_INFEASIBLE = 3
 EXIT_NO_SOLUTION = 4
+# The exact methods of milp.solve (kept here so that building the parser imports no solver;
+# tests/test_cli_layout.py checks the two lists agree).
+METHODS = ("cpsat", "milp-cbc", "milp-ortools", "bruteforce")
 
 
-def add_milp_commands(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Add ``solve``, ``instances`` (``generate``) and ``compare`` to the ``rtsched`` subparsers."""
-    from milp.solve import METHODS
-
     sv = sub.add_parser("solve", help="solve a small offline instance to optimality (MILP / CP-SAT)")
     sv.add_argument("instance", help="instance JSON file {\"blocks\": 16, \"jobs\": [...]}")
     _solve_options(sv, METHODS)
@@ -204,14 +207,8 @@ def cmd_compare(args) -> int:
     t = Table("Algorithm", "BJ SD", "RTJ SD", "BJ vs opt", "RTJ vs opt", "instances", "not optimal",
               title=f"Table 3 layout: means over {len(instances)} instances")
     for r in rows:
-        t.add_row(r["algorithm"], f"{r['bj_sd']:.2f}", f"{r['rtj_sd']:.2f}", _pct(r["bj_sd_vs_optimum"]),
-                  _pct(r["rtj_sd_vs_optimum"]), str(r["instances"]), str(r["not_optimal"]))
+        t.add_row(r["algorithm"], f"{r['bj_sd']:.2f}", f"{r['rtj_sd']:.2f}", pct(r["bj_sd_vs_optimum"]),
+                  pct(r["rtj_sd_vs_optimum"]), str(r["instances"]), str(r["not_optimal"]))
     Console().print(t)
     return 0
 
-
-def _pct(x: float) -> str:
-    return "–" if x is None or math.isnan(x) else f"{x * 100:+.0f} %"
-
-
-__all__ = ["add_milp_commands", "cmd_solve", "cmd_instances_generate", "cmd_compare", "result_json"]

@@ -1,4 +1,4 @@
-"""``rtsched rl train``, ``evaluate`` and ``export`` (hooked into ``rtsched.cli`` by ``add_rl_commands``).
+"""``rtsched rl train``, ``evaluate`` and ``export`` (the RL agents, ``rtsched.rl``).
 
     rtsched rl train --agent rlscheduler --trace lublin_256.swf --goal bsld --backfill rlscheduler \\
         --epochs 100 --out runs/l1-bf [--seed 0] [--resume]
@@ -19,17 +19,15 @@ import json
 import os
 import sys
 
-from heuristics.backfill import normalize_backfill
-from heuristics.committed import COMMITTED_BACKFILLS
-from rtsched.errors import RtschedError
+from rtsched.cli.common import UsageError
+from rtsched.errors import InputError, RtschedError
 
+# Kept here so that building the parser imports neither torch nor the RL package; the command
+# checks them against rtsched.rl (tests/test_cli_layout.py checks the lists agree).
 AGENTS = ("rlscheduler", "inspector")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
-BACKFILLS = COMMITTED_BACKFILLS
+BACKFILLS = ("none", "rlscheduler", "easy")
 
-
-class RLCommandError(RtschedError, ValueError):
-    """A bad ``rtsched rl`` argument (the message names the option)."""
 
 
 # ---------------------------------------------------------------------------------------- parsing helpers
@@ -37,7 +35,7 @@ def _int_list(text: str, option: str) -> list[int]:
     try:
         return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise RLCommandError(f"{option}: expected comma-separated integers, got {text!r}") from None
+        raise UsageError(f"{option}: expected comma-separated integers, got {text!r}") from None
 
 
 def _name_list(text: str) -> list[str]:
@@ -45,14 +43,16 @@ def _name_list(text: str) -> list[str]:
 
 
 def _backfill_list(text: str) -> list[str]:
+    from heuristics.backfill import normalize_backfill
+
     out = []
     for b in _name_list(text):
         try:
-            out.append(normalize_backfill(b, COMMITTED_BACKFILLS, option="--backfill"))
+            out.append(normalize_backfill(b, BACKFILLS, option="--backfill"))
         except ValueError as exc:
-            raise RLCommandError(str(exc)) from None
+            raise UsageError(str(exc)) from None
     if not out:
-        raise RLCommandError("--backfill: no backfilling rule given")
+        raise UsageError("--backfill: no backfilling rule given")
     return out
 
 
@@ -61,11 +61,11 @@ def _pair(text: str | None, option: str, cast=float):
         return None
     parts = text.split(",")
     if len(parts) != 2:
-        raise RLCommandError(f"{option}: expected LO,HI, got {text!r}")
+        raise UsageError(f"{option}: expected LO,HI, got {text!r}")
     try:
         return tuple(cast(p) for p in parts)
     except ValueError:
-        raise RLCommandError(f"{option}: expected two numbers LO,HI, got {text!r}") from None
+        raise UsageError(f"{option}: expected two numbers LO,HI, got {text!r}") from None
 
 
 def _start_range(text: str | None):
@@ -77,12 +77,12 @@ def _start_range(text: str | None):
     try:
         return (conv(lo), conv(hi))
     except ValueError:
-        raise RLCommandError(f"--start-range: expected LO,HI, got {text!r}") from None
+        raise UsageError(f"--start-range: expected LO,HI, got {text!r}") from None
 
 
 def _check_trace(path: str) -> None:
     if not os.path.exists(path):
-        raise RLCommandError(f"--trace: {path}: file not found")
+        raise InputError("--trace: file not found", path=path)
 
 
 def _score_label(agent: str, goal: str) -> str:
@@ -106,14 +106,14 @@ def cmd_train(args) -> int:
 
     _check_trace(args.trace)
     if args.epochs < 1:
-        raise RLCommandError(f"--epochs: must be at least 1, got {args.epochs}")
+        raise UsageError(f"--epochs: must be at least 1, got {args.epochs}")
     out = args.out or os.path.join("runs", f"{args.agent}-{os.path.splitext(os.path.basename(args.trace))[0]}-"
                                            f"{args.goal}-{args.backfill}")
     ckpt = os.path.join(out, CHECKPOINT)
     if os.path.exists(ckpt) and not args.resume:
-        raise RLCommandError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
+        raise UsageError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
     if args.resume and args.init_from:
-        raise RLCommandError("--resume and --init-from exclude each other (--init-from starts a new run)")
+        raise UsageError("--resume and --init-from exclude each other (--init-from starts a new run)")
     options: dict = {"seed": args.seed}
     for name in ("seq_len", "trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters", "torch_threads",
                  "actor", "critic"):
@@ -125,11 +125,11 @@ def cmd_train(args) -> int:
         options["start_range"] = start_range
     if args.agent == "inspector":
         if args.sjf_filter:
-            raise RLCommandError("--sjf-filter applies to the rlscheduler agent only")
+            raise UsageError("--sjf-filter applies to the rlscheduler agent only")
         options["base"] = args.base
     else:
         if args.base != "sjf":
-            raise RLCommandError("--base applies to the inspector agent only")
+            raise UsageError("--base applies to the inspector agent only")
         if args.sjf_filter:
             options["sjf_filter"] = "auto" if args.sjf_filter == "auto" else _pair(args.sjf_filter, "--sjf-filter")
 
@@ -153,7 +153,7 @@ def cmd_train(args) -> int:
     except ValueError as exc:
         if isinstance(exc, RtschedError):
             raise
-        raise RLCommandError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
         print(f"rtsched rl train: interrupted; the last finished epoch is in {ckpt} "
               f"(run the same command with --resume to continue)", file=sys.stderr)
@@ -227,7 +227,7 @@ def cmd_evaluate(args) -> int:
     _check_trace(args.trace)
     policies = _name_list(args.policies)
     if not policies:
-        raise RLCommandError("--policies: no policy given")
+        raise UsageError("--policies: no policy given")
     starts = _int_list(args.starts, "--starts") if args.starts else None
     rows: list[dict] = []
     for backfill in _backfill_list(args.backfill):
@@ -238,7 +238,7 @@ def cmd_evaluate(args) -> int:
         except ValueError as exc:
             if isinstance(exc, RtschedError):
                 raise
-            raise RLCommandError(str(exc)) from None
+            raise UsageError(str(exc)) from None
         rows.extend({k: r[k] for k in ("policy", "backfill", "start", "avg_bsld", "avg_wait")} for r in got)
     if args.json:
         print(json.dumps({"results": rows}, indent=1, allow_nan=False))
@@ -266,7 +266,7 @@ def _print_evaluation(rows: list[dict], args) -> None:
 
 
 # ---------------------------------------------------------------------------------------- parser
-def add_rl_commands(subparsers) -> None:
+def register(subparsers) -> None:
     """Add ``rl train``, ``rl evaluate`` and ``rl export`` to the ``rtsched`` argparse sub-commands."""
     rl = subparsers.add_parser("rl", help="train and evaluate the RL schedulers (RLScheduler, SchedInspector)")
     rsub = rl.add_subparsers(dest="rl_command", required=True)
@@ -334,13 +334,3 @@ def cmd_export(args) -> int:
         print(f"{info['agent']} model, epoch {info['epoch']}: {info['path']} ({info['bytes'] / 1024:.1f} KiB)")
     return 0
 
-
-def main(argv=None) -> int:
-    """``python -m rtsched.rl.cli ...`` (same as ``rtsched rl ...``)."""
-    from rtsched.cli import main as rtsched_main
-
-    return rtsched_main(["rl", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

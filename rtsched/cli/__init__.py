@@ -1,0 +1,74 @@
+"""The ``rtsched`` command line.
+
+    rtsched simulate [TRACE] [--machine M] [--policy P | --scheme S] ...     (rtsched.cli.simulate)
+    rtsched traces generate|stats|convert ...                              (rtsched.cli.traces)
+    rtsched experiment run|report|plot|status ...                          (rtsched.cli.experiment)
+    rtsched instances generate ... / rtsched solve ... / rtsched compare   (rtsched.cli.offline)
+    rtsched rl train|evaluate|export ...                                    (rtsched.cli.rl)
+
+Building the parser imports nothing but argparse and these small modules; each command imports
+what it uses when it runs, so ``rtsched --help`` starts in a fraction of a second and a
+heuristic-only command never loads PyTorch.  Exit codes and error style: ``rtsched.cli.common``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from typing import Sequence
+
+from rtsched import __version__
+from rtsched.cli import experiment, offline, rl, simulate, traces
+from rtsched.cli.common import UsageError
+from rtsched.errors import RtschedError
+
+COMMAND_MODULES = (simulate, traces, experiment, offline, rl)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rtsched",
+                                     description="Real-time and batch job scheduling on HPC machines: exact optima, "
+                                                 "heuristics and RL agents in one simulator")
+    parser.add_argument("--version", action="version", version=f"rtsched {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM (timeout, batch systems) is handled like Ctrl-C
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"rtsched {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except RtschedError as exc:
+        print(f"rtsched {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"rtsched {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"rtsched {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    finally:
+        if previous in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,136 @@
+"""What every ``rtsched`` command shares: errors and exit codes, option types, output paths, the
+console, number formatting.
+
+Exit codes: 0 success; 1 bad data (a malformed trace, an infeasible instance, a corrupt model
+file: ``RtschedError``); 2 bad usage (an unknown or out-of-range option: ``UsageError`` or an
+argparse error); 130 interrupted (Ctrl-C, SIGTERM).  Every error is one line on stderr that names
+the file, line, field or option at fault.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from pathlib import Path
+
+from rtsched.errors import OptionError
+
+UsageError = OptionError  # a bad option value (exit 2); the message names the option and what it allows
+
+
+# ------------------------------------------------------------------------------------- option types
+def positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def nonneg_int(text: str) -> int:
+    """argparse type: an integer ≥ 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def percent(text: str) -> float:
+    """argparse type: a percentage in [0, 100]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage in [0, 100], got {text!r}") from None
+    if not math.isfinite(value) or not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be in [0, 100], got {text!r}")
+    return value
+
+
+def name_list(text: str, option: str) -> list[str]:
+    """A comma-separated list of names; an empty list is a usage error naming ``option``."""
+    names = [x.strip() for x in str(text).split(",") if x.strip()]
+    if not names:
+        raise UsageError(f"{option}: no name given")
+    return names
+
+
+# ------------------------------------------------------------------------------------- output paths
+def check_output(path: str | None, option: str, *, folder: bool = False) -> None:
+    """Refuse an output path that cannot be written, before any long work starts.
+
+    ``folder``: the path is a folder that will be created (its nearest existing ancestor must be
+    a writable folder).  Otherwise the path is a file: its folder must exist and be writable, and
+    the path must not be a folder.
+    """
+    if path is None or path == "-":
+        return
+    p = Path(path)
+    if folder:
+        if p.exists() and not p.is_dir():
+            raise UsageError(f"{option}: {path} exists and is not a folder")
+        parent = p
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise UsageError(f"{option}: {path}: {parent} is a file, not a folder")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"{option}: {path}: the folder {parent} is not writable")
+        return
+    if p.is_dir():
+        raise UsageError(f"{option}: {path} is a folder; give a file name")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.exists():
+        ancestor = parent
+        while not ancestor.exists():
+            ancestor = ancestor.parent
+        if ancestor.is_file():
+            raise UsageError(f"{option}: {path}: {ancestor} is a file, not a folder")
+        raise UsageError(f"{option}: {path}: the folder {parent} does not exist")
+    if not parent.is_dir():
+        raise UsageError(f"{option}: {path}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{option}: {path} is not writable")
+
+
+# ------------------------------------------------------------------------------------- printing
+def console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def fmt(x, digits: int = 2) -> str:
+    """A number for a table: thousands separators, ``–`` for missing."""
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            return "–"
+        return f"{x:,.{digits}f}"
+    return f"{x:,}"
+
+
+def pct(x) -> str:
+    """A relative difference as a signed percentage (``–`` for missing)."""
+    return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x * 100:+.0f} %"
+
+
+__all__ = ["UsageError", "check_output", "console", "fmt", "name_list", "nonneg_int", "pct", "percent",
+           "positive_float", "positive_int"]

@@ -1,0 +1,93 @@
+"""``rtsched traces generate|stats|convert``: synthetic traces, the shipped ones, statistics, SWF conversion."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rtsched.cli.common import UsageError, check_output, console, fmt, nonneg_int, positive_float, positive_int
+
+SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
+
+
+def register(sub) -> None:
+    traces = sub.add_parser("traces", help="generate, inspect and convert traces")
+    tsub = traces.add_subparsers(dest="traces_command", required=True)
+    gen = tsub.add_parser("generate", help="generate a synthetic trace (or regenerate the shipped ones)")
+    gen.add_argument("--shipped", action="store_true", help="regenerate the traces shipped in traces/ byte-for-byte")
+    gen.add_argument("--model", choices=["lublin", "miralike"], default="miralike")
+    gen.add_argument("--jobs", type=positive_int, default=10000, help="Lublin: number of jobs (>= 1)")
+    gen.add_argument("--nodes", type=positive_int, help="Lublin: processors (default 256)")
+    gen.add_argument("--days", type=positive_float, default=7.0, help="Mira-like: days of arrivals (> 0)")
+    gen.add_argument("--seed", type=nonneg_int, default=0)
+    gen.add_argument("--out", help="output SWF file (--shipped: output folder)")
+    gen.set_defaults(func=generate)
+    st = tsub.add_parser("stats", help="statistics of a trace")
+    st.add_argument("trace", help="trace file, or - for standard input (then --format is needed)")
+    st.add_argument("--format", choices=["swf", "cobalt", "alcf"])
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=stats)
+    cv = tsub.add_parser("convert", help="convert a Cobalt log or ALCF CSV (or SWF) to SWF")
+    cv.add_argument("input", help="trace file, or - for standard input (then --format is needed)")
+    cv.add_argument("output", help="SWF file to write")
+    cv.add_argument("--format", choices=["swf", "cobalt", "alcf"])
+    cv.add_argument("--normalize-to-mira", action="store_true", help="seed 002 eq. 59 size normalisation")
+    cv.set_defaults(func=convert)
+
+
+def generate(args) -> int:
+    from rtsched import generators
+    from rtsched.io.swf import write_swf
+
+    if args.shipped:
+        out = args.out or str(SHIPPED_DIR)
+        check_output(out, "--out", folder=True)
+        for path in generators.regenerate_shipped_traces(out):
+            print(path)
+        return 0
+    if not args.out:
+        raise UsageError("--out FILE is required (or --shipped)")
+    check_output(args.out, "--out")
+    if args.model == "lublin":
+        wl = generators.generate_lublin(n_jobs=args.jobs, nodes=args.nodes or 256, seed=args.seed)
+    else:
+        if args.nodes is not None:
+            raise UsageError("--nodes applies to --model lublin only (the Mira-like model has Mira's sizes)")
+        wl = generators.generate_miralike(days=args.days, seed=args.seed)
+    write_swf(wl, args.out)
+    print(f"{args.out}: {len(wl)} jobs")
+    return 0
+
+
+def stats(args) -> int:
+    from rich.table import Table
+
+    from rtsched.io import read_workload
+    from rtsched.traces_stats import trace_statistics
+
+    wl = read_workload(args.trace, args.format)
+    result = trace_statistics(wl)
+    if args.json:
+        print(json.dumps(result, indent=2, allow_nan=False))
+        return 0
+    table = Table(title=f"{args.trace}")
+    table.add_column("statistic")
+    table.add_column("value", justify="right")
+    for k, v in result.items():
+        table.add_row(k, fmt(v) if not isinstance(v, (dict, list)) else json.dumps(v))
+    console().print(table)
+    return 0
+
+
+def convert(args) -> int:
+    from rtsched.io import read_workload
+    from rtsched.io.swf import write_swf
+
+    check_output(args.output, "output")
+    wl = read_workload(args.input, args.format)
+    if args.normalize_to_mira:
+        from rtsched.io.normalize import normalize_to_mira
+
+        wl = normalize_to_mira(wl)
+    write_swf(wl, args.output)
+    print(f"{args.output}: {len(wl)} jobs")
+    return 0

@@ -1,0 +1,458 @@
+"""The one run pipeline: a ``RunSpec`` → ``execute(spec)`` → a ``RunRecord``.
+
+Every command and study that turns a trace into numbers goes through here — ``rtsched simulate``,
+experiment grids, ``rtsched compare`` and ``rtsched rl evaluate`` — so that they cannot drift
+apart:
+
+    read the trace → mark real-time jobs → build the machine → build the policy (and checkpoint
+    model) → simulate in the one core → re-check the schedule with the independent validator →
+    measure with the one metrics module → provenance (what ran, on which inputs).
+
+A ``RunSpec`` is plain data (JSON-able): it names the trace by path, the machine and the policy
+by name, so that a run is described, hashed, shipped to a worker and repeated exactly.  Loaded
+traces and machines are cached per process (keyed by path, size and modification time), so that a
+grid or an evaluation over many policies reads each input once.
+
+Machine resolution when ``machine`` is None: the embedded default trace runs on ``mira`` (the
+aligned 96-block model); a trace whose header names a machine (``; Machine: mira``, written by
+rtsched's generators) runs on it; an SWF trace runs on a flat cluster of its header's ``MaxProcs``
+(else ``MaxNodes``); a Cobalt log or ALCF CSV (Mira's logs) runs on ``mira``; anything else needs
+an explicit machine.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from heuristics.registry import SCHEMES, make_policy, scheme
+from rtsched import __version__, metrics
+from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
+from rtsched.errors import InputError, OptionError, RtschedError
+from rtsched.io import read_workload
+from rtsched.jobs import Workload
+from rtsched.machines import Machine, check_machine_spec, machine_from_spec
+from rtsched.rtmarking import MARKING_MODES, RtMarking, mark_realtime
+from rtsched.sim.core import Simulator
+from rtsched.sim.result import SimResult
+from rtsched.validate import validate_schedule
+from rtsched.window import WindowSpec
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TRACE = REPO_ROOT / "traces" / "mira_like_week.swf"
+EVENT_ORDERS = ("design", "rlscheduler")
+
+
+class SpecError(OptionError):
+    """A run specification that cannot run (the message names the option and what it allows)."""
+
+
+# ------------------------------------------------------------------------------------- the spec
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that decides a run's numbers (units: %, s).
+
+    Attributes:
+        trace: trace file path; None = the embedded default (the shipped Mira-like week).
+        trace_format: ``swf`` | ``cobalt`` | ``alcf`` (None: from the extension).
+        reader_options: options of the format's reader (``rtsched.io``), e.g. ``{"first_n": 500}``.
+        jobs: (first, count): only this slice of the trace's jobs (in trace order), e.g. one of the
+            RL papers' test sequences; None = every job.
+        rt_percent, marking, marking_options, aps_path: real-time marking (``rtsched.rtmarking``).
+        seed: seed of every random draw of the run (marking).
+        machine: ``mira``, ``mira:BLOCKS``, ``flat:N`` or a partition ``.xml`` (None: module docstring).
+        scheme: a seed-002 scheme (sets policy and checkpoint model); else ``policy``.
+        policy: a registry name (``heuristics.registry``), a model file, or ``package.module:Class``.
+        policy_options: keyword options of the policy (``backfill``, ``committed``, WCJS fields, ...);
+            with a scheme, the scheme's options.
+        checkpoint: checkpoint model text (``no``, ``sys[:S]``, ``app-PCT``, ``jit``); None: the
+            scheme's, else ``no``.
+        io: the checkpoint I/O cost model.
+        event_order: the core's order of equal-time events (``design`` | ``rlscheduler``).
+        window: the results window (``WindowSpec``); None: every job, utilization over the run.
+        tau: τ of seed 002's bounded slowdown (s); ``tau_rl`` that of the RL papers' form;
+            ``bsld_form`` which one the summary's ``mean_bsld`` reports.
+        validate: re-check the schedule with the validator (does not change the numbers).
+    """
+
+    trace: str | None = None
+    trace_format: str | None = None
+    reader_options: Mapping[str, Any] = field(default_factory=dict)
+    jobs: tuple[int, int] | None = None
+    rt_percent: float = 0.0
+    marking: str = "random"
+    marking_options: Mapping[str, Any] = field(default_factory=dict)
+    aps_path: str | None = None
+    seed: int = 0
+    machine: str | None = None
+    scheme: str | None = None
+    policy: str = "wfp2"
+    policy_options: Mapping[str, Any] = field(default_factory=dict)
+    checkpoint: str | None = None
+    io: IOModel = DEFAULT_IO
+    event_order: str = "design"
+    window: WindowSpec | None = None
+    tau: int = metrics.TAU_SEED002
+    tau_rl: int = metrics.TAU_RL
+    bsld_form: str = "seed002"
+    validate: bool = True
+
+    def check(self) -> "RunSpec":
+        """Refuse an option that cannot run, before any long work starts (raises ``SpecError``
+        naming the option and the allowed values); returns self."""
+        if not (isinstance(self.rt_percent, (int, float)) and math.isfinite(self.rt_percent)
+                and 0 <= self.rt_percent <= 100):
+            raise SpecError(f"rt_percent must be in [0, 100] %, got {self.rt_percent!r}")
+        if self.marking not in MARKING_MODES:
+            raise SpecError(f"unknown marking {self.marking!r}; choose from {', '.join(MARKING_MODES)}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise SpecError(f"seed must be a non-negative integer, got {self.seed!r}")
+        for name in ("tau", "tau_rl"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise SpecError(f"{name} must be a positive number of seconds, got {v!r}")
+        if self.bsld_form not in metrics.BSLD_FORMS:
+            raise SpecError(f"unknown bsld_form {self.bsld_form!r}; choose from {', '.join(metrics.BSLD_FORMS)}")
+        if self.event_order not in EVENT_ORDERS:
+            raise SpecError(f"unknown event_order {self.event_order!r}; choose from {', '.join(EVENT_ORDERS)}")
+        if self.scheme is not None and self.scheme.strip().lower() not in SCHEMES:
+            raise SpecError(f"unknown scheme {self.scheme!r}; choose from {', '.join(SCHEMES)}")
+        if self.checkpoint is not None:
+            try:
+                CheckpointModel.parse(self.checkpoint)
+            except ValueError as exc:
+                raise SpecError(f"checkpoint: {exc}") from None
+        if self.machine is not None:
+            try:
+                check_machine_spec(self.machine)
+            except ValueError as exc:
+                raise SpecError(str(exc)) from None
+        if self.jobs is not None:
+            first, count = self.jobs
+            if first < 0 or count < 1:
+                raise SpecError(f"jobs must be (first >= 0, count >= 1), got {self.jobs!r}")
+        return self
+
+    def describe(self) -> dict[str, Any]:
+        """The spec as plain JSON-able data."""
+        d = asdict(self)
+        d["window"] = self.window.as_dict() if self.window else None
+        d["io"] = asdict(self.io)
+        d["reader_options"] = dict(self.reader_options)
+        d["marking_options"] = dict(self.marking_options)
+        d["policy_options"] = {k: (v if isinstance(v, (str, int, float, bool, type(None))) else repr(v))
+                               for k, v in self.policy_options.items()}
+        d["jobs"] = list(self.jobs) if self.jobs else None
+        return d
+
+
+# ------------------------------------------------------------------------------------- inputs
+@dataclass(frozen=True)
+class TraceInput:
+    """A loaded trace and where it came from."""
+
+    workload: Workload
+    path: str | None  # None: generated in memory
+    sha256: str | None
+    format: str | None
+
+
+_TRACES: dict[tuple, TraceInput] = {}
+_MACHINES: dict[tuple, Machine] = {}
+
+
+def clear_caches() -> None:
+    """Forget the loaded traces and machines (tests; a long session that edits its inputs is
+    covered by the size/modification-time keys already)."""
+    _TRACES.clear()
+    _MACHINES.clear()
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def load_trace(spec: RunSpec) -> TraceInput:
+    """The spec's trace, read once per process (cached by path, format, reader options, size and
+    modification time)."""
+    if spec.trace is None:
+        if DEFAULT_TRACE.exists():
+            return _load_file(str(DEFAULT_TRACE), "swf", {})
+        key = ("embedded",)
+        if key not in _TRACES:  # the shipped file was removed: regenerate it from its seed
+            from rtsched.generators import shipped_trace  # SciPy: only on this rare path
+
+            _TRACES[key] = TraceInput(shipped_trace(DEFAULT_TRACE.name), None, None, "swf")
+        return _TRACES[key]
+    return _load_file(spec.trace, spec.trace_format, dict(spec.reader_options))
+
+
+def _load_file(path: str, fmt: str | None, options: dict) -> TraceInput:
+    if path == "-":  # standard input: never cached
+        return TraceInput(read_workload(path, fmt, **options), "-", None, fmt)
+    try:
+        stamp = _stamp(path)
+    except OSError as exc:
+        raise InputError(f"cannot read trace: {exc.strerror or exc}", path=path) from None
+    key = (os.path.abspath(path), fmt, tuple(sorted(options.items())), stamp)
+    hit = _TRACES.get(key)
+    if hit is None:
+        workload = read_workload(path, fmt, **options)
+        if not workload.jobs:
+            raise InputError("the trace has no jobs", path=path)
+        hit = _TRACES[key] = TraceInput(workload, path, file_sha256(path), fmt or _format_of(workload))
+    return hit
+
+
+def _format_of(workload: Workload) -> str | None:
+    return getattr(workload.header, "fmt", None) or None
+
+
+def machine_spec_for(spec: RunSpec, trace: TraceInput) -> str:
+    """The machine spec a run uses (module docstring: the rule when ``spec.machine`` is None)."""
+    if spec.machine is not None:
+        return spec.machine
+    if spec.trace is None:
+        return "mira"
+    header = trace.workload.header
+    named = header.get("Machine") if hasattr(header, "get") else None
+    if named:
+        return str(named).split()[0]
+    fmt = trace.format
+    if fmt == "swf":
+        for key in ("MaxProcs", "MaxNodes"):
+            value = _header_int(header, key)
+            if value:
+                return f"flat:{value}"
+        raise SpecError(f"{trace.path}: the SWF header gives no machine size (MaxProcs / MaxNodes); "
+                        "give --machine (flat:N, mira, mira:BLOCKS or a partition .xml)")
+    if fmt in ("cobalt", "alcf"):
+        return "mira"
+    raise SpecError(f"{trace.path}: no machine given; use --machine flat:N, mira, mira:BLOCKS or a partition .xml")
+
+
+def _header_int(header, key: str) -> int | None:
+    raw = header.get(key) if hasattr(header, "get") else None
+    if not raw:
+        return None
+    try:
+        value = int(float(str(raw).split()[0]))
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def load_machine(text: str) -> Machine:
+    """A machine from its spec, built once per process (a partition file also by size and time)."""
+    key: tuple = (text,)
+    if text.strip().lower().endswith(".xml"):
+        try:
+            key = (os.path.abspath(text), _stamp(text))
+        except OSError as exc:
+            raise InputError(f"cannot read the partition file: {exc.strerror or exc}", path=text) from None
+    hit = _MACHINES.get(key)
+    if hit is None:
+        try:
+            hit = _MACHINES[key] = machine_from_spec(text)
+        except ValueError as exc:
+            if isinstance(exc, RtschedError):
+                raise
+            raise SpecError(f"machine: {exc}") from None
+    return hit
+
+
+def build_policy(spec: RunSpec):
+    """(policy, checkpoint model) of the spec: a scheme fixes both; otherwise the policy by name
+    and the ``checkpoint`` text (default ``no``)."""
+    options = dict(spec.policy_options)
+    try:
+        if spec.scheme is not None:
+            policy, model = scheme(spec.scheme, io=spec.io, **options)
+        else:
+            policy, model = make_policy(spec.policy, **options), None
+    except ValueError as exc:
+        if isinstance(exc, RtschedError):
+            raise
+        raise SpecError(str(exc)) from None
+    if spec.checkpoint is not None:
+        model = CheckpointModel.parse(spec.checkpoint, io=spec.io)
+    return policy, model or CheckpointModel.parse("no", io=spec.io)
+
+
+# ------------------------------------------------------------------------------------- the record
+@dataclass
+class RunRecord:
+    """What a run produced: the simulation (outcomes, schedule), its summary and its provenance.
+
+    ``summary`` is ``rtsched.metrics.summary_dict`` (plus the cleaning counts of the reader);
+    ``provenance`` says what ran: trace (path, sha256, format, jobs), machine, policy, scheme,
+    checkpoint, RT marking, seed, τ, window, event order, rtsched version.
+    """
+
+    spec: RunSpec
+    workload: Workload
+    machine: Machine
+    result: SimResult
+    policy_name: str
+    checkpoint: CheckpointModel
+    window: tuple[int, int] | None
+    summary: dict
+    provenance: dict
+    timings: dict = field(default_factory=dict)
+    io: IOModel = DEFAULT_IO
+    _table: Any = field(default=None, repr=False)
+
+    @property
+    def outcomes(self):
+        return self.result.outcomes
+
+    @property
+    def schedule(self):
+        return self.result.schedule
+
+    def job_table(self):
+        """The run's ``rtsched.metrics.job_table`` (a pandas DataFrame, window applied), built once."""
+        if self._table is None:
+            self._table = metrics.job_table(self.result, self.window, tau_seed002=self.spec.tau,
+                                            tau_rl=self.spec.tau_rl)
+        return self._table
+
+    def to_json(self) -> dict:
+        """The ``--json`` object: provenance keys first, then the metrics."""
+        return {**self.provenance, **self.summary}
+
+
+def _display_path(spec: RunSpec, trace: TraceInput) -> str | None:
+    """The trace as the user named it; the embedded default relative to the repository."""
+    if spec.trace is not None:
+        return spec.trace
+    if trace.path is None:
+        return None
+    try:
+        return Path(trace.path).resolve().relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return trace.path
+
+
+def _mark(spec: RunSpec, workload: Workload) -> Workload:
+    if not spec.rt_percent and not spec.marking_options.get("noncheckpointable_percent"):
+        return workload
+    try:
+        marking = RtMarking(percent=spec.rt_percent, mode=spec.marking, seed=spec.seed, aps_path=spec.aps_path,
+                            **dict(spec.marking_options))
+    except TypeError as exc:
+        raise SpecError(f"marking_options: {exc}") from None
+    return mark_realtime(workload, marking)
+
+
+def _slice(workload: Workload, jobs: tuple[int, int] | None) -> Workload:
+    if jobs is None:
+        return workload
+    first, count = jobs
+    if first + count > len(workload):
+        raise SpecError(f"jobs {first}..{first + count - 1} are past the trace's {len(workload)} jobs")
+    return workload.replace_jobs(workload.jobs[first:first + count],
+                                 name=f"{workload.name}[{first}:{first + count}]")
+
+
+def execute(spec: RunSpec, *, workload: Workload | None = None,
+            progress: Callable[[int, int], None] | None = None, progress_every: int = 200,
+            prepare_policy: Callable[[Any, Workload, Machine], None] | None = None) -> RunRecord:
+    """Run ``spec`` through the pipeline (module docstring) and return its record.
+
+    Args:
+        workload: an in-memory workload to use instead of reading ``spec.trace`` (offline
+            instances, generated workloads); its provenance is its name.
+        progress: ``progress(done_jobs, total_jobs)``, called every ``progress_every`` completions.
+        prepare_policy: called as ``prepare_policy(policy, workload, machine)`` before the run, for
+            callers that hand a policy trace-level context (e.g. an RL model's feature columns).
+    """
+    spec.check()
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    if workload is not None:
+        trace = TraceInput(workload, None, None, None)
+    else:
+        trace = load_trace(spec)
+    machine_text = machine_spec_for(spec, trace)
+    machine = load_machine(machine_text)
+    policy, ckpt = build_policy(spec)
+    timings["load_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    base = _slice(trace.workload, spec.jobs)
+    marked = _mark(spec, base)
+    too_big = next((j for j in marked.jobs if not machine.fits(j.nodes)), None)
+    if too_big is not None:
+        raise InputError(f"job {too_big.id} requests {too_big.nodes} nodes, more than {machine.describe()} has; "
+                         "choose a larger --machine", path=trace.path, field="nodes")
+    window = spec.window.seconds(marked.start_time) if spec.window else None
+    if prepare_policy is not None:
+        prepare_policy(policy, marked, machine)
+    timings["setup_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    sim = Simulator(marked, machine, checkpoint=ckpt, io=spec.io, progress=progress, progress_every=progress_every,
+                    event_order=spec.event_order)
+    result = sim.run(policy)
+    timings["simulate_s"] = time.perf_counter() - t
+    if spec.validate:
+        t = time.perf_counter()
+        validate_schedule(result.schedule, marked, machine, sim.io)
+        timings["validate_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    summary = metrics.summary_dict(result, window, tau_seed002=spec.tau, tau_rl=spec.tau_rl, bsld=spec.bsld_form)
+    cleaning = getattr(trace.workload.header, "cleaning", None)
+    summary["cleaning"] = dict(cleaning) if cleaning else {}
+    timings["metrics_s"] = time.perf_counter() - t
+    policy_name = getattr(policy, "name", type(policy).__name__)
+    n_rt = sum(1 for j in marked.jobs if j.kind == "rt")
+    provenance = {
+        "trace": _display_path(spec, trace),
+        "trace_name": trace.workload.name,
+        "trace_sha256": trace.sha256,
+        "trace_format": trace.format,
+        "embedded_default": spec.trace is None and workload is None,
+        "jobs": len(marked),
+        "rt_jobs": n_rt,
+        "batch_jobs": len(marked) - n_rt,
+        "job_slice": list(spec.jobs) if spec.jobs else None,
+        "machine": machine.name,
+        "machine_spec": machine_text,
+        "machine_nodes": machine.total_nodes,
+        "policy": policy_name,
+        "scheme": spec.scheme,
+        "policy_options": spec.describe()["policy_options"],
+        "checkpoint": ckpt.label,
+        "rt_percent": spec.rt_percent,
+        "marking": spec.marking if spec.rt_percent else None,
+        "seed": spec.seed,
+        "tau": spec.tau if spec.bsld_form == "seed002" else spec.tau_rl,
+        "window_spec": spec.window.text() if spec.window else None,
+        "event_order": spec.event_order,
+        "validated": spec.validate,
+        "rtsched_version": __version__,
+    }
+    return RunRecord(spec, marked, machine, result, policy_name, ckpt, window, summary, provenance, timings,
+                     spec.io)
+
+
+def with_options(spec: RunSpec, **changes: Any) -> RunSpec:
+    """A copy of ``spec`` with fields changed (a dataclass ``replace`` that checks the result)."""
+    return replace(spec, **changes).check()
+
+
+__all__ = ["DEFAULT_TRACE", "EVENT_ORDERS", "RunRecord", "RunSpec", "SpecError", "TraceInput", "build_policy",
+           "clear_caches", "execute", "file_sha256", "load_machine", "load_trace", "machine_spec_for", "with_options"]
