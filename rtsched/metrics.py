@@ -49,9 +49,6 @@ JOB_COLUMNS: tuple[str, ...] = (
     "t_ckpt", "t_restart", "t_lost", "t_pre", "jit_delay", "ckpt_node_seconds", "restart_node_seconds",
     "lost_node_seconds",
 )
-_INT_COLUMNS = ("id", "user", "nodes", "allocated_nodes", "runtime", "walltime", "submit", "first_start", "end",
-                "turnaround", "wait", "first_wait", "n_preemptions", "t_ckpt", "t_restart", "t_lost", "t_pre",
-                "jit_delay", "ckpt_node_seconds", "restart_node_seconds", "lost_node_seconds")
 
 
 # ------------------------------------------------------------------------------- categories
@@ -191,6 +188,90 @@ def default_window(result: SimResult) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------------------ job table
+class JobColumns(dict):
+    """The per-job table as NumPy columns (``JOB_COLUMNS``), without pandas: what the summaries
+    are computed from.  ``attrs`` records tau_seed002, tau_rl, window and the categories' basis;
+    ``to_frame()`` gives the ``pandas.DataFrame`` of ``job_table``."""
+
+    def __init__(self, columns: dict, attrs: dict) -> None:
+        super().__init__(columns)
+        self.attrs = attrs
+
+    def __len__(self) -> int:  # the number of jobs (rows), as for a DataFrame
+        return len(self["id"])
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.keys())
+
+    def select(self, mask: np.ndarray) -> "JobColumns":
+        """The rows where ``mask`` holds."""
+        return JobColumns({k: v[mask] for k, v in self.items()}, dict(self.attrs))
+
+    def to_frame(self):
+        import pandas as pd
+
+        frame = pd.DataFrame(dict(self), columns=list(JOB_COLUMNS))
+        frame.attrs.update(self.attrs)
+        return frame
+
+
+def job_columns(result: SimResult, window: tuple[int, int] | None = None, *, tau_seed002: int = TAU_SEED002,
+                tau_rl: int = TAU_RL, categories: Categories = SEED002_CATEGORIES) -> JobColumns:
+    """The columns of ``job_table`` as NumPy arrays (same arguments; no pandas)."""
+    window = _check_window(window)
+    outs = [o for o in result.outcomes if o.end >= 0
+            and (window is None or window[0] <= o.job.submit < window[1])]
+    n = len(outs)
+    jobs = [o.job for o in outs]
+
+    def col(values) -> np.ndarray:
+        return np.fromiter(values, dtype=np.int64, count=n)
+
+    submit = col(j.submit for j in jobs)
+    runtime = col(j.runtime for j in jobs)
+    walltime = col(j.walltime for j in jobs)
+    nodes = col(j.nodes for j in jobs)
+    first_start = col(o.first_start for o in outs)
+    end = col(o.end for o in outs)
+    allocated = col(o.allocated_nodes for o in outs)
+    t_ckpt = col(o.t_ckpt for o in outs)
+    t_restart = col(o.t_restart for o in outs)
+    t_lost = col(o.t_lost for o in outs)
+    turnaround = end - submit
+    data = {
+        "id": col(j.id for j in jobs),
+        "kind": np.array([j.kind for j in jobs], dtype=object),
+        "user": col(j.user for j in jobs),
+        "nodes": nodes,
+        "allocated_nodes": allocated,
+        "runtime": runtime,
+        "walltime": walltime,
+        "submit": submit,
+        "first_start": first_start,
+        "end": end,
+        "turnaround": turnaround,
+        "wait": turnaround - runtime,
+        "first_wait": first_start - submit,
+        "sd": slowdown(turnaround, runtime),
+        "bsld_seed002": bounded_slowdown_seed002(turnaround, runtime, tau_seed002),
+        "bsld_rl": bounded_slowdown_rl(turnaround, runtime, tau_rl),
+        "category": categories.labels(nodes, runtime, walltime),
+        "n_preemptions": col(o.n_preemptions for o in outs),
+        "t_ckpt": t_ckpt,
+        "t_restart": t_restart,
+        "t_lost": t_lost,
+        "t_pre": t_restart + t_lost,
+        "jit_delay": col(o.jit_delay for o in outs),
+        "ckpt_node_seconds": t_ckpt * allocated,
+        "restart_node_seconds": t_restart * allocated,
+        "lost_node_seconds": t_lost * allocated,
+    }
+    attrs = {"tau_seed002": int(tau_seed002), "tau_rl": int(tau_rl), "window": list(window) if window else None,
+             "category_duration": categories.duration}
+    return JobColumns(data, attrs)
+
+
 def job_table(result: SimResult, window: tuple[int, int] | None = None, *, tau_seed002: int = TAU_SEED002,
               tau_rl: int = TAU_RL, categories: Categories = SEED002_CATEGORIES):
     """One row per finished job (a ``pandas.DataFrame``, columns ``JOB_COLUMNS``).
@@ -209,59 +290,7 @@ def job_table(result: SimResult, window: tuple[int, int] | None = None, *, tau_s
     t_lost, jit_delay (s); ckpt_node_seconds, restart_node_seconds, lost_node_seconds.
     ``table.attrs`` records tau_seed002, tau_rl, window and the categories' duration basis.
     """
-    import pandas as pd
-
-    window = _check_window(window)
-    outs = [o for o in result.outcomes if o.finished
-            and (window is None or window[0] <= o.job.submit < window[1])]
-    n = len(outs)
-
-    def col(fn) -> np.ndarray:
-        return np.fromiter((fn(o) for o in outs), dtype=np.int64, count=n)
-
-    submit = col(lambda o: o.job.submit)
-    runtime = col(lambda o: o.job.runtime)
-    walltime = col(lambda o: o.job.walltime)
-    nodes = col(lambda o: o.job.nodes)
-    first_start = col(lambda o: o.first_start)
-    end = col(lambda o: o.end)
-    turnaround = end - submit
-    data = {
-        "id": col(lambda o: o.job.id),
-        "kind": np.array([o.job.kind for o in outs], dtype=object),
-        "user": col(lambda o: o.job.user),
-        "nodes": nodes,
-        "allocated_nodes": col(lambda o: o.allocated_nodes),
-        "runtime": runtime,
-        "walltime": walltime,
-        "submit": submit,
-        "first_start": first_start,
-        "end": end,
-        "turnaround": turnaround,
-        "wait": turnaround - runtime,
-        "first_wait": first_start - submit,
-        "sd": slowdown(turnaround, runtime) if n else np.zeros(0),
-        "bsld_seed002": bounded_slowdown_seed002(turnaround, runtime, tau_seed002) if n else np.zeros(0),
-        "bsld_rl": bounded_slowdown_rl(turnaround, runtime, tau_rl) if n else np.zeros(0),
-        "category": categories.labels(nodes, runtime, walltime),
-        "n_preemptions": col(lambda o: o.n_preemptions),
-        "t_ckpt": col(lambda o: o.t_ckpt),
-        "t_restart": col(lambda o: o.t_restart),
-        "t_lost": col(lambda o: o.t_lost),
-        "t_pre": col(lambda o: o.t_pre),
-        "jit_delay": col(lambda o: o.jit_delay),
-        "ckpt_node_seconds": col(lambda o: o.ckpt_node_seconds),
-        "restart_node_seconds": col(lambda o: o.restart_node_seconds),
-        "lost_node_seconds": col(lambda o: o.lost_node_seconds),
-    }
-    frame = pd.DataFrame(data, columns=list(JOB_COLUMNS))
-    for c in ("sd", "bsld_seed002", "bsld_rl"):
-        frame[c] = frame[c].astype(np.float64)
-    for c in _INT_COLUMNS:
-        frame[c] = frame[c].astype(np.int64)
-    frame.attrs.update({"tau_seed002": int(tau_seed002), "tau_rl": int(tau_rl),
-                        "window": list(window) if window else None, "category_duration": categories.duration})
-    return frame
+    return job_columns(result, window, tau_seed002=tau_seed002, tau_rl=tau_rl, categories=categories).to_frame()
 
 
 # ------------------------------------------------------------------------------ summaries
@@ -275,23 +304,65 @@ def _stats(values: np.ndarray) -> dict[str, float]:
             "p75": float(q[3]), "p95": float(q[4])}
 
 
-def _levels(table, column: str) -> list:
+def _column(table, name: str) -> np.ndarray:
+    values = table[name]
+    return values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
+
+
+def _levels(values: np.ndarray, column: str) -> list:
     if column == "kind":
         known = list(JOB_KINDS)
     elif column == "category":
         known = list(CATEGORY_NAMES)
     else:
         known = []
-    extra = sorted(set(table[column].tolist()) - set(known), key=str) if len(table) else []
+    extra = sorted(set(values.tolist()) - set(known), key=str) if len(values) else []
     return known + extra
+
+
+def summary_rows(table, by: Sequence[str] = ("kind",), *, metrics: Sequence[str] = SUMMARY_METRICS,
+                 include_all: bool = True) -> list[tuple[str, dict]]:
+    """``summarize``'s rows as (label, row dict) pairs, from a ``JobColumns`` or a DataFrame."""
+    by = tuple(by)
+    have = set(table.columns)
+    missing = [c for c in (*by, *metrics) if c not in have]
+    if missing:
+        raise KeyError(f"summarize: the table lacks column(s) {missing}; it has {list(table.columns)}")
+    n_rows = len(table)
+    arrays = {m: _column(table, m).astype(np.float64) for m in metrics}
+    rows: list[tuple[str, dict]] = []
+
+    def add(label: str, keys: dict, mask: np.ndarray | None) -> None:
+        row = dict(keys)
+        row["n"] = int(n_rows if mask is None else mask.sum())
+        for m in metrics:
+            vals = arrays[m] if mask is None else arrays[m][mask]
+            for st, v in _stats(vals).items():
+                row[f"{st}_{m}"] = v
+        rows.append((label, row))
+
+    if include_all:
+        add("all", {c: "all" for c in by}, None)
+    if by:
+        columns = {c: _column(table, c).astype(object) for c in by}
+        combos: list[tuple] = [()]
+        for c in by:
+            combos = [k + (lv,) for k in combos for lv in _levels(columns[c], c)]
+        for combo in combos:
+            mask = np.ones(n_rows, dtype=bool)
+            for c, lv in zip(by, combo):
+                mask &= columns[c] == lv
+            add("/".join(str(x) for x in combo), dict(zip(by, combo)), mask)
+    return rows
 
 
 def summarize(table, by: Sequence[str] = ("kind",), *, metrics: Sequence[str] = SUMMARY_METRICS,
               include_all: bool = True):
-    """Group statistics of a ``job_table`` (a ``pandas.DataFrame``, one row per group).
+    """Group statistics of a job table (a ``pandas.DataFrame``, one row per group).
 
     Args:
-        table: a ``job_table`` (or any frame with the ``by`` and ``metrics`` columns).
+        table: a ``job_table`` or ``job_columns`` (or any table with the ``by`` and ``metrics``
+            columns).
         by: grouping columns, e.g. ``("kind",)``, ``("category",)`` or ``("category", "kind")``.
             Every known level appears even when empty (kinds rt, batch; the four categories).
         metrics: columns to summarise (default sd, bsld_seed002, bsld_rl, wait, first_wait,
@@ -306,38 +377,8 @@ def summarize(table, by: Sequence[str] = ("kind",), *, metrics: Sequence[str] = 
     """
     import pandas as pd
 
-    by = tuple(by)
-    missing = [c for c in (*by, *metrics) if c not in table.columns]
-    if missing:
-        raise KeyError(f"summarize: the table lacks column(s) {missing}; it has {list(table.columns)}")
-    arrays = {m: table[m].to_numpy(dtype=np.float64) for m in metrics}
-    rows: list[dict] = []
-    labels: list[str] = []
-
-    def add(label: str, keys: dict, mask: np.ndarray | None) -> None:
-        row = dict(keys)
-        row["n"] = int(len(table) if mask is None else mask.sum())
-        for m in metrics:
-            vals = arrays[m] if mask is None else arrays[m][mask]
-            for s, v in _stats(vals).items():
-                row[f"{s}_{m}"] = v
-        rows.append(row)
-        labels.append(label)
-
-    if include_all:
-        add("all", {c: "all" for c in by}, None)
-    if by:
-        columns = {c: table[c].to_numpy(dtype=object) for c in by}
-        combos: list[tuple] = [()]
-        for c in by:
-            combos = [k + (lv,) for k in combos for lv in _levels(table, c)]
-        for combo in combos:
-            mask = np.ones(len(table), dtype=bool)
-            for c, lv in zip(by, combo):
-                mask &= columns[c] == lv
-            add("/".join(str(x) for x in combo), dict(zip(by, combo)), mask)
-    out = pd.DataFrame(rows, index=pd.Index(labels, name="group"))
-    return out
+    rows = summary_rows(table, by, metrics=metrics, include_all=include_all)
+    return pd.DataFrame([r for _, r in rows], index=pd.Index([label for label, _ in rows], name="group"))
 
 
 # ----------------------------------------------------------------------------- utilization
@@ -447,9 +488,12 @@ def _group_dict(row: dict, form: str) -> dict:
 
 
 def _groups(table, form: str) -> dict[str, dict]:
-    frame = summarize(table, by=("kind",))
-    return {label: _group_dict({k: v for k, v in rec.items() if k != "kind"}, form)
-            for label, rec in zip(frame.index, frame.to_dict("records"))}
+    return {label: _group_dict({k: v for k, v in row.items() if k != "kind"}, form)
+            for label, row in summary_rows(table, by=("kind",))}
+
+
+def _rows_where(table, mask: np.ndarray):
+    return table.select(mask) if isinstance(table, JobColumns) else table[mask]
 
 
 def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_seed002: int = TAU_SEED002,
@@ -465,8 +509,9 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
         bsld: which bounded-slowdown form ``mean_bsld`` etc. report ("seed002" or "rl"); both
             forms are always present as ``*_bsld_seed002`` and ``*_bsld_rl``.
         categories: category thresholds and basis.
-        table: the ``job_table`` of this result built with the same window, τs and categories,
-            when the caller has it already (saves building it twice; checked against its attrs).
+        table: the ``job_table`` (or ``job_columns``) of this result built with the same window,
+            τs and categories, when the caller has it already (saves building it twice; checked
+            against its attrs).
 
     Keys: summary {all, rt, batch} and categories {name: {all, rt, batch}}, each group with n and
     {mean, median, p5, p25, p75, p95}_{sd, bsld, bsld_seed002, bsld_rl, wait, first_wait,
@@ -479,7 +524,7 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
         raise ValueError(f"bsld must be one of {BSLD_FORMS}, got {bsld!r}")
     win = _check_window(window)
     if table is None:
-        table = job_table(result, win, tau_seed002=tau_seed002, tau_rl=tau_rl, categories=categories)
+        table = job_columns(result, win, tau_seed002=tau_seed002, tau_rl=tau_rl, categories=categories)
     else:
         expected = {"tau_seed002": int(tau_seed002), "tau_rl": int(tau_rl), "window": list(win) if win else None,
                     "category_duration": categories.duration}
@@ -489,8 +534,9 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
     in_window = [o for o in result.outcomes if win is None or win[0] <= o.job.submit < win[1]]
     util = utilization(result, win)
     cats = {}
+    category = _column(table, "category")
     for name in CATEGORY_NAMES:
-        cats[name] = _groups(table[table["category"] == name], bsld)
+        cats[name] = _groups(_rows_where(table, category == name), bsld)
     return {
         "summary": _groups(table, bsld),
         "categories": cats,
@@ -513,7 +559,7 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
 
 
 __all__ = [
-    "BSLD_FORMS", "CATEGORY_NAMES", "Categories", "JOB_COLUMNS", "SEED002_CATEGORIES", "STATS", "SUMMARY_METRICS",
+    "BSLD_FORMS", "CATEGORY_NAMES", "Categories", "JOB_COLUMNS", "JobColumns", "job_columns", "summary_rows", "SEED002_CATEGORIES", "STATS", "SUMMARY_METRICS",
     "TAU_RL", "TAU_SEED002", "WCJS_CATEGORIES", "bounded_slowdown_rl", "bounded_slowdown_seed002", "default_window",
     "job_table", "segment_lost_seconds", "slowdown", "summarize", "summary_dict", "utilization",
 ]
