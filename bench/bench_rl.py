@@ -182,7 +182,8 @@ def bench_train_to_target(trace, out: str, cap_min: float, target: float = TABLE
     """Train (papers' defaults, backfilling) and evaluate the Table-V test sequences after every epoch.
 
     Training time excludes the per-epoch test evaluation, which is reported separately."""
-    from rtsched.rl.api import evaluate, train
+    from rtsched.rl.api import train
+    from rtsched.rl.evaluate import evaluate
 
     t0 = time.perf_counter()
     state = {"eval_s": 0.0, "best": float("inf"), "reached": None, "epoch": 0}

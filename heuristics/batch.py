@@ -17,8 +17,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from heuristics.backfill import (BACKFILLS, best_fit, busy_of, normalize_backfill, reserve, rule_of, scan_flat,
-                                 scan_partitioned)
+from heuristics.backfill import best_fit, busy_of, normalize_backfill, reserve, rule_of, scan_flat, scan_partitioned
 from heuristics.priorities import Priority, get_priority
 from rtsched.machines.flat import FLAT
 from rtsched.sim.core import SimView

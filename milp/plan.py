@@ -63,7 +63,7 @@ def completion(instance: Instance, pl: Placement) -> int:
 
 
 def to_schedule(instance: Instance, placements: Iterable[Placement], machine_name: str | None = None) -> Schedule:
-    """Segments of a plan (the hook the lead's ``rtsched.sim.replay`` replays).
+    """Segments of a plan (the hook the lead's ``rtsched.replay`` replays).
 
     Unsplit job: run [s, s+p) progress 0→p.  Split BJ: run [s, s+w) 0→w; ckpt [s+w, s+w+o) w→w;
     restart [s', s'+o) w→w; run [s'+o, s'+o+p−w) w→p.

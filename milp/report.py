@@ -2,7 +2,7 @@
 
 Every slowdown a solve *reports* comes from here: the plan becomes a :class:`Schedule`
 (:func:`milp.plan.to_schedule`), the core simulator replays it segment for segment
-(:func:`rtsched.sim.replay.replay_and_compare`), the validator re-checks the simulator's schedule
+(:func:`rtsched.replay.replay_and_compare`), the validator re-checks the simulator's schedule
 (at most one preemption per job, RTJs never preempted), and :func:`rtsched.metrics.job_table`
 computes the per-job slowdowns.  The solvers' own exact rational evaluation
 (:func:`milp.plan.evaluate`) only steers the search (θ*, the RTJ bound's right-hand side).
@@ -14,7 +14,7 @@ from typing import Sequence
 
 from rtsched import metrics
 from rtsched.schedule import Schedule
-from rtsched.sim.replay import replay_and_compare
+from rtsched.replay import replay_and_compare
 from rtsched.sim.result import SimResult
 from rtsched.validate import validate_schedule
 

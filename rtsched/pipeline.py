@@ -294,27 +294,31 @@ def build_policy(spec: RunSpec):
 
 
 # ------------------------------------------------------------------------------------- the record
-@dataclass
 class RunRecord:
-    """What a run produced: the simulation (outcomes, schedule), its summary and its provenance.
+    """What a run produced: the simulation (outcomes, schedule), its measures and its provenance.
 
-    ``summary`` is ``rtsched.metrics.summary_dict`` (plus the cleaning counts of the reader);
-    ``provenance`` says what ran: trace (path, sha256, format, jobs), machine, policy, scheme,
-    checkpoint, RT marking, seed, τ, window, event order, rtsched version.
+    ``summary`` (computed on first use) is ``rtsched.metrics.summary_dict`` plus the reader's
+    cleaning counts; ``sequence_score(goal)`` is the RL papers' per-sequence score
+    (``rtsched.metrics.sequence_metric``); ``provenance`` says what ran: trace (path, sha256,
+    format, jobs), machine, policy, scheme, checkpoint, RT marking, seed, τ, window, event order,
+    rtsched version.
     """
 
-    spec: RunSpec
-    workload: Workload
-    machine: Machine
-    result: SimResult
-    policy_name: str
-    checkpoint: CheckpointModel
-    window: tuple[int, int] | None
-    summary: dict
-    provenance: dict
-    timings: dict = field(default_factory=dict)
-    io: IOModel = DEFAULT_IO
-    _table: Any = field(default=None, repr=False)
+    def __init__(self, spec: RunSpec, workload: Workload, machine: Machine, result: SimResult, policy_name: str,
+                 checkpoint: CheckpointModel, window: tuple[int, int] | None, provenance: dict, timings: dict,
+                 cleaning: dict) -> None:
+        self.spec = spec
+        self.workload = workload
+        self.machine = machine
+        self.result = result
+        self.policy_name = policy_name
+        self.checkpoint = checkpoint
+        self.window = window
+        self.provenance = provenance
+        self.timings = timings
+        self.cleaning = cleaning
+        self._summary: dict | None = None
+        self._table = None
 
     @property
     def outcomes(self):
@@ -324,12 +328,34 @@ class RunRecord:
     def schedule(self):
         return self.result.schedule
 
+    @property
+    def summary(self) -> dict:
+        """``rtsched.metrics.summary_dict`` of the run (window and τs of the spec), built once."""
+        if self._summary is None:
+            t = time.perf_counter()
+            spec = self.spec
+            summary = metrics.summary_dict(self.result, self.window, tau_seed002=spec.tau, tau_rl=spec.tau_rl,
+                                           bsld=spec.bsld_form)
+            summary["cleaning"] = dict(self.cleaning)
+            self._summary = summary
+            self.timings["metrics_s"] = self.timings.get("metrics_s", 0.0) + time.perf_counter() - t
+        return self._summary
+
     def job_table(self):
         """The run's ``rtsched.metrics.job_table`` (a pandas DataFrame, window applied), built once."""
         if self._table is None:
             self._table = metrics.job_table(self.result, self.window, tau_seed002=self.spec.tau,
                                             tau_rl=self.spec.tau_rl)
         return self._table
+
+    def sequence_score(self, goal: str, *, util_window: str = "last_end") -> float:
+        """The RL papers' score of the run's jobs (``rtsched.metrics.sequence_metric``; τ = ``tau_rl``)."""
+        outs = self.result.outcomes
+        jobs = [o.job for o in outs]
+        return metrics.sequence_metric(goal, [j.submit for j in jobs], [j.runtime for j in jobs],
+                                       [o.first_start for o in outs], [j.nodes for j in jobs],
+                                       self.machine.total_nodes, [j.user for j in jobs], tau=self.spec.tau_rl,
+                                       util_window=util_window)
 
     def to_json(self) -> dict:
         """The ``--json`` object: provenance keys first, then the metrics."""
@@ -369,17 +395,16 @@ def _slice(workload: Workload, jobs: tuple[int, int] | None) -> Workload:
                                  name=f"{workload.name}[{first}:{first + count}]")
 
 
-def execute(spec: RunSpec, *, workload: Workload | None = None,
-            progress: Callable[[int, int], None] | None = None, progress_every: int = 200,
-            prepare_policy: Callable[[Any, Workload, Machine], None] | None = None) -> RunRecord:
+def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = None,
+            progress: Callable[[int, int], None] | None = None, progress_every: int = 200) -> RunRecord:
     """Run ``spec`` through the pipeline (module docstring) and return its record.
 
     Args:
         workload: an in-memory workload to use instead of reading ``spec.trace`` (offline
-            instances, generated workloads); its provenance is its name.
+            instances, generated workloads, the RL papers' cleaned traces); its provenance is its name.
+        policy: a policy object built by the caller (e.g. a trained model given trace-level feature
+            columns) instead of ``spec.policy``; with ``spec.checkpoint`` (default ``no``).
         progress: ``progress(done_jobs, total_jobs)``, called every ``progress_every`` completions.
-        prepare_policy: called as ``prepare_policy(policy, workload, machine)`` before the run, for
-            callers that hand a policy trace-level context (e.g. an RL model's feature columns).
     """
     spec.check()
     timings: dict[str, float] = {}
@@ -390,7 +415,10 @@ def execute(spec: RunSpec, *, workload: Workload | None = None,
         trace = load_trace(spec)
     machine_text = machine_spec_for(spec, trace)
     machine = load_machine(machine_text)
-    policy, ckpt = build_policy(spec)
+    if policy is None:
+        policy, ckpt = build_policy(spec)
+    else:
+        ckpt = CheckpointModel.parse(spec.checkpoint or "no", io=spec.io)
     timings["load_s"] = time.perf_counter() - t
     t = time.perf_counter()
     base = _slice(trace.workload, spec.jobs)
@@ -400,8 +428,6 @@ def execute(spec: RunSpec, *, workload: Workload | None = None,
         raise InputError(f"job {too_big.id} requests {too_big.nodes} nodes, more than {machine.describe()} has; "
                          "choose a larger --machine", path=trace.path, field="nodes")
     window = spec.window.seconds(marked.start_time) if spec.window else None
-    if prepare_policy is not None:
-        prepare_policy(policy, marked, machine)
     timings["setup_s"] = time.perf_counter() - t
     t = time.perf_counter()
     sim = Simulator(marked, machine, checkpoint=ckpt, io=spec.io, progress=progress, progress_every=progress_every,
@@ -412,11 +438,7 @@ def execute(spec: RunSpec, *, workload: Workload | None = None,
         t = time.perf_counter()
         validate_schedule(result.schedule, marked, machine, sim.io)
         timings["validate_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    summary = metrics.summary_dict(result, window, tau_seed002=spec.tau, tau_rl=spec.tau_rl, bsld=spec.bsld_form)
     cleaning = getattr(trace.workload.header, "cleaning", None)
-    summary["cleaning"] = dict(cleaning) if cleaning else {}
-    timings["metrics_s"] = time.perf_counter() - t
     policy_name = getattr(policy, "name", type(policy).__name__)
     n_rt = sum(1 for j in marked.jobs if j.kind == "rt")
     provenance = {
@@ -445,8 +467,8 @@ def execute(spec: RunSpec, *, workload: Workload | None = None,
         "validated": spec.validate,
         "rtsched_version": __version__,
     }
-    return RunRecord(spec, marked, machine, result, policy_name, ckpt, window, summary, provenance, timings,
-                     spec.io)
+    return RunRecord(spec, marked, machine, result, policy_name, ckpt, window, provenance, timings,
+                     dict(cleaning) if cleaning else {})
 
 
 def with_options(spec: RunSpec, **changes: Any) -> RunSpec:

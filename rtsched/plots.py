@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+from rtsched.files import atomic_write
+
 PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974",
            "#64b5cd"]
 
@@ -110,9 +112,8 @@ def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> Path:
     """Write a figure as PNG atomically (temporary file in the same folder, then ``os.replace``)."""
     import matplotlib.pyplot as plt
 
-    from rtsched.experiments.store import atomic_write
-
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         # constrained layout already fits the labels: no second ("tight") draw
         atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi))

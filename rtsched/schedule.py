@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
+from rtsched.files import atomic_write
+
 SegmentKind = Literal["run", "ckpt", "restart"]
 RUN: SegmentKind = "run"
 CKPT: SegmentKind = "ckpt"
@@ -89,22 +91,10 @@ class Schedule:
 
     def write(self, path: str, partition_names: list[str] | None = None) -> None:
         """Write as CSV, or as Parquet when ``path`` ends in ``.parquet``.  Written atomically."""
-        import os
-        import tempfile
-
         frame = self.to_frame()
         if partition_names is not None:
             frame["partition_name"] = [partition_names[p] if p >= 0 else "" for p in frame["partition"]]
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-schedule-")
-        os.close(fd)
-        try:
-            if path.endswith(".parquet"):
-                frame.to_parquet(tmp, index=False)
-            else:
-                frame.to_csv(tmp, index=False)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        if str(path).endswith(".parquet"):
+            atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
+        else:
+            atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))

@@ -23,7 +23,7 @@ from rtsched.cli import main as rtsched_main
 from rtsched.errors import InputError
 from rtsched.jobs import Job
 from rtsched.schedule import CKPT
-from rtsched.sim.replay import replay_and_compare
+from rtsched.replay import replay_and_compare
 from rtsched.validate import validate_schedule
 
 EXACT = ("cpsat", "milp-cbc", "milp-ortools")

@@ -7,7 +7,7 @@ from rtsched.errors import DecisionError, ScheduleError
 from rtsched.jobs import Job, Workload
 from rtsched.machines import AlignedMira
 from rtsched.schedule import Schedule, Segment
-from rtsched.sim.replay import replay_and_compare
+from rtsched.replay import replay_and_compare
 
 
 def test_replay_of_a_hand_made_plan_with_one_preemption():

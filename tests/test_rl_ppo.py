@@ -10,7 +10,8 @@ import torch
 
 from conftest import shared_data
 from rtsched.machines import FlatCluster
-from rtsched.rl.api import evaluate, train
+from rtsched.rl.api import train
+from rtsched.rl.evaluate import evaluate
 from rtsched.rl.sequences import run_sequence
 from rtsched.rl.nets import InspectActor, InspectCritic, PickActor, PickCritic, n_params
 from rtsched.rl.policy import InspectedPolicy, RLSchedulerPolicy, policy_from_model

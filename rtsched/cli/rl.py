@@ -23,7 +23,7 @@ from rtsched.cli.common import UsageError
 from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
-# checks them against rtsched.rl (tests/test_cli_layout.py checks the lists agree).
+# checks them against rtsched.rl (tests/test_layers.py checks the lists agree).
 AGENTS = ("rlscheduler", "inspector")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
@@ -222,7 +222,7 @@ class _TrainProgress:
 
 # ---------------------------------------------------------------------------------------- evaluate
 def cmd_evaluate(args) -> int:
-    from rtsched.rl.api import evaluate
+    from rtsched.rl.evaluate import evaluate
 
     _check_trace(args.trace)
     policies = _name_list(args.policies)

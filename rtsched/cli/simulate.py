@@ -97,7 +97,7 @@ def run(args) -> int:
     check_output(args.schedule_out, "--schedule-out")
     con = console()
     bar = None
-    progress = None
+    on_progress = None
     if not args.json and not args.no_progress and sys.stderr.isatty():
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -105,12 +105,12 @@ def run(args) -> int:
                        transient=True, console=console(stderr=True))
         task = bar.add_task("jobs", total=None)
 
-        def progress(done: int, total: int) -> None:
+        def on_progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
         bar.start()
     try:
-        record = execute(spec, progress=progress)
+        record = execute(spec, progress=on_progress)
     except SpecError as exc:
         raise UsageError(str(exc)) from None
     finally:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rtsched.experiments.report import SCHEME_LABELS, _scheme_order, report_settings
 from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results
+from rtsched.plots import save_figure, study_boxplots
 
 FIGURE_CATEGORIES = ("overall",) + CATEGORIES
 
@@ -25,8 +26,6 @@ def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *
     Returns:
         the PNG paths written.
     """
-    from rtsched.plots import save_figure, study_boxplots
-
     out = Path(out_dir)
     fig_dir = Path(fig_dir) if fig_dir else out / "figures"
     settings = report_settings(out)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rtsched.experiments import store
 from rtsched.experiments.grid import MARKING_MODES
-from rtsched.experiments.results import CATEGORIES, _trace_ranks, load_job_tables, load_results
+from rtsched.experiments.results import CATEGORIES, _trace_ranks, load_errors, load_job_tables, load_results
 
 # Seed 002 §7.2 (Mira wk1, 10 % RTJs, JIT-CKPT vs the baseline), mean slowdown: (baseline, JIT-CKPT).
 PAPER_HEADLINE = {
@@ -210,7 +210,6 @@ def report_tables(out_dir: str | os.PathLike) -> dict:
     """All report tables as DataFrames: ``slowdown``, ``categories``, ``headline``, ``errors``."""
     import pandas as pd
 
-    from rtsched.experiments.results import load_errors
 
     res = load_results(out_dir)
     jobs = load_job_tables(out_dir)

@@ -14,10 +14,9 @@ import os
 import platform
 import time
 import traceback
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from heuristics.registry import SCHEMES
 from rtsched import __version__
@@ -46,6 +45,7 @@ def execute(task: dict) -> tuple[dict, Any]:
     """Compute one run through the run pipeline: (summary record, job table DataFrame).  Writes nothing."""
     cfg = task["config"]
     rec = run_pipeline(spec_of(task))
+    summary = rec.summary
     t = time.perf_counter()
     table = rec.job_table()
     timings = dict(rec.timings)
@@ -70,7 +70,7 @@ def execute(task: dict) -> tuple[dict, Any]:
             "checkpoint": rec.checkpoint.label,
             "validated": rec.spec.validate,
         },
-        "metrics": rec.summary,
+        "metrics": summary,
         "timings": timings,
         "env": {"python": platform.python_version(), "rtsched": __version__, "pid": os.getpid(),
                 "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")},

@@ -20,15 +20,17 @@ from __future__ import annotations
 import json
 import math
 import os
-import uuid
 from pathlib import Path
 from typing import Any, Callable
+
+from rtsched import files
+from rtsched.errors import RtschedError
+from rtsched.files import TMP_MARK
 
 RUNS = "runs"
 MANIFEST = "manifest.json"
 GRID_COPY = "grid.toml"
 LOCK = ".lock"
-TMP_MARK = ".tmp-"
 
 
 def runs_dir(out_dir: Path) -> Path:
@@ -47,31 +49,11 @@ def error_path(out_dir: Path, key: str) -> Path:
     return runs_dir(out_dir) / f"{key}.error.json"
 
 
-def _tmp_name(path: Path) -> Path:
-    return path.with_name(f".{path.name}{TMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
-
-
 def atomic_write(path: Path, writer: Callable[[Path], None]) -> Path:
-    """Call ``writer(tmp)`` to fill a temporary file beside ``path``, fsync it, then ``os.replace``
-    it onto ``path``.  On any failure the temporary file is removed and the error re-raised."""
+    """``rtsched.files.atomic_write``, creating the folder first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_name(path)
-    try:
-        writer(tmp)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    return files.atomic_write(path, writer)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> Path:
@@ -159,8 +141,6 @@ class DirectoryLock:
         except BlockingIOError:
             os.close(self.fd)
             self.fd = None
-            from rtsched.errors import RtschedError
-
             raise RtschedError(f"{self.path.parent}: another experiment run is writing to this folder") from None
         return self
 

@@ -16,6 +16,8 @@ from typing import Callable
 
 from rtsched.generators.lublin import LublinParams, generate_lublin
 from rtsched.generators.miralike import MiraLikeParams, generate_miralike, load_params
+from rtsched.io import read_workload
+from rtsched.io.swf import write_swf
 from rtsched.jobs import Workload
 
 __all__ = ["generate_lublin", "generate_miralike", "default_trace", "regenerate_shipped_traces",
@@ -57,16 +59,12 @@ def default_trace() -> Workload:
     """The shipped Mira-like week: ``traces/mira_like_week.swf``, or regenerated from its seed."""
     path = SHIPPED_DIR / "mira_like_week.swf"
     if path.exists():
-        from rtsched.io import read_workload
-
         return read_workload(str(path), "swf")
     return shipped_trace("mira_like_week.swf")
 
 
 def regenerate_shipped_traces(out_dir: str | os.PathLike[str]) -> list[str]:
     """Write every shipped trace into ``out_dir`` (created if needed); returns the paths written."""
-    from rtsched.io.swf import write_swf
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []

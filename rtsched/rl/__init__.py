@@ -5,7 +5,8 @@
 * ``env_pick.JobPickingEnv`` — RLScheduler's job-picking environment (Gymnasium);
 * ``env_inspect.InspectorEnv`` — SchedInspector's environment (Gymnasium);
 * ``nets``, ``ppo`` — the networks and PPO with checkpoints (PyTorch);
-* ``policy`` — trained models as core policies; ``api`` — ``train`` and ``evaluate``.
+* ``policy`` — trained models as core policies; ``api.train`` — PPO training; ``evaluate`` — the
+  papers' test protocol through the run pipeline (no PyTorch for heuristics).
 
 Names are imported lazily so that ``import rtsched.rl`` does not load PyTorch or Gymnasium.
 """
@@ -25,7 +26,7 @@ _EXPORTS = {
     "InspectedPolicy": "rtsched.rl.policy",
     "policy_from_model": "rtsched.rl.policy",
     "train": "rtsched.rl.api",
-    "evaluate": "rtsched.rl.api",
+    "evaluate": "rtsched.rl.evaluate",
     "read_rl_trace": "rtsched.rl.trace",
     "load_trace": "rtsched.rl.trace",
     "RLTrace": "rtsched.rl.trace",

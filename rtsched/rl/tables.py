@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -22,8 +23,10 @@ import numpy as np
 
 from heuristics.backfill import normalize_backfill
 from heuristics.committed import COMMITTED_BACKFILLS
-from rtsched.rl.sequences import run_sequence
-from rtsched.rl.sequences import start_bounds
+from rtsched.rl.api import train
+from rtsched.rl.policy import policy_from_model
+from rtsched.rl.ppo import export_model, read_model_file
+from rtsched.rl.sequences import run_sequence, start_bounds
 from rtsched.rl.trace import RLTrace, load_trace
 
 # Table V's heuristic columns → compat priority names.  The published WFP3/UNICEP numbers come from the
@@ -70,8 +73,6 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def _model_policy(path: str, trace: RLTrace, start: int, seq_len: int, backfill: str, **kw):
-    from rtsched.rl.policy import policy_from_model
-
     return policy_from_model(path, backfill=backfill, extras=trace.extras(start, seq_len), norms=trace.norms(),
                              greedy=True, **kw)
 
@@ -173,8 +174,6 @@ def train_table5_models(traces: Mapping[str, str], out: str, *,
 
     Returns ``{"rl": {(trace, backfill): path}, "inspector": {(base, trace): path}, "history": {...}}``.
     ``progress(name, epoch, epochs, stats)`` is called after every epoch of every run."""
-    from rtsched.rl.api import train
-
     models: dict = {"rl": {}, "inspector": {}, "history": {}}
     for label, path in traces.items():
         tr = load_trace(path)
@@ -204,10 +203,6 @@ def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str 
 
     The manifest is written last, through a temporary file, so a folder whose manifest exists is
     complete.  Returns the manifest."""
-    import json
-
-    from rtsched.rl.ppo import export_model, read_model_file
-
     os.makedirs(dest, exist_ok=True)
     entries = []
     for kind, items in (("rl", models.get("rl", {})), ("inspector", models.get("inspector", {}))):
@@ -235,8 +230,6 @@ def pretrained_table5_models(folder: str | os.PathLike | None = None) -> dict:
     """The Table V / inspector models shipped with rtsched (or exported to ``folder``), in
     ``train_table5_models``'s layout: ``{"rl": {(trace, backfill): path}, "inspector": {(base, trace): path},
     "manifest": [...]}``; empty mappings when the folder has no manifest."""
-    import json
-
     folder = os.fspath(folder) if folder is not None else PRETRAINED_TABLE5
     path = os.path.join(folder, "manifest.json")
     out: dict = {"rl": {}, "inspector": {}, "manifest": []}

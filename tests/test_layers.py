@@ -1,0 +1,53 @@
+"""The architecture's rules, checked: the import layers (import-linter contract in pyproject.toml)
+and the command line's start-up (building the parser imports no heavy package)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_import_layers_contract_is_kept():
+    lint = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    if not Path(lint).exists():
+        pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+    proc = subprocess.run([lint, "--config", str(REPO / "pyproject.toml")], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 kept, 0 broken" in proc.stdout
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys\nprint('\\n'.join(sys.modules))"],
+                         cwd=REPO, capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_building_the_parser_imports_no_heavy_package():
+    mods = _modules_after("from rtsched.cli import build_parser\nbuild_parser()")
+    heavy = {"numpy", "pandas", "torch", "matplotlib", "pulp", "ortools", "scipy", "gymnasium"}
+    assert not heavy & {m.split(".")[0] for m in mods}
+
+
+def test_cli_choice_lists_match_the_library():
+    from milp.solve import METHODS
+    from rtsched.cli import offline, rl
+    from rtsched.metrics import SEQUENCE_GOALS
+    from heuristics.committed import COMMITTED_BACKFILLS
+
+    assert tuple(offline.METHODS) == tuple(METHODS)
+    assert tuple(rl.GOALS) == tuple(SEQUENCE_GOALS)
+    assert tuple(rl.BACKFILLS) == tuple(COMMITTED_BACKFILLS)
+
+
+def test_a_heuristic_rl_evaluation_never_imports_torch(tmp_path):
+    trace = REPO / "traces" / "lublin_256_sample.swf"
+    mods = _modules_after(
+        "from rtsched.cli import main\n"
+        f"assert main(['rl', 'evaluate', '--trace', {str(trace)!r}, '--policies', 'fcfs,sjf', "
+        "'--starts', '100,300', '--seq-len', '128', '--json']) == 0")
+    assert "torch" not in {m.split(".")[0] for m in mods}
