@@ -155,18 +155,10 @@ class WcjsConfig:
 
     # --- presets and loading ---------------------------------------------------------------
     @classmethod
-    def mira_wk1(cls, **overrides: Any) -> "WcjsConfig":
-        """The authors' Mira wk1 values (the defaults)."""
-        return cls.from_dict(overrides)
-
-    @classmethod
-    def curie(cls, **overrides: Any) -> "WcjsConfig":
-        """The authors' CEA-Curie thresholds (four categories): BJ 1.5 / 3.21 / 13.5 / 6.02,
-        RTJ 1.1 / 1.1 / 2.0 / 2.0 (narrow-short, narrow-long, wide-short, wide-long)."""
-        return cls.from_dict({"preset": "curie", **overrides})
-
-    @classmethod
     def preset(cls, name: str) -> "WcjsConfig":
+        """``mira-wk1`` (the defaults: the authors' Mira wk1 values) or ``curie`` (their CEA-Curie
+        thresholds, four categories: BJ 1.5 / 3.21 / 13.5 / 6.02, RTJ 1.1 / 1.1 / 2.0 / 2.0 for
+        narrow-short, narrow-long, wide-short, wide-long)."""
         key = name.strip().lower().replace("_", "-")
         if key in ("mira", "mira-wk1", "wk1", "default"):
             return cls()

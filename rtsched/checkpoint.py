@@ -132,7 +132,3 @@ class CheckpointModel:
     @property
     def periodic(self) -> bool:
         return self.kind in (CheckpointKind.SYS, CheckpointKind.APP)
-
-    @property
-    def restores_progress(self) -> bool:
-        return self.kind is not CheckpointKind.NO

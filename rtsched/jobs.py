@@ -7,7 +7,7 @@ estimate, the only duration an online policy may look at.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator, Literal, Sequence
+from typing import Iterable, Iterator, Literal
 
 import numpy as np
 
@@ -147,10 +147,3 @@ class Workload:
     def count(self, kind: JobKind) -> int:
         return sum(1 for j in self.jobs if j.kind == kind)
 
-
-def shift_to_zero(jobs: Sequence[Job]) -> list[Job]:
-    """Jobs with submit times shifted so that the earliest is 0."""
-    if not jobs:
-        return []
-    t0 = min(j.submit for j in jobs)
-    return [replace(j, submit=j.submit - t0) for j in jobs]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
+from rtsched.errors import InputError
 from rtsched.files import atomic_write
 
 SegmentKind = Literal["run", "ckpt", "restart"]
@@ -37,6 +38,9 @@ class Segment:
     @property
     def duration(self) -> int:
         return self.end - self.start
+
+
+SEGMENT_COLUMNS = ("job_id", "start", "end", "kind", "partition", "nodes", "progress_from", "progress_to")
 
 
 @dataclass(slots=True)
@@ -67,18 +71,9 @@ class Schedule:
     def to_frame(self):  # -> pandas.DataFrame
         import pandas as pd
 
-        return pd.DataFrame(
-            {
-                "job_id": [s.job_id for s in self.segments],
-                "start": [s.start for s in self.segments],
-                "end": [s.end for s in self.segments],
-                "kind": [s.kind for s in self.segments],
-                "partition": [s.partition for s in self.segments],
-                "nodes": [s.nodes for s in self.segments],
-                "progress_from": [s.progress_from for s in self.segments],
-                "progress_to": [s.progress_to for s in self.segments],
-            }
-        )
+        segs = self.segments
+        return pd.DataFrame({name: [getattr(s, name) for s in segs] for name in SEGMENT_COLUMNS},
+                            columns=list(SEGMENT_COLUMNS))
 
     @classmethod
     def from_frame(cls, frame, machine_name: str = "") -> "Schedule":
@@ -88,6 +83,18 @@ class Schedule:
             for r in frame.itertuples(index=False)
         ]
         return cls(segs, machine_name)
+
+    @classmethod
+    def read(cls, path: str, machine_name: str = "") -> "Schedule":
+        """Read a schedule written by ``write`` (CSV, or Parquet when the name ends in ``.parquet``);
+        a missing column is an ``InputError`` naming the file and the column."""
+        import pandas as pd
+
+        frame = pd.read_parquet(path) if str(path).endswith(".parquet") else pd.read_csv(path)
+        missing = [c for c in SEGMENT_COLUMNS if c not in frame.columns]
+        if missing:
+            raise InputError(f"not a schedule file: no column(s) {missing}", path=str(path))
+        return cls.from_frame(frame, machine_name)
 
     def write(self, path: str, partition_names: list[str] | None = None) -> None:
         """Write as CSV, or as Parquet when ``path`` ends in ``.parquet``.  Written atomically."""

@@ -38,11 +38,12 @@ def test_flat_trace_with_schedule_out(capsys, tmp_path):
                              "--json", "--schedule-out", str(sched)])
     assert out["summary"]["all"]["n"] == 300 and out["summary"]["rt"]["n"] == 0
     assert out["bsld_tau"] == 10 and out["bsld_form"] == "rl"
-    frame = Schedule.read(str(sched)).to_frame() if hasattr(Schedule, "read") else None
-    text = sched.read_text().splitlines()
-    assert len(text) > 300  # a header and at least one segment per job
-    if frame is not None:
-        assert frame["job_id"].nunique() == 300
+    back = Schedule.read(str(sched))
+    assert len(sched.read_text().splitlines()) == len(back) + 1  # a header line, then one line per segment
+    frame = back.to_frame()
+    assert frame["job_id"].nunique() == 300 and (frame["kind"] == "run").all()
+    # every job ran its whole runtime in one segment: progress 0 -> end - start
+    assert ((frame["progress_from"] == 0) & (frame["progress_to"] == frame["end"] - frame["start"])).all()
 
 
 def test_malformed_trace_names_file_line_and_field(capsys, tmp_path):

@@ -157,7 +157,7 @@ def test_wcjs_config_defaults_are_the_reference_values():
 
 
 def test_wcjs_curie_preset_and_loading():
-    c = WcjsConfig.curie()
+    c = WcjsConfig.preset("curie")
     assert c.bj_thresholds == CURIE_BJ == Thresholds(1.5, 3.21, 13.5, 6.02)
     assert c.rt_thresholds == CURIE_RT == Thresholds(1.1, 1.1, 2.0, 2.0)
     assert c.bj_threshold(1024, 9000) == 3.21  # narrow-long
@@ -224,11 +224,19 @@ def test_registry_names_and_schemes():
         scheme("jit-ckpt", sys_interval=60)
 
 
-@pytest.mark.parametrize("name", BATCH_POLICIES + ("baseline", "highpq", "preempt", "wcjs"))
-def test_every_registered_policy_runs(name):
+@pytest.mark.parametrize("name,committed", [(n, False) for n in BATCH_POLICIES + ("baseline", "highpq", "preempt", "wcjs")]
+                         + [(n, True) for n in BATCH_POLICIES])
+def test_every_registered_policy_runs(name, committed):
+    # On 4 blocks (2,048 nodes): job 1 (1,024 nodes) finds an idle machine at t=0; job 2 (an RTJ,
+    # 512 nodes) fits beside it at t=5; job 3 needs the whole machine and can start only when job 1
+    # ends at 100 (job 2 ended at 55).  Every sane policy gives exactly these starts; one that idles
+    # a free machine, starts a job that does not fit, or loses a job does not.
     w = wl(J(1, 0, 100, 200, 1024), J(2, 5, 50, 60, 512, kind="rt"), J(3, 6, 70, 80, 2048))
-    r = run_validated(w, AlignedMira(4), make_policy(name))
-    assert all(o.end > 0 for o in r.outcomes)
+    policy = make_policy(name, committed=True) if committed else make_policy(name)
+    r = run_validated(w, AlignedMira(4), policy)
+    assert {jid: o.first_start for jid, o in out(r).items()} == {1: 0, 2: 5, 3: 100}
+    assert {jid: o.end for jid, o in out(r).items()} == {1: 100, 2: 55, 3: 170}
+    assert sum(o.n_preemptions for o in r.outcomes) == 0
 
 
 def test_preemptive_policies_refuse_a_flat_cluster_loudly():

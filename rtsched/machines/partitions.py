@@ -71,10 +71,6 @@ class PartitionState(MachineState):
                     best, best_cost = p, cost
         return best
 
-    def free_candidates(self, nodes: int) -> list[int]:
-        free = self.free_mask
-        return [p for p in self.machine.candidates_for(nodes) if (free >> p) & 1]
-
     def is_free(self, alloc: int, nodes: int) -> bool:
         return alloc >= 0 and bool((self.free_mask >> alloc) & 1) and self.machine.partitions[alloc].nodes >= nodes
 
@@ -121,9 +117,6 @@ class PartitionState(MachineState):
                 busy_hw |= parts[p].hardware
             self.busy_hw = busy_hw
             self.free_nodes = (m.all_hardware & ~busy_hw).bit_count() * m.hardware_nodes
-
-    def busy_partitions(self) -> list[int]:
-        return sorted(self.busy)
 
     def copy(self) -> "PartitionState":
         other = PartitionState.__new__(PartitionState)

@@ -9,12 +9,12 @@ from rtsched.schedule import Schedule
 
 @dataclass(slots=True)
 class JobOutcome:
-    """The fate of one job in one run.  Times in s; core figures in node-seconds.
+    """The fate of one job in one run.  Times in s.
 
-    ``ckpt_node_seconds`` covers every checkpoint write of the job (periodic and JIT);
-    ``restart_node_seconds`` every restart read; ``lost_node_seconds`` the work redone after
-    preemptions (progress computed and then lost).  ``t_ckpt``/``t_pre`` are seed 002's
-    per-job time overheads (eqs. 1-20): checkpoint write time, and restart read time plus lost work.
+    ``t_ckpt`` is the time spent writing checkpoints (periodic and JIT), ``t_restart`` reading
+    them back, ``t_lost`` the work redone after preemptions (progress computed and then lost);
+    seed 002's per-job overheads (eqs. 1-20) and their node-second figures are derived from these
+    in ``rtsched.metrics.job_columns``, the one place that measures a run.
     """
 
     job: Job
@@ -30,22 +30,6 @@ class JobOutcome:
     @property
     def finished(self) -> bool:
         return self.end >= 0
-
-    @property
-    def t_pre(self) -> int:
-        return self.t_restart + self.t_lost
-
-    @property
-    def ckpt_node_seconds(self) -> int:
-        return self.t_ckpt * self.allocated_nodes
-
-    @property
-    def restart_node_seconds(self) -> int:
-        return self.t_restart * self.allocated_nodes
-
-    @property
-    def lost_node_seconds(self) -> int:
-        return self.t_lost * self.allocated_nodes
 
 
 @dataclass(slots=True)
