@@ -26,3 +26,26 @@ def run_validated(workload, machine, policy, **options):
     result = sim.run(policy)
     validate_schedule(result.schedule, workload, machine, sim.io)
     return result
+
+
+def _reads_shared_data(func) -> bool:
+    import inspect
+
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return False
+    return "shared_data(" in source or "SHARED_DATA" in source
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that reads ../shared/data — itself or through a fixture — ``needs_data``
+    (``pytest -m "not needs_data"`` runs the rest; without the data those tests skip anyway)."""
+    for item in items:
+        funcs = [getattr(item, "function", None)]
+        info = getattr(item, "_fixtureinfo", None)
+        if info is not None:
+            for defs in info.name2fixturedefs.values():
+                funcs.extend(d.func for d in defs)
+        if any(f is not None and _reads_shared_data(f) for f in funcs):
+            item.add_marker(pytest.mark.needs_data)
