@@ -29,7 +29,6 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass, fields
-from importlib.metadata import entry_points
 from typing import Any, Callable
 
 from heuristics.batch import BatchPolicy
@@ -89,6 +88,8 @@ def policy_loaders() -> list[PolicyLoader]:
     (read once, on the first call: reading them costs a scan of the installed packages)."""
     global _entry_points_loaded
     if not _entry_points_loaded:
+        from importlib.metadata import entry_points  # ~20 ms: only when a name is not built in
+
         _entry_points_loaded = True
         for ep in entry_points(group=POLICY_LOADERS_GROUP):
             try:

@@ -397,6 +397,8 @@ def segment_lost_seconds(schedule: Schedule) -> np.ndarray:
     for i, s in enumerate(segs):
         per_job.setdefault(s.job_id, []).append(i)
     for idx in per_job.values():
+        if len(idx) == 1:  # one uninterrupted run: nothing later can undo its work
+            continue
         idx.sort(key=lambda i: (segs[i].start, segs[i].end))
         r_min = math.inf
         for i in reversed(idx):

@@ -36,8 +36,18 @@ def validate_schedule(schedule: Schedule, workload: Workload, machine: Machine, 
     extra = [jid for jid in by_job if jid not in jobs]
     if extra:
         raise ScheduleError(f"segments of unknown jobs {extra[:5]}")
+    partitions = machine.partitions if machine.partitioned else None
     for jid, segs in by_job.items():
-        _check_job(jid, segs, jobs[jid], machine, io, forbid_rt_preemption, max_preemptions)
+        job = jobs[jid]
+        if len(segs) == 1:  # the common case, one uninterrupted run: the rules below reduce to these
+            seg = segs[0]
+            need = machine.allocated_nodes(job.nodes)
+            if (seg.kind == RUN and seg.progress_from == 0 and seg.progress_to == job.runtime
+                    and seg.end - seg.start == job.runtime and seg.start >= job.submit and seg.nodes == need
+                    and (partitions is None or (0 <= seg.partition < len(partitions)
+                                                and partitions[seg.partition].nodes == need))):
+                continue
+        _check_job(jid, segs, job, machine, io, forbid_rt_preemption, max_preemptions)
     if machine.partitioned:
         _check_partitions(schedule, machine)
     else:

@@ -95,7 +95,6 @@ def run(args) -> int:
 
     spec = spec_from_args(args)
     check_output(args.schedule_out, "--schedule-out")
-    con = console()
     bar = None
     on_progress = None
     if not args.json and not args.no_progress and sys.stderr.isatty():
@@ -125,7 +124,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
-        print_summary(con, out)
+        print_summary(console(), out)
     return 0
 
 
