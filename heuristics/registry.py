@@ -183,20 +183,30 @@ def make_policy(name: str, **options: Any):
                      f"{', ' + kinds if kinds else ''}, or package.module:Class")
 
 
-def scheme(name: str, **options: Any) -> tuple[Any, CheckpointModel]:
-    """(policy, checkpoint model) of a seed-002 scheme label (``SCHEMES``)."""
+def _scheme_key(name: str) -> str:
     key = name.strip().lower()
     if key not in SCHEMES:
         raise ValueError(f"unknown scheme {name!r}; choose from {', '.join(SCHEMES)}")
-    policy_name, ckpt_text = SCHEMES[key]
-    options = dict(options)
-    io: IOModel = options.pop("io", None) or DEFAULT_IO
-    interval = options.pop("sys_interval", None)
-    if interval is not None and not ckpt_text.startswith("sys"):
+    return key
+
+
+def scheme_checkpoint(name: str, *, io: IOModel | None = None, sys_interval: int | None = None) -> CheckpointModel:
+    """The checkpoint model of a seed-002 scheme (``sys_interval``: s between SYS checkpoints)."""
+    key = _scheme_key(name)
+    ckpt_text = SCHEMES[key][1]
+    if sys_interval is not None and not ckpt_text.startswith("sys"):
         raise ValueError(f"scheme {name!r} has no SYS checkpoints: sys_interval does not apply")
-    if interval is not None:
-        ckpt_text = f"sys:{int(interval)}"
-    model = CheckpointModel.parse(ckpt_text, io=io)
+    if sys_interval is not None:
+        ckpt_text = f"sys:{int(sys_interval)}"
+    return CheckpointModel.parse(ckpt_text, io=io or DEFAULT_IO)
+
+
+def scheme(name: str, **options: Any) -> tuple[Any, CheckpointModel]:
+    """(policy, checkpoint model) of a seed-002 scheme label (``SCHEMES``)."""
+    key = _scheme_key(name)
+    policy_name = SCHEMES[key][0]
+    options = dict(options)
+    model = scheme_checkpoint(key, io=options.pop("io", None), sys_interval=options.pop("sys_interval", None))
     policy = make_policy(policy_name, **options)
     if policy_name != "baseline":
         policy.name = key  # the scheme label names the run (the baseline keeps "baseline(wfp2+ff)")
@@ -204,4 +214,5 @@ def scheme(name: str, **options: Any) -> tuple[Any, CheckpointModel]:
 
 
 __all__ = ["BATCH_POLICIES", "REALTIME_POLICIES", "SCHEMES", "PolicyLoader", "available_policies",
-           "available_schemes", "make_policy", "policy_loaders", "register_policy_loader", "scheme"]
+           "available_schemes", "make_policy", "policy_loaders", "register_policy_loader", "scheme",
+           "scheme_checkpoint"]

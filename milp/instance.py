@@ -22,6 +22,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -371,3 +372,30 @@ def table2_instance(n_bj: int, n_rt: int, blocks: int, seed: int = 0, **kwargs: 
 
 def table2_set(seed: int = 0, rows: Iterable[tuple[int, int, int]] = TABLE2_ROWS, **kwargs: Any) -> list[Instance]:
     return [table2_instance(nb, nr, m, seed, **kwargs) for nb, nr, m in rows]
+
+
+# ---------------------------------------------------------------------------------------------
+# The instance set shipped in traces/instances/ (the default of ``rtsched compare``)
+# ---------------------------------------------------------------------------------------------
+
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "traces" / "instances"
+SHIPPED_SEEDS: tuple[int, ...] = tuple(range(8))  # table3_instance seeds: the Table 3 setting
+
+
+def shipped_instances() -> list[Instance]:
+    """The instances of ``traces/instances/`` as generated (``rtsched instances generate --shipped``
+    rewrites them byte for byte): the Table 3 setting, 5 BJs + 2 RTJs on 16 blocks, seeds 0-7."""
+    return [table3_instance(seed) for seed in SHIPPED_SEEDS]
+
+
+def write_shipped_instances(out_dir: str | os.PathLike | None = None) -> list[str]:
+    """Write ``shipped_instances()`` as ``NAME.json`` into ``out_dir`` (default ``traces/instances``)."""
+    out = Path(out_dir) if out_dir is not None else SHIPPED_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for inst in shipped_instances():
+        path = out / f"{inst.name}.json"
+        save_instance(inst, path)
+        paths.append(str(path))
+    return paths
+

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from heuristics.registry import SCHEMES, make_policy, scheme
+from heuristics.registry import SCHEMES, make_policy, scheme, scheme_checkpoint
 from rtsched import __version__, metrics
 from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
 from rtsched.errors import InputError, OptionError, RtschedError
@@ -275,6 +275,16 @@ def load_machine(text: str) -> Machine:
     return hit
 
 
+def checkpoint_model(spec: RunSpec) -> CheckpointModel:
+    """The spec's checkpoint model: ``checkpoint`` when given, else its scheme's, else ``no``."""
+    if spec.checkpoint is not None:
+        return CheckpointModel.parse(spec.checkpoint, io=spec.io)
+    if spec.scheme is not None:
+        options = spec.policy_options
+        return scheme_checkpoint(spec.scheme, io=spec.io, sys_interval=options.get("sys_interval"))
+    return CheckpointModel.parse("no", io=spec.io)
+
+
 def build_policy(spec: RunSpec):
     """(policy, checkpoint model) of the spec: a scheme fixes both; otherwise the policy by name
     and the ``checkpoint`` text (default ``no``)."""
@@ -395,30 +405,50 @@ def _slice(workload: Workload, jobs: tuple[int, int] | None) -> Workload:
                                  name=f"{workload.name}[{first}:{first + count}]")
 
 
+class _TimedPolicy:
+    """Forwards ``decide`` to a policy and adds up the time it takes (s)."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.name = getattr(policy, "name", type(policy).__name__)
+        self.seconds = 0.0
+
+    def decide(self, view):
+        t = time.perf_counter()
+        try:
+            return self.policy.decide(view)
+        finally:
+            self.seconds += time.perf_counter() - t
+
+
 def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = None,
-            progress: Callable[[int, int], None] | None = None, progress_every: int = 200) -> RunRecord:
+            progress: Callable[[int, int], None] | None = None, progress_every: int = 200,
+            time_decisions: bool = False) -> RunRecord:
     """Run ``spec`` through the pipeline (module docstring) and return its record.
 
     Args:
         workload: an in-memory workload to use instead of reading ``spec.trace`` (offline
             instances, generated workloads, the RL papers' cleaned traces); its provenance is its name.
         policy: a policy object built by the caller (e.g. a trained model given trace-level feature
-            columns) instead of ``spec.policy``; with ``spec.checkpoint`` (default ``no``).
+            columns) instead of ``spec.policy``; the checkpoint model is still the spec's.
         progress: ``progress(done_jobs, total_jobs)``, called every ``progress_every`` completions.
+        time_decisions: add up the time the policy spends deciding (``timings["decide_s"]``).
     """
     spec.check()
     timings: dict[str, float] = {}
     t = time.perf_counter()
+    if policy is None:  # first: a bad policy name or option fails before any trace is read
+        policy, ckpt = build_policy(spec)
+    else:
+        ckpt = checkpoint_model(spec)
     if workload is not None:
         trace = TraceInput(workload, None, None, None)
     else:
         trace = load_trace(spec)
     machine_text = machine_spec_for(spec, trace)
     machine = load_machine(machine_text)
-    if policy is None:
-        policy, ckpt = build_policy(spec)
-    else:
-        ckpt = CheckpointModel.parse(spec.checkpoint or "no", io=spec.io)
+    if time_decisions:
+        policy = _TimedPolicy(policy)
     timings["load_s"] = time.perf_counter() - t
     t = time.perf_counter()
     base = _slice(trace.workload, spec.jobs)
@@ -434,6 +464,8 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
                     event_order=spec.event_order)
     result = sim.run(policy)
     timings["simulate_s"] = time.perf_counter() - t
+    if time_decisions:
+        timings["decide_s"] = policy.seconds
     if spec.validate:
         t = time.perf_counter()
         validate_schedule(result.schedule, marked, machine, sim.io)
@@ -477,4 +509,4 @@ def with_options(spec: RunSpec, **changes: Any) -> RunSpec:
 
 
 __all__ = ["DEFAULT_TRACE", "EVENT_ORDERS", "RunRecord", "RunSpec", "SpecError", "TraceInput", "build_policy",
-           "clear_caches", "execute", "file_sha256", "load_machine", "load_trace", "machine_spec_for", "with_options"]
+           "checkpoint_model", "clear_caches", "execute", "file_sha256", "load_machine", "load_trace", "machine_spec_for", "with_options"]

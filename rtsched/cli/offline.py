@@ -14,12 +14,13 @@ import os
 import sys
 from typing import Any
 
-from rtsched.cli.common import pct
+from rtsched.cli.common import (UsageError, check_output, console, fmt, name_list, nonneg_int, pct,
+                                positive_float, positive_int)
 
 EXIT_INFEASIBLE = 3
 EXIT_NO_SOLUTION = 4
 # The exact methods of milp.solve (kept here so that building the parser imports no solver;
-# tests/test_cli_layout.py checks the two lists agree).
+# tests/test_layers.py checks the two lists agree).
 METHODS = ("cpsat", "milp-cbc", "milp-ortools", "bruteforce")
 
 
@@ -35,26 +36,36 @@ def register(sub: Any) -> None:
     ins = sub.add_parser("instances", help="generate offline instances (seed 002 Table 2/3 settings)")
     isub = ins.add_subparsers(dest="instances_command", required=True)
     gen = isub.add_parser("generate", help="write seeded random instances (default: the Table 3 set)")
-    gen.add_argument("--count", type=int, default=20, help="number of instances (seeds SEED .. SEED+COUNT-1)")
-    gen.add_argument("--seed", type=int, default=0, help="first seed")
-    gen.add_argument("--bj", type=int, default=5, help="batch jobs per instance (#BJ)")
-    gen.add_argument("--rt", type=int, default=2, help="real-time jobs per instance (#RTJ)")
-    gen.add_argument("--blocks", type=int, default=16, help="512-node blocks of the machine (16 = 8,192 nodes)")
+    gen.add_argument("--shipped", action="store_true",
+                     help="rewrite the instance set shipped in traces/instances/ (rtsched compare's default) byte "
+                          "for byte; --out writes it elsewhere")
+    gen.add_argument("--count", type=positive_int, default=20, help="number of instances (seeds SEED .. SEED+COUNT-1)")
+    gen.add_argument("--seed", type=nonneg_int, default=0, help="first seed")
+    gen.add_argument("--bj", type=nonneg_int, default=5, help="batch jobs per instance (#BJ)")
+    gen.add_argument("--rt", type=nonneg_int, default=2, help="real-time jobs per instance (#RTJ)")
+    gen.add_argument("--blocks", type=positive_int, default=16, help="512-node blocks of the machine (16 = 8,192 nodes)")
     gen.add_argument("--sizes", help="comma-separated job sizes in nodes (default 512,1024,2048,4096,8192 "
                                      "that fit the machine)")
-    gen.add_argument("--submit-window", type=int, default=3600, help="submit times uniform over [0, S] s")
-    gen.add_argument("--runtime-min", type=int, default=600, help="s")
-    gen.add_argument("--runtime-max", type=int, default=7200, help="s")
-    gen.add_argument("--runtime-step", type=int, default=60, help="runtime grid, s")
-    gen.add_argument("--walltime-factor", type=float, nargs=2, default=(1.0, 2.0), metavar=("LO", "HI"),
+    gen.add_argument("--submit-window", type=nonneg_int, default=3600, help="submit times uniform over [0, S] s")
+    gen.add_argument("--runtime-min", type=positive_int, default=600, help="s")
+    gen.add_argument("--runtime-max", type=positive_int, default=7200, help="s")
+    gen.add_argument("--runtime-step", type=positive_int, default=60, help="runtime grid, s")
+    gen.add_argument("--walltime-factor", type=positive_float, nargs=2, default=(1.0, 2.0), metavar=("LO", "HI"),
                      help="walltime = ceil(runtime × U(LO, HI))")
-    gen.add_argument("--prefix", default="table3", help="file name prefix: PREFIX-SEED.json")
-    gen.add_argument("--out", required=True, help="output folder (created if missing)")
+    gen.add_argument("--prefix", default="table3", help="file name prefix: PREFIX-SEED.json (a plain name, no folders)")
+    gen.add_argument("--out", help="output folder (created if missing; required unless --shipped)")
     gen.set_defaults(func=cmd_instances_generate)
 
-    cp = sub.add_parser("compare", help="online policies vs the offline optimum (seed 002 Table 3)")
-    cp.add_argument("instances", nargs="+", help="instance JSON files")
-    cp.add_argument("--policies", default="wcjs", help="comma-separated policy or scheme names (default wcjs)")
+    cp = sub.add_parser("compare", help="online policies vs the offline optimum (seed 002 Table 3)",
+                        description="Solve each instance to proven optimality and run every policy on it in the "
+                                    "simulator; print each policy's slowdowns and gaps to the optimum.  Without "
+                                    "INSTANCES: the set shipped in traces/instances/ against every seed-002 scheme.")
+    cp.add_argument("instances", nargs="*", help="instance JSON files (default: traces/instances/*.json)")
+    cp.add_argument("--policies", help="comma-separated scheme or policy names, or model files (default: every "
+                                       "seed-002 scheme with the shipped instances, else wcjs-jit)")
+    cp.add_argument("-j", "--jobs", type=positive_int, default=1,
+                    help="instances solved in parallel processes (each CP-SAT solve then gets one worker)")
+    cp.add_argument("--no-progress", action="store_true", help="no progress bar")
     cp.add_argument("--checkpoint", default="jit",
                     help="checkpoint model for policies that are not schemes: no, sys[:S], app-PCT, jit (default jit)")
     _solve_options(cp, METHODS)
@@ -66,22 +77,26 @@ def _solve_options(p: argparse.ArgumentParser, methods) -> None:
     p.add_argument("--method", default="cpsat", choices=list(methods),
                    help="cpsat (fast exact, default), milp-cbc / milp-ortools (the paper's partition-sequence "
                         "MILP via PuLP+CBC / OR-Tools), bruteforce (tiny instances)")
-    p.add_argument("--time-limit", type=float, help="seconds for the whole solve; returns the best schedule and gap")
-    p.add_argument("--theta", type=float, default=1.2, help="RTJ mean-slowdown bound θ (default 1.2)")
+    p.add_argument("--time-limit", type=positive_float,
+                   help="seconds (> 0) for the whole solve; returns the best schedule and its gap")
+    p.add_argument("--theta", type=positive_float, default=1.2, help="RTJ mean-slowdown bound θ > 0 (default 1.2)")
     p.add_argument("--theta-mode", default="lexicographic", choices=["lexicographic", "binary-search", "fixed"],
                    help="lexicographic: θ_used = max(θ, θ*) (default); binary-search: the paper's loop over "
                         "1.10..2.00; fixed: θ as given (may be infeasible)")
     p.add_argument("--no-preempt", action="store_true", help="forbid BJ preemption (the no-preemption optimum)")
-    p.add_argument("--sequences", type=int, help="T, sequences per block of the MILP (default: no effective cap)")
-    p.add_argument("--workers", type=int, default=2, help="CP-SAT workers (default 2)")
-    p.add_argument("--threads", type=int, help="MILP solver threads")
+    p.add_argument("--sequences", type=positive_int, help="T, sequences per block of the MILP (default: no effective cap)")
+    p.add_argument("--workers", type=positive_int, help="CP-SAT workers (default 2; 1 per process with compare -j N)")
+    p.add_argument("--threads", type=positive_int, help="MILP solver threads")
 
 
 def _solve_kwargs(args) -> dict[str, Any]:
-    return {"method": args.method, "theta": args.theta, "time_limit": args.time_limit,
-            "preempt": not args.no_preempt, "sequences": args.sequences,
-            "lexicographic": args.theta_mode == "lexicographic", "binary_search": args.theta_mode == "binary-search",
-            "workers": args.workers, "threads": args.threads}
+    kwargs = {"method": args.method, "theta": args.theta, "time_limit": args.time_limit,
+              "preempt": not args.no_preempt, "sequences": args.sequences,
+              "lexicographic": args.theta_mode == "lexicographic", "binary_search": args.theta_mode == "binary-search",
+              "threads": args.threads}
+    if args.workers is not None:
+        kwargs["workers"] = args.workers
+    return kwargs
 
 
 def result_json(res) -> dict[str, Any]:
@@ -117,6 +132,7 @@ def cmd_solve(args) -> int:
     from milp.instance import load_instance
     from milp.solve import solve
 
+    check_output(args.schedule_out, "--schedule-out")
     inst = load_instance(args.instance)
     res = solve(inst, **_solve_kwargs(args))
     if args.schedule_out and res.schedule is not None:
@@ -169,46 +185,132 @@ def _print_solve(res, path: str) -> None:
 
 
 def cmd_instances_generate(args) -> int:
-    from milp.instance import random_instance, save_instance
+    from milp.instance import random_instance, save_instance, write_shipped_instances
 
-    if args.count < 1:
-        raise SystemExit("rtsched instances generate: --count must be >= 1")
-    sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
-    os.makedirs(args.out, exist_ok=True)
+    if args.shipped:
+        check_output(args.out, "--out", folder=True)
+        for path in write_shipped_instances(args.out):
+            print(path)
+        return 0
+    if not args.out:
+        raise UsageError("--out FOLDER is required (or --shipped)")
+    if not args.prefix or os.sep in args.prefix or (os.altsep and os.altsep in args.prefix) \
+            or args.prefix in (".", "..") or args.prefix.startswith("."):
+        raise UsageError(f"--prefix must be a plain file-name prefix (no folders, not hidden), got {args.prefix!r}")
+    if args.runtime_min > args.runtime_max:
+        raise UsageError(f"--runtime-min ({args.runtime_min} s) exceeds --runtime-max ({args.runtime_max} s)")
+    lo, hi = args.walltime_factor
+    if not 1.0 <= lo <= hi:
+        raise UsageError(f"--walltime-factor needs 1 <= LO <= HI (a walltime is never below the runtime), got {lo} {hi}")
+    if args.bj + args.rt < 1:
+        raise UsageError("--bj and --rt give no job: an instance needs at least one")
+    try:
+        sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
+    except ValueError:
+        raise UsageError(f"--sizes: expected comma-separated node counts, got {args.sizes!r}") from None
+    check_output(args.out, "--out", folder=True)
+    made = []
     for seed in range(args.seed, args.seed + args.count):
-        inst = random_instance(seed, args.bj, args.rt, args.blocks, sizes=sizes, submit_window=args.submit_window,
-                               runtime_min=args.runtime_min, runtime_max=args.runtime_max,
-                               runtime_step=args.runtime_step, walltime_factor=tuple(args.walltime_factor),
-                               name=f"{args.prefix}-{seed:02d}")
-        path = os.path.join(args.out, f"{args.prefix}-{seed:02d}.json")
+        try:
+            made.append(random_instance(seed, args.bj, args.rt, args.blocks, sizes=sizes,
+                                        submit_window=args.submit_window, runtime_min=args.runtime_min,
+                                        runtime_max=args.runtime_max, runtime_step=args.runtime_step,
+                                        walltime_factor=(lo, hi), name=f"{args.prefix}-{seed:02d}"))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    os.makedirs(args.out, exist_ok=True)
+    for inst in made:
+        path = os.path.join(args.out, f"{inst.name}.json")
         save_instance(inst, path)
         print(path)
     return 0
 
 
 def cmd_compare(args) -> int:
-    from milp.compare import compare, table3
-    from milp.instance import load_instance
+    from heuristics.registry import SCHEMES
+    from milp.compare import compare, reading, table3
+    from milp.instance import SHIPPED_DIR, load_instance
 
-    instances = [load_instance(p) for p in args.instances]
-    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    runs = compare(instances, policies, checkpoint=args.checkpoint, **_solve_kwargs(args))
+    shipped = not args.instances
+    paths = sorted(str(p) for p in SHIPPED_DIR.glob("*.json")) if shipped else list(args.instances)
+    if not paths:
+        raise UsageError(f"no instances given and none shipped in {SHIPPED_DIR} "
+                         "(rtsched instances generate --shipped writes them)")
+    if args.policies is not None:
+        policies = name_list(args.policies, "--policies")
+    else:
+        policies = list(SCHEMES) if shipped else ["wcjs-jit"]
+    _check_policies(policies, args.checkpoint)
+    instances = [load_instance(p) for p in paths]
+    kwargs = _solve_kwargs(args)
+    bar = None
+    on_done = None
+    if not args.json and not args.no_progress and sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("solving + simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       TextColumn("{task.description}"), console=console(stderr=True), transient=True)
+        task = bar.add_task("", total=len(instances))
+
+        def note(inst, runs) -> None:
+            bar.update(task, advance=1, description=f"{inst.name}: {runs[0].status}")
+
+        on_done = note
+        bar.start()
+    try:
+        runs = compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=on_done, **kwargs)
+    finally:
+        if bar is not None:
+            bar.stop()
     rows = table3(runs)
+    what = {"instances": paths, "shipped_default": shipped, "policies": policies, "checkpoint": args.checkpoint,
+            "method": args.method, "theta": args.theta, "theta_mode": args.theta_mode, "time_limit": args.time_limit}
     if args.json:
-        print(json.dumps({"runs": [{"instance": r.instance, "policy": r.policy, "status": r.status,
-                                    "bj_sd_mean": r.bj_sd_mean, "rtj_sd_mean": r.rtj_sd_mean, **r.extra}
-                                   for r in runs],
-                          "table": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-                                    for r in rows]}, indent=2, allow_nan=False))
+        table = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+                 for r in rows]
+        print(json.dumps({**what, "runs": [r.to_json() for r in runs], "table": table, "reading": reading(rows)},
+                         indent=2, allow_nan=False))
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    t = Table("Algorithm", "BJ SD", "RTJ SD", "BJ vs opt", "RTJ vs opt", "instances", "not optimal",
-              title=f"Table 3 layout: means over {len(instances)} instances")
+    where = "traces/instances (shipped)" if shipped else f"{len(paths)} instance file(s)"
+    t = Table(title=f"{len(instances)} instances ({where}) · optimum: {args.method}, θ = {args.theta:g} "
+                    f"({args.theta_mode}) · non-scheme policies under {args.checkpoint} checkpointing",
+              title_justify="left")
+    t.add_column("algorithm", no_wrap=True)
+    for col in ("BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "worst BJ", "worst RTJ", "=opt", "s/inst"):
+        t.add_column(col, justify="right", no_wrap=True)
     for r in rows:
-        t.add_row(r["algorithm"], f"{r['bj_sd']:.2f}", f"{r['rtj_sd']:.2f}", pct(r["bj_sd_vs_optimum"]),
-                  pct(r["rtj_sd_vs_optimum"]), str(r["instances"]), str(r["not_optimal"]))
-    Console().print(t)
+        t.add_row(r["algorithm"], fmt(r["bj_sd"], 3), fmt(r["rtj_sd"], 3), pct(r["bj_gap_mean"]), pct(r["rtj_gap_mean"]),
+                  pct(r["bj_gap_worst"]), pct(r["rtj_gap_worst"]), f"{r['matches_optimum']}/{r['instances']}",
+                  f"{r['decision_seconds']:.3f}")
+    con = console()
+    con.print(t)
+    unproven = sum(r["not_optimal"] for r in rows if r["algorithm"] == "optimum")
+    if unproven:
+        con.print(f"note: {unproven} optimum/optima not proven within the time limit (gaps are against the best "
+                  "schedule found)", style="yellow")
+    con.print("SD = slowdown = turnaround / runtime, mean per instance then over instances; gap = policy / optimum − 1 "
+              "per instance (mean, and worst); =opt: instances where the policy's BJ SD is no worse than the "
+              "optimum's and its RTJ SD meets the θ the optimum used; s/inst: seconds deciding per instance (the "
+              "optimum: solving).", style="dim")
+    con.print(reading(rows))
     return 0
 
+
+def _check_policies(policies: list[str], checkpoint: str) -> None:
+    """Refuse an unknown policy name or checkpoint model before any solve starts."""
+    from heuristics.registry import SCHEMES, make_policy
+    from rtsched.checkpoint import CheckpointModel
+
+    try:
+        CheckpointModel.parse(checkpoint)
+    except ValueError as exc:
+        raise UsageError(f"--checkpoint: {exc}") from None
+    for name in policies:
+        if name.strip().lower() in SCHEMES:
+            continue
+        try:
+            make_policy(name)
+        except ValueError as exc:
+            raise UsageError(f"--policies: {exc}") from None
