@@ -62,4 +62,41 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
-__all__ = ["TMP_MARK", "atomic_write", "atomic_write_bytes", "atomic_write_text", "temporary_name"]
+class LockedError(RuntimeError):
+    """Another process holds the lock."""
+
+
+class FileLock:
+    """An exclusive, non-blocking ``flock`` on ``path`` (created if missing), held while the
+    ``with`` block runs.  The operating system releases it when the process dies, however it
+    dies (SIGKILL included), so a killed run never leaves a stale lock."""
+
+    def __init__(self, path: str | os.PathLike, what: str = "") -> None:
+        self.path = Path(path)
+        self.what = what or f"{self.path.parent}"
+        self.fd: int | None = None
+
+    def __enter__(self) -> "FileLock":
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise LockedError(f"{self.what}: another process is using it (lock {self.path})") from None
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import fcntl
+
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+__all__ = ["TMP_MARK", "FileLock", "LockedError", "atomic_write", "atomic_write_bytes", "atomic_write_text",
+           "temporary_name"]

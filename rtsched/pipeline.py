@@ -48,7 +48,12 @@ EVENT_ORDERS = ("design", "rlscheduler")
 
 
 class SpecError(OptionError):
-    """A run specification that cannot run (the message names the option and what it allows)."""
+    """A run specification that cannot run: ``field`` names the ``RunSpec`` field at fault (the
+    command line maps it to its option), the message says what the field allows."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 # ------------------------------------------------------------------------------------- the spec
@@ -106,35 +111,36 @@ class RunSpec:
         naming the option and the allowed values); returns self."""
         if not (isinstance(self.rt_percent, (int, float)) and math.isfinite(self.rt_percent)
                 and 0 <= self.rt_percent <= 100):
-            raise SpecError(f"rt_percent must be in [0, 100] %, got {self.rt_percent!r}")
+            raise SpecError(f"must be in [0, 100] %, got {self.rt_percent!r}", "rt_percent")
         if self.marking not in MARKING_MODES:
-            raise SpecError(f"unknown marking {self.marking!r}; choose from {', '.join(MARKING_MODES)}")
+            raise SpecError(f"unknown marking {self.marking!r}; choose from {', '.join(MARKING_MODES)}", "marking")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise SpecError(f"seed must be a non-negative integer, got {self.seed!r}")
+            raise SpecError(f"must be a non-negative integer, got {self.seed!r}", "seed")
         for name in ("tau", "tau_rl"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-                raise SpecError(f"{name} must be a positive number of seconds, got {v!r}")
+                raise SpecError(f"must be a positive number of seconds, got {v!r}", name)
         if self.bsld_form not in metrics.BSLD_FORMS:
-            raise SpecError(f"unknown bsld_form {self.bsld_form!r}; choose from {', '.join(metrics.BSLD_FORMS)}")
+            raise SpecError(f"unknown form {self.bsld_form!r}; choose from {', '.join(metrics.BSLD_FORMS)}", "bsld_form")
         if self.event_order not in EVENT_ORDERS:
-            raise SpecError(f"unknown event_order {self.event_order!r}; choose from {', '.join(EVENT_ORDERS)}")
+            raise SpecError(f"unknown event order {self.event_order!r}; choose from {', '.join(EVENT_ORDERS)}",
+                            "event_order")
         if self.scheme is not None and self.scheme.strip().lower() not in SCHEMES:
-            raise SpecError(f"unknown scheme {self.scheme!r}; choose from {', '.join(SCHEMES)}")
+            raise SpecError(f"unknown scheme {self.scheme!r}; choose from {', '.join(SCHEMES)}", "scheme")
         if self.checkpoint is not None:
             try:
                 CheckpointModel.parse(self.checkpoint)
             except ValueError as exc:
-                raise SpecError(f"checkpoint: {exc}") from None
+                raise SpecError(str(exc), "checkpoint") from None
         if self.machine is not None:
             try:
                 check_machine_spec(self.machine)
             except ValueError as exc:
-                raise SpecError(str(exc)) from None
+                raise SpecError(str(exc), "machine") from None
         if self.jobs is not None:
             first, count = self.jobs
             if first < 0 or count < 1:
-                raise SpecError(f"jobs must be (first >= 0, count >= 1), got {self.jobs!r}")
+                raise SpecError(f"must be (first >= 0, count >= 1), got {self.jobs!r}", "jobs")
         return self
 
     def describe(self) -> dict[str, Any]:
@@ -242,7 +248,7 @@ def machine_spec_for(spec: RunSpec, trace: TraceInput) -> str:
                         "give --machine (flat:N, mira, mira:BLOCKS or a partition .xml)")
     if fmt in ("cobalt", "alcf"):
         return "mira"
-    raise SpecError(f"{trace.path}: no machine given; use --machine flat:N, mira, mira:BLOCKS or a partition .xml")
+    raise SpecError(f"{trace.path}: no machine given; use flat:N, mira, mira:BLOCKS or a partition .xml", "machine")
 
 
 def _header_int(header, key: str) -> int | None:
@@ -271,7 +277,7 @@ def load_machine(text: str) -> Machine:
         except ValueError as exc:
             if isinstance(exc, RtschedError):
                 raise
-            raise SpecError(f"machine: {exc}") from None
+            raise SpecError(str(exc), "machine") from None
     return hit
 
 
@@ -297,7 +303,9 @@ def build_policy(spec: RunSpec):
     except ValueError as exc:
         if isinstance(exc, RtschedError):
             raise
-        raise SpecError(str(exc)) from None
+        text = str(exc)
+        field = "backfill" if "backfill" in text.split(";")[0] else ("scheme" if spec.scheme else "policy")
+        raise SpecError(text, field) from None
     if spec.checkpoint is not None:
         model = CheckpointModel.parse(spec.checkpoint, io=spec.io)
     return policy, model or CheckpointModel.parse("no", io=spec.io)
@@ -391,7 +399,7 @@ def _mark(spec: RunSpec, workload: Workload) -> Workload:
         marking = RtMarking(percent=spec.rt_percent, mode=spec.marking, seed=spec.seed, aps_path=spec.aps_path,
                             **dict(spec.marking_options))
     except TypeError as exc:
-        raise SpecError(f"marking_options: {exc}") from None
+        raise SpecError(str(exc), "marking_options") from None
     return mark_realtime(workload, marking)
 
 
@@ -400,7 +408,7 @@ def _slice(workload: Workload, jobs: tuple[int, int] | None) -> Workload:
         return workload
     first, count = jobs
     if first + count > len(workload):
-        raise SpecError(f"jobs {first}..{first + count - 1} are past the trace's {len(workload)} jobs")
+        raise SpecError(f"jobs {first}..{first + count - 1} are past the trace's {len(workload)} jobs", "jobs")
     return workload.replace_jobs(workload.jobs[first:first + count],
                                  name=f"{workload.name}[{first}:{first + count}]")
 

@@ -26,8 +26,16 @@ from rtsched.errors import RtschedError
 COMMAND_MODULES = (simulate, traces, experiment, offline, rl)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (``rtsched simulate: error: argument --tau: ...``) instead of
+    the usage block, and exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rtsched",
+    parser = Parser(prog="rtsched",
                                      description="Real-time and batch job scheduling on HPC machines: exact optima, "
                                                  "heuristics and RL agents in one simulator")
     parser.add_argument("--version", action="version", version=f"rtsched {__version__}")

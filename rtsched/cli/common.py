@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from rtsched.errors import OptionError
@@ -116,6 +118,26 @@ def console(stderr: bool = False):
     return Console(stderr=stderr)
 
 
+@contextmanager
+def progress_bar(label: str, enabled: bool, total: int | None = None):
+    """A transient rich progress bar on stderr (only on a terminal, and when ``enabled``); yields
+    ``update(done, total=None, note="")`` or None."""
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.description}"), transient=True, console=console(stderr=True))
+    task = bar.add_task("", total=total)
+
+    def update(done: int, total: int | None = None, note: str = "") -> None:
+        bar.update(task, completed=done, total=total, description=note)
+
+    with bar:
+        yield update
+
+
 def fmt(x, digits: int = 2) -> str:
     """A number for a table: thousands separators, ``–`` for missing."""
     if x is None:
@@ -133,4 +155,4 @@ def pct(x) -> str:
 
 
 __all__ = ["UsageError", "check_output", "console", "fmt", "name_list", "nonneg_int", "pct", "percent",
-           "positive_float", "positive_int"]
+           "positive_float", "positive_int", "progress_bar"]

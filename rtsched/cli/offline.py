@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from rtsched.cli.common import (UsageError, check_output, console, fmt, name_list, nonneg_int, pct,
-                                positive_float, positive_int)
+                                positive_float, positive_int, progress_bar)
 
 EXIT_INFEASIBLE = 3
 EXIT_NO_SOLUTION = 4
@@ -243,25 +243,14 @@ def cmd_compare(args) -> int:
     _check_policies(policies, args.checkpoint)
     instances = [load_instance(p) for p in paths]
     kwargs = _solve_kwargs(args)
-    bar = None
-    on_done = None
-    if not args.json and not args.no_progress and sys.stderr.isatty():
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        bar = Progress(TextColumn("solving + simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       TextColumn("{task.description}"), console=console(stderr=True), transient=True)
-        task = bar.add_task("", total=len(instances))
-
+    done: list[str] = []
+    with progress_bar("optimum + policies", not args.json and not args.no_progress, len(instances)) as update:
         def note(inst, runs) -> None:
-            bar.update(task, advance=1, description=f"{inst.name}: {runs[0].status}")
+            done.append(inst.name)
+            if update is not None:
+                update(len(done), note=f"{inst.name}: {runs[0].status}")
 
-        on_done = note
-        bar.start()
-    try:
-        runs = compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=on_done, **kwargs)
-    finally:
-        if bar is not None:
-            bar.stop()
+        runs = compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=note, **kwargs)
     rows = table3(runs)
     what = {"instances": paths, "shipped_default": shipped, "policies": policies, "checkpoint": args.checkpoint,
             "method": args.method, "theta": args.theta, "theta_mode": args.theta_mode, "time_limit": args.time_limit}

@@ -8,9 +8,9 @@ wfp2 utility and first-fit backfilling.
 from __future__ import annotations
 
 import json
-import sys
 
-from rtsched.cli.common import UsageError, check_output, console, fmt, nonneg_int, percent, positive_int
+from rtsched.cli.common import (UsageError, check_output, console, fmt, nonneg_int, percent, positive_int,
+                                progress_bar)
 
 EMBEDDED_DEFAULT_SCHEME = "wcjs-jit"  # the seed-002 headline scheme
 EMBEDDED_DEFAULT_RT_PERCENT = 10.0
@@ -52,6 +52,18 @@ def register(sub) -> None:
     sim.set_defaults(func=run)
 
 
+# RunSpec field -> the option that sets it
+OPTIONS = {"rt_percent": "--rt-percent", "marking": "--rt-mode", "seed": "--seed", "tau": "--tau", "tau_rl": "--tau",
+           "bsld_form": "--bsld-form", "scheme": "--scheme", "checkpoint": "--checkpoint", "machine": "--machine",
+           "policy": "--policy", "backfill": "--backfill", "jobs": "--first-n"}
+
+
+def usage_error(exc) -> UsageError:
+    """A pipeline ``SpecError`` as a usage error naming the command-line option."""
+    option = OPTIONS.get(getattr(exc, "field", None) or "")
+    return UsageError(f"{option}: {exc}" if option else str(exc))
+
+
 def spec_from_args(args):
     """The ``RunSpec`` of a ``simulate`` command line (options checked, nothing read yet)."""
     from rtsched.metrics import TAU_RL, TAU_SEED002
@@ -87,7 +99,7 @@ def spec_from_args(args):
     try:
         return spec.check()
     except SpecError as exc:
-        raise UsageError(str(exc).replace("rt_percent", "--rt-percent", 1)) from None
+        raise usage_error(exc) from None
 
 
 def run(args) -> int:
@@ -95,26 +107,11 @@ def run(args) -> int:
 
     spec = spec_from_args(args)
     check_output(args.schedule_out, "--schedule-out")
-    bar = None
-    on_progress = None
-    if not args.json and not args.no_progress and sys.stderr.isatty():
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        bar = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       transient=True, console=console(stderr=True))
-        task = bar.add_task("jobs", total=None)
-
-        def on_progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        bar.start()
     try:
-        record = execute(spec, progress=on_progress)
+        with progress_bar("simulating", not args.json and not args.no_progress) as update:
+            record = execute(spec, progress=update)
     except SpecError as exc:
-        raise UsageError(str(exc)) from None
-    finally:
-        if bar is not None:
-            bar.stop()
+        raise usage_error(exc) from None
     if args.schedule_out:
         names = record.machine.partition_names() if record.machine.partitioned else None
         record.schedule.write(args.schedule_out, names)

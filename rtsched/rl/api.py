@@ -7,6 +7,7 @@ the same settings and more epochs resumes.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from typing import Callable
@@ -16,7 +17,9 @@ from heuristics.committed import COMMITTED_BACKFILLS
 from rtsched.machines import FlatCluster, machine_from_spec
 from rtsched.rl.env_inspect import InspectorEnv
 from rtsched.rl.env_pick import JobPickingEnv
-from rtsched.rl.ppo import CHECKPOINT, PPOConfig, PPOTrainer
+from rtsched.errors import OptionError
+from rtsched.files import FileLock, LockedError
+from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer
 from rtsched.rl.sequences import filter_range
 from rtsched.rl.trace import load_trace
 
@@ -106,15 +109,18 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     trainer = PPOTrainer(agent, factory, cfg, env_config, probe.norms, out=out, progress=progress)
     trainer.on_trajectory = on_trajectory
     ckpt = os.path.join(out, CHECKPOINT) if out else None
-    start_epoch = 0
-    if out and resume and os.path.exists(ckpt):
-        trainer.restore(ckpt)
-        start_epoch = trainer.epoch
-    else:
-        if init_from:
-            trainer.warm_start(init_from)
-        if out:
-            os.makedirs(out, exist_ok=True)
-    history = trainer.train(epochs)
+    # One training run per output folder: a second one would interleave epochs in the checkpoint.
+    lock = FileLock(os.path.join(out, LOCK), f"training folder {out}") if out else contextlib.nullcontext()
+    try:
+        with lock:
+            start_epoch = 0
+            if out and resume and os.path.exists(ckpt):
+                trainer.restore(ckpt)
+                start_epoch = trainer.epoch
+            elif init_from:
+                trainer.warm_start(init_from)
+            history = trainer.train(epochs)
+    except LockedError as exc:
+        raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
     return {"out": out, "checkpoint": ckpt, "history": history, "epochs_run": trainer.epoch - start_epoch,
             "trainer": trainer}

@@ -33,11 +33,14 @@ import numpy as np
 import torch
 
 from rtsched.errors import RtschedError
+from rtsched.files import atomic_write, atomic_write_text
 from rtsched.rl.nets import build_networks
 
 FORMAT = "rtsched-rl-model"
 VERSION = 1
 CHECKPOINT = "checkpoint.pt"
+PROGRESS = "progress.json"  # the per-epoch history beside the checkpoint
+LOCK = ".lock"  # held by a training run on its output folder
 
 
 class ModelFileError(RtschedError, ValueError):
@@ -341,12 +344,13 @@ class PPOTrainer:
         }
 
     def save(self, path: str) -> None:
+        """Write the checkpoint and ``progress.json`` beside it, each atomically (a kill at any
+        moment leaves the previous epoch's files whole)."""
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        tmp = path + ".tmp"
-        torch.save(self.state(), tmp)
-        os.replace(tmp, path)
-        with open(os.path.join(os.path.dirname(os.path.abspath(path)), "progress.json"), "w") as fh:
-            json.dump(self.history, fh, indent=1)
+        state = self.state()
+        atomic_write(path, lambda tmp: torch.save(state, tmp))
+        atomic_write_text(os.path.join(os.path.dirname(os.path.abspath(path)), PROGRESS),
+                          json.dumps(self.history, indent=1) + "\n")
 
     def warm_start(self, path: str) -> None:
         """Initialise both networks from a trained model (same agent and architecture); the
@@ -430,8 +434,9 @@ def read_model_file(path: str) -> dict:
         raise ModelFileError(f"{path}: model file not found")
     try:
         st = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types on corrupt files
-        raise ModelFileError(f"{path}: not a readable model file ({type(exc).__name__}: {exc})") from exc
+    except Exception as exc:  # torch raises many types on corrupt files; its message may advise unsafe loading
+        raise ModelFileError(f"{path}: not a readable model file (not tensors saved by rtsched rl train or "
+                             f"export; {type(exc).__name__})") from None
     if not isinstance(st, dict) or st.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not an rtsched RL model file (no '{FORMAT}' format tag)")
     if st.get("version") != VERSION:
@@ -461,15 +466,8 @@ def export_model(src: str, dst: str) -> dict:
         env["trace_path"] = os.path.basename(env["trace_path"])
     out["env"] = env
     out["exported_from"] = os.path.basename(os.path.normpath(os.fspath(src)))
-    folder = os.path.dirname(os.path.abspath(dst))
-    os.makedirs(folder, exist_ok=True)
-    tmp = dst + ".tmp"
-    try:
-        torch.save(out, tmp)
-        os.replace(tmp, dst)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
+    atomic_write(dst, lambda tmp: torch.save(out, tmp))
     return {"path": dst, "bytes": os.path.getsize(dst), "agent": out["agent"], "epoch": int(out.get("epoch", 0))}
 
 
@@ -499,6 +497,11 @@ def load_model(path: str) -> LoadedModel:
     except (RuntimeError, KeyError, ValueError, TypeError) as exc:
         raise ModelFileError(f"{path}: weights do not match the {st['agent']} networks described in the file: "
                              f"{exc}") from exc
+    for name, net in (("actor", actor), ("critic", critic)):
+        for pname, tensor in net.state_dict().items():
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                raise ModelFileError(f"{path}: {name} weight {pname} is not finite (NaN or infinity): a diverged "
+                                     "or damaged model")
     actor.eval()
     critic.eval()
     return LoadedModel(os.fspath(path), st["agent"], actor, critic, st["env"], st["norms"], arch,
