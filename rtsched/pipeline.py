@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from heuristics.registry import SCHEMES, make_policy, scheme, scheme_checkpoint
-from rtsched import __version__, metrics
+from rtsched import metrics
+from rtsched.version import __version__
 from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
 from rtsched.errors import InputError, OptionError, RtschedError
 from rtsched.io import read_workload

@@ -1,10 +1,18 @@
-"""Figures in the style of seed 002 Figs. 3-7: boxplots of bounded slowdown and turnaround.
+"""Figures for any run, and the seed-002 study figures.  Every function returns a matplotlib
+``Figure`` built without pyplot, so it never switches the user's backend or keeps figures alive;
+``save_figure`` writes one atomically.
 
-One figure per job category (overall, narrow-short, narrow-long, wide-short, wide-long): top row
-bounded slowdown, bottom row turnaround time; left column RTJs, right column BJs.  On each x axis,
-one group per RTJ percentage; within a group, one box per scheme, colour-coded with a legend on
-top.  Whiskers at the 5th and 95th percentiles, boxes at 25/50/75, a dot for the mean, no fliers
-(as in the paper).  Figures are written atomically (temporary file + ``os.replace``).
+* ``gantt(schedule, machine, workload)`` — the schedule over time on the machine's resources:
+  512-node blocks (aligned Mira), node cards (a Cobalt partition file) or processors (a flat
+  cluster; ids assigned by ``rtsched.resources``).  RTJs red, BJs blue, checkpoint writes and
+  restart reads hatched.
+* ``utilization_over_time(result)`` — nodes in use / machine nodes, and queue length, over time.
+* ``slowdown_distributions(jobs)`` — per-category boxes of slowdown and bounded slowdown for
+  RTJs and BJs (a ``job_table``).
+* ``learning_curve(history)`` — an RL training history (``progress.json``): score per epoch.
+* ``study_boxplots`` — seed 002 Figs. 3-7: one figure per job category, top row bounded slowdown,
+  bottom row turnaround; left RTJs, right BJs; one group per RTJ percentage, one box per scheme;
+  whiskers at the 5th and 95th percentiles, a dot for the mean, no fliers (as in the paper).
 """
 from __future__ import annotations
 
@@ -48,16 +56,13 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
     Returns:
         the matplotlib Figure.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
     labels = labels or {}
     pcts = sorted(set(jobs["rt_percent"])) if rt_percents is None else list(rt_percents)
     scale = {"s": 1.0, "min": 60.0, "h": 3600.0}[turnaround_unit]
-    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5), constrained_layout=True)
+    fig = _figure((12, 7.5))
+    axes = fig.subplots(2, 2)
     n = len(schemes)
     width = 0.8
     tau_text = f"{tau // 60} min" if tau % 60 == 0 and tau >= 60 else f"{tau} s"
@@ -110,13 +115,182 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
 
 def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> Path:
     """Write a figure as PNG atomically (temporary file in the same folder, then ``os.replace``)."""
-    import matplotlib.pyplot as plt
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        # constrained layout already fits the labels: no second ("tight") draw
-        atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi))
-    finally:
-        plt.close(fig)
+    # constrained layout already fits the labels: no second ("tight") draw
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png", dpi=dpi))
     return path
+
+
+def _figure(size: tuple[float, float]):
+    """A constrained-layout Figure not registered with pyplot (no backend switch, no global state)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size, layout="constrained")
+
+
+RT_COLOR = "#d62728"
+BJ_COLOR = "#1f77b4"
+TIME_UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def gantt(schedule, machine, workload=None, *, time_unit: str = "h", title: str = "", label_jobs: int = 40,
+          size: tuple[float, float] | None = None):
+    """The schedule as rectangles: time on x (``time_unit``), the machine's resource units on y.
+
+    ``workload`` (the jobs as run) colours RTJs and BJs apart; without it every job is a BJ.
+    Job ids are written inside the rectangles when there are at most ``label_jobs`` jobs.
+    """
+    from matplotlib.patches import Patch, Rectangle
+
+    from rtsched.resources import segment_ranges
+    from rtsched.schedule import CKPT, RESTART
+
+    rmap = segment_ranges(schedule, machine)
+    kinds = {j.id: j.kind for j in workload.jobs} if workload is not None else {}
+    div = TIME_UNITS[time_unit]
+    segs = schedule.segments
+    fig = _figure(size or (11, min(2.0 + 0.12 * min(rmap.units, 96), 9.0)))
+    ax = fig.add_subplot()
+    t0 = min((sg.start for sg in segs), default=0)
+    t1 = max((sg.end for sg in segs), default=1)
+    n_jobs = len({sg.job_id for sg in segs})
+    for sg, ranges in zip(segs, rmap.ranges):
+        color = RT_COLOR if kinds.get(sg.job_id) == "rt" else BJ_COLOR
+        overhead = sg.kind in (CKPT, RESTART)
+        x0, w = (sg.start - t0) / div, (sg.end - sg.start) / div
+        for lo, hi in ranges:
+            ax.add_patch(Rectangle((x0, lo), w, hi - lo, facecolor=color, alpha=0.35 if overhead else 0.8,
+                                   edgecolor="black", linewidth=0.3, hatch="//" if overhead else None))
+        if not overhead and n_jobs <= label_jobs and ranges:
+            lo, hi = ranges[0]
+            ax.text(x0 + w / 2, (lo + hi) / 2, str(sg.job_id), ha="center", va="center", fontsize=7, color="white")
+    ax.set_xlim(0, (t1 - t0) / div)
+    ax.set_ylim(rmap.units, 0)
+    ax.set_xlabel(f"time since the first start ({time_unit})")
+    ax.set_ylabel(f"{rmap.unit_name}s ({rmap.unit_nodes} node{'s' if rmap.unit_nodes > 1 else ''} each)")
+    handles = [Patch(color=BJ_COLOR, label="BJ"), Patch(facecolor="white", edgecolor="black", hatch="//",
+                                                        label="checkpoint / restart")]
+    if any(k == "rt" for k in kinds.values()):
+        handles.insert(0, Patch(color=RT_COLOR, label="RTJ"))
+    ax.legend(handles=handles, loc="upper right", fontsize=8)
+    ax.set_title(title or f"{getattr(machine, 'name', '')}: {n_jobs} jobs")
+    return fig
+
+
+def _step_series(times, deltas):
+    """(times, values) of a step function built from (time, +/-delta) events (sorted, merged)."""
+    import numpy as np
+
+    order = np.argsort(times, kind="stable")
+    t = np.asarray(times)[order]
+    v = np.cumsum(np.asarray(deltas)[order])
+    keep = np.append(t[1:] != t[:-1], True)  # the last value at each time
+    return t[keep], v[keep]
+
+
+def utilization_over_time(result, *, time_unit: str = "h", title: str = ""):
+    """Two panels over time: the share of the machine's nodes held by jobs (all segments, overheads
+    included) and the number of waiting jobs (from submit to first start, and between the segments
+    of a preempted job)."""
+    segs = result.schedule.segments
+    div = TIME_UNITS[time_unit]
+    times, deltas = [], []
+    for sg in segs:
+        times += [sg.start, sg.end]
+        deltas += [sg.nodes, -sg.nodes]
+    qt, qd = [], []
+    by_job: dict[int, list] = {}
+    for sg in segs:
+        by_job.setdefault(sg.job_id, []).append(sg)
+    for o in result.outcomes:
+        if o.first_start < 0:
+            continue
+        qt += [o.job.submit, o.first_start]
+        qd += [1, -1]
+        parts = sorted(by_job.get(o.job.id, []), key=lambda x: x.start)
+        for a, b in zip(parts, parts[1:]):
+            if b.start > a.end:  # requeued between two stints
+                qt += [a.end, b.start]
+                qd += [1, -1]
+    fig = _figure((11, 5))
+    ax_u, ax_q = fig.subplots(2, 1, sharex=True)
+    t0 = min(times + qt, default=0)
+    if times:
+        t, v = _step_series(times, deltas)
+        ax_u.step((t - t0) / div, v / result.machine_nodes, where="post", color=BJ_COLOR, linewidth=0.8)
+    if qt:
+        t, v = _step_series(qt, qd)
+        ax_q.step((t - t0) / div, v, where="post", color="#555555", linewidth=0.8)
+    ax_u.set_ylabel("utilization")
+    ax_u.set_ylim(0, 1.02)
+    ax_q.set_ylabel("waiting jobs")
+    ax_q.set_xlabel(f"time since the first submit ({time_unit})")
+    for ax in (ax_u, ax_q):
+        ax.grid(alpha=0.3)
+    ax_u.set_title(title or f"{result.machine_name} · {result.policy_name}")
+    return fig
+
+
+def slowdown_distributions(jobs, *, tau: int | None = None, title: str = "", whis: tuple[float, float] = (5.0, 95.0),
+                           log: bool = True):
+    """Per-category boxes (narrow/wide × short/long, and all jobs) of slowdown and bounded slowdown,
+    RTJs and BJs side by side, from a ``job_table`` (whiskers at the 5th/95th percentiles, mean dot)."""
+    from matplotlib.patches import Patch
+
+    from rtsched.metrics import CATEGORY_NAMES
+
+    cats = ("all",) + tuple(CATEGORY_NAMES)
+    fig = _figure((11, 6))
+    axes = fig.subplots(2, 1, sharex=True)
+    tau = tau if tau is not None else jobs.attrs.get("tau_seed002", 600)
+    for ax, (col, label) in zip(axes, (("sd", "slowdown"), ("bsld_seed002", f"bounded slowdown (τ = {tau} s)"))):
+        stats, pos, colors = [], [], []
+        for ci, cat in enumerate(cats):
+            sel = jobs if cat == "all" else jobs[jobs["category"] == cat]
+            for ki, (kind, color) in enumerate((("rt", RT_COLOR), ("batch", BJ_COLOR))):
+                st = box_stats(sel[sel["kind"] == kind][col].to_numpy(dtype=float), whis)
+                if st is not None:
+                    stats.append(st)
+                    pos.append(ci * 3 + ki)
+                    colors.append(color)
+        if stats:
+            art = ax.bxp(stats, positions=pos, widths=0.8, patch_artist=True, showmeans=True, showfliers=False,
+                         meanprops={"marker": "o", "markerfacecolor": "black", "markeredgecolor": "black",
+                                    "markersize": 3},
+                         medianprops={"color": "black", "linewidth": 1.0})
+            for box, color in zip(art["boxes"], colors):
+                box.set_facecolor(color)
+                box.set_alpha(0.8)
+        ax.set_ylabel(label)
+        if log:
+            ax.set_yscale("log")
+        ax.grid(axis="y", alpha=0.3)
+    axes[1].set_xticks([ci * 3 + 0.5 for ci in range(len(cats))])
+    axes[1].set_xticklabels(cats)
+    fig.legend(handles=[Patch(color=RT_COLOR, label="RTJ"), Patch(color=BJ_COLOR, label="BJ")], loc="upper right")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def learning_curve(history, *, key: str = "mean_return", label: str = "", title: str = ""):
+    """An RL training history (the list in ``progress.json``, or a ``train`` result's
+    ``history``): ``key`` per epoch (default the mean trajectory return), with the min–max band of
+    the epoch's trajectories when recorded."""
+    fig = _figure((8, 4))
+    ax = fig.add_subplot()
+    epochs = [h.get("epoch", i + 1) for i, h in enumerate(history)]
+    values = [h.get(key) for h in history]
+    ax.plot(epochs, values, color=BJ_COLOR, marker="o", markersize=2.5, linewidth=1.0, label=label or key)
+    lows = [h.get("min_return") for h in history]
+    highs = [h.get("max_return") for h in history]
+    if key == "mean_return" and all(v is not None for v in lows + highs) and history:
+        ax.fill_between(epochs, lows, highs, color=BJ_COLOR, alpha=0.15, label="min–max of the epoch")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel(key.replace("_", " "))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig

@@ -18,7 +18,7 @@ import signal
 import sys
 from typing import Sequence
 
-from rtsched import __version__
+from rtsched.version import __version__
 from rtsched.cli import experiment, offline, rl, simulate, traces
 from rtsched.cli.common import UsageError
 from rtsched.errors import RtschedError

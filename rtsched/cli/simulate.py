@@ -47,6 +47,7 @@ def register(sub) -> None:
     sim.add_argument("--first-n", type=positive_int, help="only the first N jobs of the trace")
     sim.add_argument("--json", action="store_true", help="print a machine-readable JSON object")
     sim.add_argument("--schedule-out", help="write the schedule (CSV, or Parquet if the name ends in .parquet)")
+    sim.add_argument("--evalys-out", help="write the run as an evalys / Batsim jobs.csv (rtsched.export)")
     sim.add_argument("--no-progress", action="store_true", help="no progress bar")
     sim.add_argument("--no-validate", action="store_true", help="skip the independent schedule validator")
     sim.set_defaults(func=run)
@@ -107,6 +108,7 @@ def run(args) -> int:
 
     spec = spec_from_args(args)
     check_output(args.schedule_out, "--schedule-out")
+    check_output(args.evalys_out, "--evalys-out")
     try:
         with progress_bar("simulating", not args.json and not args.no_progress) as update:
             record = execute(spec, progress=update)
@@ -115,6 +117,10 @@ def run(args) -> int:
     if args.schedule_out:
         names = record.machine.partition_names() if record.machine.partitioned else None
         record.schedule.write(args.schedule_out, names)
+    if args.evalys_out:
+        from rtsched.export import write_evalys_jobs
+
+        write_evalys_jobs(record, args.evalys_out)
     out = record.to_json()
     if out["trace"] is None and spec.trace is None:
         out["trace"] = "traces/mira_like_week.swf (regenerated in memory)"

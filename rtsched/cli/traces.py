@@ -26,9 +26,11 @@ def register(sub) -> None:
     st.add_argument("--format", choices=["swf", "cobalt", "alcf"])
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=stats)
-    cv = tsub.add_parser("convert", help="convert a Cobalt log or ALCF CSV (or SWF) to SWF")
+    cv = tsub.add_parser("convert", help="convert a Cobalt log or ALCF CSV (or SWF) to SWF, or to a Batsim workload")
     cv.add_argument("input", help="trace file, or - for standard input (then --format is needed)")
-    cv.add_argument("output", help="SWF file to write")
+    cv.add_argument("output", help="SWF file to write; a name ending in .json writes a Batsim workload")
+    cv.add_argument("--nb-res", type=positive_int,
+                    help="Batsim output: the machine's resources (default: the trace header's size)")
     cv.add_argument("--format", choices=["swf", "cobalt", "alcf"])
     cv.add_argument("--normalize-to-mira", action="store_true", help="seed 002 eq. 59 size normalisation")
     cv.set_defaults(func=convert)
@@ -88,6 +90,15 @@ def convert(args) -> int:
         from rtsched.io.normalize import normalize_to_mira
 
         wl = normalize_to_mira(wl)
+    if args.output.lower().endswith(".json"):
+        from rtsched.export import write_batsim_workload
+
+        nb_res = args.nb_res or wl.max_nodes
+        if not nb_res:
+            raise UsageError("--nb-res: the trace header gives no machine size; give the number of resources")
+        write_batsim_workload(wl, args.output, nb_res)
+        print(f"{args.output}: {len(wl)} jobs, Batsim workload on {nb_res} resources")
+        return 0
     write_swf(wl, args.output)
     print(f"{args.output}: {len(wl)} jobs")
     return 0

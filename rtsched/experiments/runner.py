@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from heuristics.registry import SCHEMES
-from rtsched import __version__
+from rtsched.version import __version__
 from rtsched.errors import InputError
 from rtsched.experiments import store
 from rtsched.experiments.grid import Grid, GridRun, load_grid

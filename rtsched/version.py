@@ -1,0 +1,2 @@
+"""The rtsched version (one place; pyproject.toml reads it)."""
+__version__ = "0.1.0"
