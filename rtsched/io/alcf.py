@@ -14,6 +14,7 @@ the earliest submit is 0 and ``Workload.start_time`` is the Unix time of t = 0. 
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 import os
 from dataclasses import dataclass
@@ -167,21 +168,29 @@ def _read_alcf(path: str | os.PathLike[str], o: AlcfOptions, name: str | None) -
     rows: list[tuple[int, int, float, int, float, int, int, int, str, AlcfExtra]] = []
     seen: dict[int, int] = {}
     with TraceInput(path) as src:
-        reader = csv.DictReader(src.lines())
+        lines = src.lines()
+        skipped = 0  # blank lines before the header row
+        for first in lines:
+            if first.strip():
+                break
+            skipped += 1
+        else:
+            raise no_jobs_left(p, counts, 0, "header row (the file is empty)")
+        reader = csv.DictReader(itertools.chain([first], lines), strict=True)
         try:
             columns = [c.strip() for c in (reader.fieldnames or [])]
             reader.fieldnames = columns
             for col in required:
                 if col not in columns:
-                    raise InputError(f"missing column {col}", path=p, line=1, field=col)
+                    raise InputError(f"missing column {col}", path=p, line=1 + skipped, field=col)
             for raw in reader:
-                r = _Row(raw, p, reader.line_num)
+                r = _Row(raw, p, reader.line_num + skipped)
                 if r.text("COBALT_JOBID") == "COBALT_JOBID":  # a repeated header (concatenated files)
                     continue
                 counts["rows"] += 1
                 rows.append(_alcf_row(r, o, nodes_col, seen))
         except csv.Error as exc:
-            raise InputError(f"not a valid CSV row: {exc}", path=p, line=reader.line_num) from None
+            raise InputError(f"not a valid CSV row: {exc}", path=p, line=reader.line_num + skipped) from None
     if not rows:
         raise no_jobs_left(p, counts, 0, "job rows")
 
