@@ -11,7 +11,8 @@ the wall time and the peak memory (ru_maxrss of a fresh process) of
     of the streaming reader, aa802d3), run from a `git archive` of that commit's rtsched/;
   * read_rl_trace now (through rtsched.io) and at the baseline (its own parser then), on "lublin".
 Each reading runs in its own process (`python -c`), timed from just before the call to just after;
-the peak memory is the process's VmHWM, "imports" its value after the imports, before reading.  Both versions must give the
+the peak memory is the process's VmHWM, "imports" its value after the imports, before reading;
+CPU is the process's CPU time over the same span (on a loaded machine the wall time is longer).  Both versions must give the
 same jobs (a SHA-256 of their fields).
 
     python bench/bench_readers.py [--jobs 1000000] [--baseline aa802d3] [--repeat 1] [--keep DIR]
@@ -57,9 +58,9 @@ def peak_kb():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 rss0 = peak_kb()
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 out = read(path)
-seconds = time.perf_counter() - t0
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 peak = peak_kb()
 jobs = out.jobs
 cols = [np.fromiter((getattr(j, f) for j in jobs), np.int64, len(jobs))
@@ -67,7 +68,7 @@ cols = [np.fromiter((getattr(j, f) for j in jobs), np.int64, len(jobs))
 if kind == "rl":
     cols += [np.asarray(getattr(out, c), np.int64) for c in ("procs", "memory", "executable")]
 digest = hashlib.sha256(b"".join(c.tobytes() for c in cols)).hexdigest()[:16]
-print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "imports_mb": rss0 / 1024, "jobs": len(jobs),
+print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak / 1024, "imports_mb": rss0 / 1024, "jobs": len(jobs),
                   "digest": digest}))
 """
 
@@ -158,8 +159,9 @@ def main() -> None:
             new = measure(REPO, kind, traces[label], args.repeat)
             old = measure(old_root, kind, traces[label], args.repeat)
             ok = new["seconds"] < TARGET_S and new["peak_mb"] < TARGET_MB
-            print(f"{name} {label} ({new['jobs']:,} jobs): now {new['seconds']:.2f} s, peak {new['peak_mb']:.0f} MB "
-                  f"(imports {new['imports_mb']:.0f} MB) | baseline {old['seconds']:.2f} s, peak {old['peak_mb']:.0f} MB "
+            print(f"{name} {label} ({new['jobs']:,} jobs): now {new['seconds']:.2f} s (CPU {new['cpu']:.2f} s), "
+                  f"peak {new['peak_mb']:.0f} MB (imports {new['imports_mb']:.0f} MB) | baseline {old['seconds']:.2f} s "
+                  f"(CPU {old['cpu']:.2f} s), peak {old['peak_mb']:.0f} MB "
                   f"(imports {old['imports_mb']:.0f} MB) | ratio time {old['seconds'] / new['seconds']:.1f}x, "
                   f"memory {old['peak_mb'] / new['peak_mb']:.1f}x | same jobs: {new['digest'] == old['digest']} | "
                   f"target < {TARGET_S:.0f} s and < {TARGET_MB:.0f} MB: {'PASS' if ok else 'FAIL'}")

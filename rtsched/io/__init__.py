@@ -1,10 +1,13 @@
 """Workload readers and writers: SWF, Cobalt/Qsim logs, ALCF DIM_JOB_COMPOSITE CSV.
 
 ``read_workload(path, fmt=None, **opts)`` picks the reader by ``fmt`` ("swf", "cobalt", "alcf")
-or by the file's extension (``.swf``, ``.log``, ``.csv``; a trailing ``.gz`` is read through
-gzip).  ``opts`` are the fields of that reader's options dataclass (``SwfOptions``,
-``CobaltOptions``, ``AlcfOptions``).  The cleaning policy of every reader is in
-``docs/formats.md``.
+or by the file's extension (``.swf``, ``.log``, ``.csv``, optionally ``.gz``); the path "-" reads
+standard input and needs ``fmt``.  Gzip data is recognised by its first bytes.  ``opts`` are the
+fields of that reader's options dataclass (``SwfOptions``, ``CobaltOptions``, ``AlcfOptions``).
+Bad input of any kind (a malformed line, a value out of range, corrupt gzip, a text encoding other
+than UTF-8, a trace without jobs) raises a one-line ``InputError`` naming the file, line and
+field.  The cleaning policy of every reader and the value bounds (``MAX_TIME_S``, ``MAX_SIZE``,
+``MAX_ID``) are in ``docs/formats.md``.
 
 Every reader returns a ``Workload`` whose ``header`` is a ``TraceHeader``: a plain
 ``dict[str, str]`` of header key/values that also carries, as attributes, the reader's side

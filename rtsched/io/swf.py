@@ -59,7 +59,7 @@ _UNKNOWN_OK = np.array([i not in NO_UNKNOWN_FIELDS for i in range(N_FIELDS)])
 _DERIVED_KEYS = ("MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "UnixStartTime")
 # Header keys that fix how jobs are read: they must come before the first job line.
 _MACHINE_KEYS = ("MaxNodes", "MaxProcs")
-_SHARED_INTS = np.array(range(1 << 16), dtype=object)  # one int object per small value, shared by jobs
+_SHARED_INTS = np.array(range(-1, (1 << 16) - 1), dtype=object)  # one int object per value in [-1, 65534]
 
 ProcsRule = Literal["requested", "allocated", "max"]
 ProcsPerNode = int | Literal["header", "header_if_known"] | None
@@ -129,7 +129,7 @@ class SwfTable:
     max_nodes: int | None
     start_time: int | None
     name: str
-    text: "_KeptText" = field(repr=False)  # the kept lines' text ...
+    text: "_KeptText | None" = field(repr=False)  # the kept lines' text (None: not kept) ...
     offsets: np.ndarray = field(repr=False)  # ... and where each job's line starts in it
 
 
@@ -163,17 +163,18 @@ def _read_swf(path: str | os.PathLike[str], o: SwfOptions, name: str | None) -> 
 
 
 def read_swf_table(path: str | os.PathLike[str], options: SwfOptions | None = None, *,
-                   fields: Sequence[str] = (), name: str | None = None) -> SwfTable:
+                   fields: Sequence[str] = (), name: str | None = None, records: bool = True) -> SwfTable:
     """Read an SWF file like ``read_swf`` (``first_n`` aside) and keep the columns ``fields``.
 
     ``fields`` are ``SWF_FIELDS`` names, "processors" or "line".  ``header.records`` and
-    ``header.as_read`` map every job of ``jobs``.
+    ``header.as_read`` map every job of ``jobs``; with ``records=False`` the text of the job lines
+    is not kept (less memory) and ``header.records`` is empty.
     """
     o = options if options is not None else SwfOptions()
     unknown = [f for f in fields if f not in SWF_FIELDS and f not in ("processors", "line")]
     if unknown:
         raise ValueError(f"unknown SWF column(s) {unknown}; valid: {', '.join(SWF_FIELDS)}, processors, line")
-    scan = _Scan(path, o, tuple(fields))
+    scan = _Scan(path, o, tuple(fields), records)
     with gc_paused(), TraceInput(path) as src:
         for first_line, block in src.blocks():
             scan.block(first_line, block)
@@ -183,7 +184,8 @@ def read_swf_table(path: str | os.PathLike[str], options: SwfOptions | None = No
 class _Scan:
     """The state of one streaming read: header so far, machine, duplicate tracking, kept jobs."""
 
-    def __init__(self, path: str | os.PathLike[str], opts: SwfOptions, fields: tuple[str, ...]) -> None:
+    def __init__(self, path: str | os.PathLike[str], opts: SwfOptions, fields: tuple[str, ...],
+                 records: bool = True) -> None:
         self.path = os.fspath(path)
         self.source = display_name(path)
         self.opts = opts
@@ -198,7 +200,7 @@ class _Scan:
         self.history: list[tuple[np.ndarray, np.ndarray]] | None = []  # ... with these (ids, lines)
         self.first_line: dict[int, int] | None = None  # id -> first line, once ids went out of order
         self.jobs: list[Job] = []
-        self.text = _KeptText()
+        self.text = _KeptText() if records else None
         self.offsets: list[np.ndarray] = []
         self.columns: dict[str, list[np.ndarray]] = {c: [] for c in fields}
         self.queues: dict[int, str] = {}
@@ -372,7 +374,8 @@ class _Scan:
         self.jobs.extend(map(Job, jid[k].tolist(), submit[k].tolist(), _shared(runtime[k]), _shared(walltime[k]),
                              _shared(nodes[k]), repeat(BATCH), _shared(v[k, _USER].astype(np.int64)),
                              _shared(v[k, _GROUP].astype(np.int64)), [queues[q] for q in queue]))
-        self.offsets.append(self.text.add(block) + starts[k])
+        if self.text is not None:
+            self.offsets.append(self.text.add(block) + starts[k])
         cols = self.columns
         for name in self.fields:
             if name == "processors":
@@ -395,7 +398,7 @@ class _Scan:
         max_nodes = self.machine[0]
         th = TraceHeader(self.header, fmt="swf", lines=self.raw_header)
         th.cleaning = counts
-        offsets = np.concatenate(self.offsets)
+        offsets = np.concatenate(self.offsets) if self.offsets else np.zeros(0, dtype=np.int64)
         _attach(th, self.jobs, self.text, offsets)
         start = _header_int(self.header, "UnixStartTime", self.key_lines, self.source, minimum=0, maximum=MAX_TIME_S)
         columns = {c: np.concatenate(parts) for c, parts in self.columns.items()}
@@ -446,16 +449,17 @@ def _first_bad_value(values: np.ndarray, errors: RowErrors, token: Callable[[int
     return row
 
 
-def _attach(th: TraceHeader, jobs: list[Job], text: "_KeptText", offsets: np.ndarray) -> None:
+def _attach(th: TraceHeader, jobs: list[Job], text: "_KeptText | None", offsets: np.ndarray) -> None:
     """Give ``th`` its per-job tables: ``records`` (a job line's fields) and ``as_read``."""
-    th.records = _ById(jobs, lambda i: text.fields_at(int(offsets[i])))
+    if text is not None:
+        th.records = _ById(jobs, lambda i: text.fields_at(int(offsets[i])))
     th.as_read = _ById(jobs, jobs.__getitem__)
 
 
 def _shared(values: np.ndarray) -> list[int]:
-    """``values.tolist()`` with one shared int object per value below 65,536 (less memory a job)."""
-    if len(values) and 0 <= values.min() and values.max() < len(_SHARED_INTS):
-        return _SHARED_INTS[values].tolist()
+    """``values.tolist()`` with one shared int object per value in [-1, 65534] (less memory a job)."""
+    if len(values) and -1 <= values.min() and values.max() < len(_SHARED_INTS) - 1:
+        return _SHARED_INTS[values + 1].tolist()
     return values.tolist()
 
 

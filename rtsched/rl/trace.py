@@ -38,7 +38,9 @@ from rtsched.jobs import Job, Workload
 RL_CLEANING = SwfOptions(procs="max", procs_per_node="header_if_known", walltime_from_runtime=True,
                          requested_time_zero="one_second", runtime_above_walltime="keep",
                          drop_nonpositive_runtime=True)
-_RL_COLUMNS = ("job number", "processors", "requested memory", "user id", "group id", "executable id")
+# RLTrace column <- read_swf_table column
+_RL_COLUMNS = {"procs": "processors", "memory": "requested memory", "user": "user id", "group": "group id",
+               "executable": "executable id"}
 
 
 @dataclass
@@ -132,12 +134,12 @@ def read_rl_trace(path: str, *, negative_runtime: int | None = None, name: str |
     10); None drops such jobs.  Raises InputError naming the file, line and field on bad input.
     """
     options = RL_CLEANING if negative_runtime is None else replace(RL_CLEANING, unknown_runtime=negative_runtime)
-    table = read_swf_table(path, options, fields=_RL_COLUMNS, name=name)
-    order = np.argsort(table.columns["job number"], kind="stable")  # the authors' loader goes by job number
+    table = read_swf_table(path, options, fields=tuple(_RL_COLUMNS.values()), name=name, records=False)
+    ids = np.fromiter((j.id for j in table.jobs), dtype=np.int64, count=len(table.jobs))
+    order = np.argsort(ids, kind="stable")  # the authors' loader goes by job number
     jobs = [table.jobs[i] for i in order.tolist()]
-    cols = {"procs": table.columns["processors"][order], "memory": table.columns["requested memory"][order],
-            "user": table.columns["user id"][order], "group": table.columns["group id"][order],
-            "executable": table.columns["executable id"][order]}
+    columns = table.columns
+    cols = {key: columns.pop(field)[order] for key, field in _RL_COLUMNS.items()}
     header = table.header
     max_nodes = _header_size(header, "MaxNodes")
     max_procs = _header_size(header, "MaxProcs") or max_nodes
