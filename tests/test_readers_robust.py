@@ -337,6 +337,12 @@ def test_header_only_and_all_dropped(tmp_path):
     assert "no jobs" in str(error_of(read_workload, csv_only_header))
 
 
+def test_first_n_must_keep_a_job(tmp_path):
+    with pytest.raises(ValueError, match="first_n must be >= 1"):
+        read_workload(write(tmp_path, "t.swf", GOOD), first_n=0)
+    assert len(read_workload(write(tmp_path, "t.swf", GOOD), first_n=1)) == 1
+
+
 def test_missing_and_unreadable(tmp_path):
     assert "cannot read trace" in str(error_of(read_workload, str(tmp_path / "nope.swf")))
     assert "cannot read trace" in str(error_of(read_workload, str(tmp_path), "swf"))  # a folder

@@ -51,7 +51,7 @@ class ReadOptions:
         runtime_above_walltime: "clip" (runtime = walltime, the default: a job never runs past
             its walltime on the machines we model), "keep", or "raise" (InputError).
         oversize: jobs with more nodes than the machine: "raise" (InputError) or "drop" (count).
-        first_n: keep only the first N jobs, in (submit, id) order, after cleaning.
+        first_n: keep only the first N >= 1 jobs, in (submit, id) order, after cleaning.
     """
 
     drop_nonpositive_runtime: bool = True
@@ -65,8 +65,8 @@ class ReadOptions:
                              f"got {self.runtime_above_walltime!r}")
         if self.oversize not in ("raise", "drop"):
             raise ValueError(f"oversize must be 'raise' or 'drop', got {self.oversize!r}")
-        if self.first_n is not None and self.first_n < 0:
-            raise ValueError(f"first_n must be >= 0, got {self.first_n}")
+        if self.first_n is not None and self.first_n < 1:  # no job is an error, never a request
+            raise ValueError(f"first_n must be >= 1, got {self.first_n}")
 
 
 def bump(counts: dict[str, int], key: str, n: int = 1) -> None:
