@@ -293,8 +293,9 @@ class _Scan:
             self.keep(v, alive, jid, submit, runtime, walltime, nodes, procs, lines[:valid], starts[:valid], block)
 
     def check_duplicates(self, jid: np.ndarray, lines: np.ndarray, errors: RowErrors) -> None:
-        """A job number seen before is an error naming its first line.  Increasing numbers (the
-        usual case) need no lookup: only the largest so far is kept."""
+        """A job number seen before is an error naming its first line.  While numbers increase
+        (the usual case) a block is checked against the largest number so far, without lookups;
+        the (number, line) arrays are kept for the day a block goes out of order."""
         if not len(jid):
             return
         if self.first_line is None:
