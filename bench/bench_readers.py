@@ -12,8 +12,8 @@ the wall time and the peak memory (ru_maxrss of a fresh process) of
   * read_rl_trace now (through rtsched.io) and at the baseline (its own parser then), on "lublin".
 Each reading runs in its own process (`python -c`), timed from just before the call to just after;
 the peak memory is the process's VmHWM, "imports" its value after the imports, before reading;
-CPU is the process's CPU time over the same span (on a loaded machine the wall time is longer).  Both versions must give the
-same jobs (a SHA-256 of their fields).
+CPU is the process's CPU time over the same span (on a loaded machine the wall time is longer).
+Both versions must give the same jobs (a SHA-256 of their fields).
 
     python bench/bench_readers.py [--jobs 1000000] [--baseline aa802d3] [--repeat 1] [--keep DIR]
 """
@@ -162,7 +162,8 @@ def main() -> None:
             verdict = (f"wall {'PASS' if fits and new['seconds'] < TARGET_S else 'FAIL'}, "
                        f"CPU {'PASS' if fits and new['cpu'] < TARGET_S else 'FAIL'}")
             print(f"{name} {label} ({new['jobs']:,} jobs): now {new['seconds']:.2f} s (CPU {new['cpu']:.2f} s), "
-                  f"peak {new['peak_mb']:.0f} MB (imports {new['imports_mb']:.0f} MB) | baseline {old['seconds']:.2f} s "
+                  f"peak {new['peak_mb']:.0f} MB (imports {new['imports_mb']:.0f} MB) | "
+                  f"baseline {old['seconds']:.2f} s "
                   f"(CPU {old['cpu']:.2f} s), peak {old['peak_mb']:.0f} MB "
                   f"(imports {old['imports_mb']:.0f} MB) | ratio time {old['seconds'] / new['seconds']:.1f}x, "
                   f"memory {old['peak_mb'] / new['peak_mb']:.1f}x | same jobs: {new['digest'] == old['digest']} | "

@@ -407,7 +407,8 @@ class TestAlcfTimes:
         assert e.field == "ELIGIBLE_WAIT_SECONDS" and "1970" in str(e)
 
     def test_odd_ids_are_unknown_not_errors(self, tmp_path):
-        text = ALCF_HEAD.strip() + ",USERNAME_GENID,NODES_USED\n7,2018-01-01 01:00:00,7200,3600,512,0,\u0661\u0662,1e999\n"
+        text = (ALCF_HEAD.strip() + ",USERNAME_GENID,NODES_USED\n"
+                "7,2018-01-01 01:00:00,7200,3600,512,0,\u0661\u0662,1e999\n")
         wl = read_alcf(write(tmp_path, "t.csv", text))
         assert wl[0].user == -1 and wl.header.extras[7].nodes_used is None
 

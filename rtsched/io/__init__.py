@@ -99,7 +99,8 @@ def read_workload(path: str | os.PathLike[str], fmt: str | None = None, **opts: 
     """Read a trace with the reader for ``fmt`` (or the extension's format); "-" is standard input.
 
     Raises InputError naming the file, line and field on bad input, and when the trace has no
-    job (empty, header only, or every job dropped by cleaning).  ``opts`` are fields of ``SwfOptions`` / ``CobaltOptions`` / ``AlcfOptions`` (for instance
+    job (empty, header only, or every job dropped by cleaning).  ``opts`` are fields of
+    ``SwfOptions`` / ``CobaltOptions`` / ``AlcfOptions`` (for instance
     ``first_n=100``), plus ``name`` for the workload's name.  Unknown options raise TypeError.
     """
     fmt = fmt or detect_format(path)

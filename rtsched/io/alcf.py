@@ -197,7 +197,8 @@ def _read_alcf(path: str | os.PathLike[str], o: AlcfOptions, name: str | None) -
     line_a = np.array([r[0] for r in rows], dtype=np.int64)
     errors = RowErrors(p, line_a)
     alive = np.ones(len(rows), dtype=bool)
-    rt = settle_runtimes(np.array([r[4] for r in rows], dtype=np.float64), np.array([r[3] for r in rows], dtype=np.int64),
+    rt = settle_runtimes(np.array([r[4] for r in rows], dtype=np.float64),
+                         np.array([r[3] for r in rows], dtype=np.int64),
                          alive, o, counts, errors, "RUNTIME_SECONDS")
     check_sizes(np.array([r[5] for r in rows], dtype=np.int64), o.max_nodes, alive, o, counts, errors, nodes_col,
                 np.array([r[1] for r in rows], dtype=np.int64))

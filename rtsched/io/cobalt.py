@@ -245,7 +245,8 @@ def _read_cobalt(path: str | os.PathLike[str], o: CobaltOptions, name: str | Non
     ids = np.array([r[1] for r in rows], dtype=np.int64)
     errors = RowErrors(p, line_a)
     alive = np.ones(len(rows), dtype=bool)
-    rt = settle_runtimes(np.array([r[5] for r in rows], dtype=np.float64), np.array([r[3] for r in rows], dtype=np.int64),
+    rt = settle_runtimes(np.array([r[5] for r in rows], dtype=np.float64),
+                         np.array([r[3] for r in rows], dtype=np.int64),
                          alive, o, counts, errors, "runtime")
     check_sizes(np.array([r[4] for r in rows], dtype=np.int64), o.max_nodes, alive, o, counts, errors,
                 "Resource_List.nodect", ids)

@@ -152,8 +152,9 @@ def _read_swf(path: str | os.PathLike[str], o: SwfOptions, name: str | None) -> 
     jobs, offsets = table.jobs, table.offsets
     keep = None
     if o.first_n is not None:
-        keep = first_n_positions(np.fromiter((j.submit for j in jobs), np.int64, len(jobs)),
-                                 np.fromiter((j.id for j in jobs), np.int64, len(jobs)), o.first_n, table.header.cleaning)
+        submit = np.fromiter((j.submit for j in jobs), np.int64, len(jobs))
+        ids = np.fromiter((j.id for j in jobs), np.int64, len(jobs))
+        keep = first_n_positions(submit, ids, o.first_n, table.header.cleaning)
     if keep is not None:
         jobs = [jobs[i] for i in keep.tolist()]
         offsets = offsets[keep]
