@@ -16,6 +16,14 @@ RT: JobKind = "rt"
 BATCH: JobKind = "batch"
 JOB_KINDS: tuple[JobKind, ...] = (RT, BATCH)
 
+# The largest submit time, runtime or walltime a Job may carry, s: 10^10 s, about 317 years.
+# Relative traces span at most decades, and absolute Unix times stay below it until the year
+# 2286.  The bound keeps the times the simulator computes (submit + walltime + checkpoint
+# overheads, summed over a queue of jobs) about 10^8 times below its "no event" sentinel,
+# 2**62 s (rtsched/sim/core.py), and nodes x seconds inside int64.  The readers refuse larger
+# values, naming the file, line and field (docs/formats.md).
+MAX_TIME_S = 10**10
+
 
 @dataclass(frozen=True, slots=True)
 class Job:
@@ -23,9 +31,9 @@ class Job:
 
     Attributes:
         id: unique integer id inside a workload.
-        submit: submission time, s.
-        runtime: actual run time, s (> 0).
-        walltime: requested time, s (>= 1).  Rules for runtime > walltime live in the readers.
+        submit: submission time, s (0 ..= MAX_TIME_S).
+        runtime: actual run time, s (1 ..= MAX_TIME_S).
+        walltime: requested time, s (1 ..= MAX_TIME_S).  Rules for runtime > walltime live in the readers.
         nodes: nodes (or processors on a flat cluster) requested.
         kind: ``"rt"`` (real-time) or ``"batch"``.
         user, group: ids, -1 when unknown.
@@ -53,6 +61,9 @@ class Job:
             raise ValueError(f"job {self.id}: nodes must be >= 1, got {self.nodes}")
         if self.submit < 0:
             raise ValueError(f"job {self.id}: submit must be >= 0 s, got {self.submit}")
+        if self.submit > MAX_TIME_S or self.runtime > MAX_TIME_S or self.walltime > MAX_TIME_S:
+            raise ValueError(f"job {self.id}: submit, runtime and walltime must be <= MAX_TIME_S = {MAX_TIME_S} s, "
+                             f"got {self.submit}, {self.runtime}, {self.walltime}")
         if self.kind not in JOB_KINDS:
             raise ValueError(f"job {self.id}: kind must be 'rt' or 'batch', got {self.kind!r}")
 

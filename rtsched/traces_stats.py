@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from rtsched.io import cleaning_counts
 from rtsched.jobs import Workload
 
 
 def trace_statistics(workload: Workload) -> dict:
+    """Size, span, load and job-shape statistics; ``cleaning`` holds what the reader's cleaning
+    rules did (lines read, jobs dropped or clipped: ``docs/formats.md``) when it is known."""
     cols = workload.columns()
     n = len(workload)
     if n == 0:
@@ -35,4 +38,7 @@ def trace_statistics(workload: Workload) -> dict:
     sizes, counts = np.unique(nodes, return_counts=True)
     top = np.argsort(-counts)[:10]
     stats["top_sizes"] = {int(sizes[i]): int(counts[i]) for i in top}
+    cleaning = cleaning_counts(workload)
+    if cleaning:
+        stats["cleaning"] = cleaning
     return stats

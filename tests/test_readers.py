@@ -516,6 +516,7 @@ def test_read_workload_dispatch(tmp_path):
 
 
 # ------------------------------------------------------------------------------------- real data
+@pytest.mark.needs_data
 class TestRealFiles:
     @pytest.mark.parametrize("name", ["lublin_256.swf", "lublin_256_new2.swf"])
     def test_lublin(self, name, tmp_path):

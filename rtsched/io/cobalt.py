@@ -18,15 +18,21 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
+import numpy as np
+
 from rtsched.errors import InputError
-from rtsched.io import (ReadOptions, TraceHeader, bump, check_size, first_jobs, open_text,
-                        settle_runtime, trace_name)
+from rtsched.io import TraceHeader, trace_name
+from rtsched.io.cleaning import (MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, RowErrors, bump, check_sizes,
+                                 first_n_positions, gc_paused, no_jobs_left, settle_runtimes, too_large)
+from rtsched.io.numbers import NUMBER
+from rtsched.io.source import TraceInput, display_name
 from rtsched.jobs import Job, Workload
 from rtsched.machines.sizes import MIRA_NODES
 
-_STAMP = re.compile(r"\d\d/\d\d/\d{4} \d\d:\d\d:\d\d(\.\d+)?$")
+_STAMP = re.compile(r"(\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d)(\.\d+)?$", re.ASCII)
 _PARTS = ("timestamp", "record type", "jobid", "key=value list")
 RECORD_TYPES = ("Q", "S", "E")
 
@@ -69,23 +75,47 @@ class CobaltExtra:
     line: int
 
 
+_WALLTIME = re.compile(r"(\d+):(\d\d?):(\d\d?(?:\.\d*)?)", re.ASCII)
+
+
 def parse_walltime(text: str) -> int:
-    """``HH:MM:SS`` (hours may exceed 24, seconds may have a fraction) -> s.  ValueError if malformed."""
-    parts = text.split(":")
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+    """``HH:MM:SS`` (hours may exceed 24, seconds may have a fraction) -> s, rounded to whole s.
+
+    ValueError when malformed, when the minutes or seconds are 60 or more (``00:99:99``), or
+    when the result exceeds ``MAX_TIME_S``.
+    """
+    m = _WALLTIME.fullmatch(text)
+    if m is None:
         raise ValueError(f"expected HH:MM:SS, found {text!r}")
-    sec = float(parts[2])
-    if not (math.isfinite(sec) and sec >= 0):
-        raise ValueError(f"expected HH:MM:SS, found {text!r}")
-    return int(parts[0]) * 3600 + int(parts[1]) * 60 + int(sec + 0.5)
+    hours, minutes, sec = int(m[1]), int(m[2]), float(m[3])
+    if minutes >= 60 or sec >= 60:
+        raise ValueError(f"impossible time {text!r}: minutes and seconds must be below 60")
+    total = hours * 3600 + minutes * 60 + int(sec + 0.5)
+    if total > MAX_TIME_S:
+        raise ValueError(too_large(f"walltime {text!r}", MAX_TIME_S))
+    return total
 
 
-def _parse(path: str) -> tuple[dict[int, dict[str, tuple[int, dict[str, str]]]], list[int]]:
+def _stamp_problem(stamp: str) -> str | None:
+    """Why ``MM/DD/YYYY HH:MM:SS`` is not a real date-time (``13/45/2018 99:01:47``), or None."""
+    m = _STAMP.match(stamp)
+    if m is None:
+        return f"expected MM/DD/YYYY HH:MM:SS, found {stamp!r}"
+    month, day, year, hour, minute, second = (int(x) for x in m.groups()[:6])
+    try:
+        datetime(year, month, day, hour, minute, second)
+    except ValueError as exc:
+        return f"impossible date-time {stamp!r}: {exc}"
+    return None
+
+
+def _parse(path: str | os.PathLike[str]) -> tuple[dict[int, dict[str, tuple[int, dict[str, str]]]], list[int]]:
     """job id -> record type -> (line, key/values), and the job ids in order of first appearance."""
     jobs: dict[int, dict[str, tuple[int, dict[str, str]]]] = {}
     order: list[int] = []
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
+    with TraceInput(path) as src:
+        path = src.name
+        for lineno, line in enumerate(src.lines(), 1):
             s = line.strip()
             if not s:
                 continue
@@ -94,17 +124,16 @@ def _parse(path: str) -> tuple[dict[int, dict[str, tuple[int, dict[str, str]]]],
                 raise InputError("expected 'MM/DD/YYYY HH:MM:SS;TYPE;JOBID;key=value ...'", path=path,
                                  line=lineno, field=_PARTS[len(parts)])
             stamp, kind, jid_text, rest = parts
-            if not _STAMP.match(stamp):
-                raise InputError(f"expected MM/DD/YYYY HH:MM:SS, found {stamp!r}", path=path, line=lineno,
-                                 field="timestamp")
+            problem = _stamp_problem(stamp)
+            if problem is not None:
+                raise InputError(problem, path=path, line=lineno, field="timestamp")
             if kind not in RECORD_TYPES:
                 raise InputError(f"record type {kind!r} is not Q, S or E", path=path, line=lineno,
                                  field="record type")
-            try:
-                jid = int(jid_text)
-            except ValueError:
-                raise InputError(f"job id {jid_text!r} is not an integer", path=path, line=lineno,
-                                 field="jobid") from None
+            if not (jid_text.isascii() and jid_text.isdigit() and len(jid_text) <= 16 and int(jid_text) <= MAX_ID):
+                raise InputError(f"job id {jid_text!r} is not a whole number in [0, {MAX_ID}]", path=path,
+                                 line=lineno, field="jobid")
+            jid = int(jid_text)
             kv: dict[str, str] = {}
             for token in rest.split():
                 key, sep, value = token.partition("=")
@@ -123,38 +152,49 @@ def _parse(path: str) -> tuple[dict[int, dict[str, tuple[int, dict[str, str]]]],
     return jobs, order
 
 
-def _value(kv: dict[str, str], key: str, path: str, line: int) -> float:
+def _value(kv: dict[str, str], key: str, path: str, line: int, *, low: float | None = None,
+           high: float = MAX_TIME_S) -> float:
+    """The number ``key=`` holds, in [``low``, ``high``]; InputError naming the line and key."""
     raw = kv.get(key)
     if raw is None:
         raise InputError(f"missing {key}=", path=path, line=line, field=key)
-    try:
-        value = float(raw)
-    except ValueError:
-        raise InputError(f"not a number: {raw!r}", path=path, line=line, field=key) from None
+    if NUMBER.fullmatch(raw.encode("utf-8")) is None:
+        raise InputError(f"not a number: {raw!r}", path=path, line=line, field=key)
+    value = float(raw)
     if not math.isfinite(value):
         raise InputError(f"not a finite number: {raw!r}", path=path, line=line, field=key)
+    if low is not None and value < low:
+        raise InputError(f"{raw} is negative: times and sizes are >= {low:g}", path=path, line=line, field=key)
+    if value > high:
+        raise InputError(too_large(raw, high), path=path, line=line, field=key)
     return value
 
 
 def read_cobalt(path: str | os.PathLike[str], options: CobaltOptions | None = None, *,
                 name: str | None = None, **opts: object) -> Workload:
-    """Read a Cobalt/Qsim log into a Workload (times in s, sizes in nodes).
+    """Read a Cobalt/Qsim log into a Workload (times in s, sizes in nodes; "-" is standard input).
 
     ``opts`` build a ``CobaltOptions`` when ``options`` is None.  ``header.extras`` maps each job
     id to a ``CobaltExtra``; ``header.cleaning`` counts the job ids seen with Q, S and E records
     ("queued", "started", "ended") and what cleaning dropped.  Raises InputError (file, 1-based
-    line, field) on a malformed record or a job bigger than ``max_nodes``.
+    line, field) on a malformed record, an impossible time, a job bigger than ``max_nodes``, and
+    when no job is left.
     """
     o = options if options is not None else CobaltOptions(**opts)  # type: ignore[arg-type]
-    p = os.fspath(path)
-    records, order = _parse(p)
+    with gc_paused():
+        return _read_cobalt(path, o, name)
+
+
+def _read_cobalt(path: str | os.PathLike[str], o: CobaltOptions, name: str | None) -> Workload:
+    records, order = _parse(path)
+    p = display_name(path)
     counts: dict[str, int] = {
         "job_ids": len(order),
         "queued": sum(1 for r in records.values() if "Q" in r),
         "started": sum(1 for r in records.values() if "S" in r),
         "ended": sum(1 for r in records.values() if "E" in r),
     }
-    rows: list[tuple[int, int, int, int, int, str, CobaltExtra, float | None, float | None]] = []
+    rows: list[tuple[int, int, int, int, int, float, str, str, bool, float | None, float | None]] = []
     for jid in order:
         recs = records[jid]
         if "E" in recs:
@@ -169,8 +209,8 @@ def read_cobalt(path: str | os.PathLike[str], options: CobaltOptions | None = No
         else:
             bump(counts, "dropped_never_started")
             continue
-        submit = math.floor(_value(kv, "qtime", p, line))
-        nodes_f = _value(kv, "Resource_List.nodect", p, line)
+        submit = math.floor(_value(kv, "qtime", p, line, low=0))
+        nodes_f = _value(kv, "Resource_List.nodect", p, line, high=MAX_SIZE)
         if nodes_f < 1 or nodes_f != int(nodes_f):
             raise InputError(f"node count {kv['Resource_List.nodect']!r} is not a positive integer", path=p,
                              line=line, field="Resource_List.nodect")
@@ -185,8 +225,8 @@ def read_cobalt(path: str | os.PathLike[str], options: CobaltOptions | None = No
         if walltime < 1:
             raise InputError(f"walltime {raw_wall} is shorter than 1 s", path=p, line=line,
                              field="Resource_List.walltime")
-        start = _value(kv, "start", p, line) if "start" in kv else None
-        end = _value(kv, "end", p, line) if "end" in kv else None
+        start = _value(kv, "start", p, line, low=0) if "start" in kv else None
+        end = _value(kv, "end", p, line, low=0) if "end" in kv else None
         ended = "E" in recs
         if "runtime" in kv:
             runtime = _value(kv, "runtime", p, line)
@@ -196,30 +236,38 @@ def read_cobalt(path: str | os.PathLike[str], options: CobaltOptions | None = No
             runtime = float(walltime)
         else:
             raise InputError("missing runtime= (and start=/end=)", path=p, line=line, field="runtime")
-        rt = settle_runtime(runtime, walltime, o, counts, path=p, line=line, field="runtime")
-        if rt is None:
-            continue
-        if not check_size(nodes, o.max_nodes, o, counts, path=p, line=line, field="Resource_List.nodect",
-                          job_id=jid):
-            continue
         queue = kv.get("queue_name", kv.get("queue", ""))
-        extra = CobaltExtra(None, None, kv.get("exec_host", ""), ended, line)
-        if not ended:
-            bump(counts, "kept_not_ended")
-        rows.append((jid, submit, rt, walltime, nodes, queue, extra, start, end))
+        rows.append((line, jid, submit, walltime, nodes, runtime, queue, kv.get("exec_host", ""), ended, start, end))
+    if not rows:
+        raise no_jobs_left(p, counts, len(order), "job records")
 
-    t0 = min((r[1] for r in rows), default=0)
+    line_a = np.array([r[0] for r in rows], dtype=np.int64)
+    ids = np.array([r[1] for r in rows], dtype=np.int64)
+    errors = RowErrors(p, line_a)
+    alive = np.ones(len(rows), dtype=bool)
+    rt = settle_runtimes(np.array([r[5] for r in rows], dtype=np.float64),
+                         np.array([r[3] for r in rows], dtype=np.int64),
+                         alive, o, counts, errors, "runtime")
+    check_sizes(np.array([r[4] for r in rows], dtype=np.int64), o.max_nodes, alive, o, counts, errors,
+                "Resource_List.nodect", ids)
+    errors.raise_first()
+    kept = np.flatnonzero(alive).tolist()
+    if not kept:
+        raise no_jobs_left(p, counts, len(order), "job records")
+    bump(counts, "kept_not_ended", sum(1 for i in kept if not rows[i][8]))
+    t0 = min(rows[i][2] for i in kept)
     jobs: list[Job] = []
     extras: dict[int, CobaltExtra] = {}
-    for jid, submit, rt, walltime, nodes, queue, extra, start, end in rows:
-        jobs.append(Job(jid, submit - t0, rt, walltime, nodes, queue=queue))
+    for i in kept:
+        line, jid, submit, walltime, nodes, _, queue, host, ended, start, end = rows[i]
+        jobs.append(Job(jid, submit - t0, int(rt[i]), walltime, nodes, queue=queue))
         extras[jid] = CobaltExtra(None if start is None else math.floor(start) - t0,
-                                  None if end is None else math.floor(end) - t0,
-                                  extra.exec_host, extra.ended, extra.line)
-    jobs = first_jobs(jobs, o.first_n, counts)
+                                  None if end is None else math.floor(end) - t0, host, ended, line)
+    keep = first_n_positions(np.array([j.submit for j in jobs]), np.array([j.id for j in jobs]), o.first_n, counts)
+    if keep is not None:
+        jobs = [jobs[i] for i in keep.tolist()]
     th = TraceHeader(fmt="cobalt")
     th.extras = {j.id: extras[j.id] for j in jobs}
     th.as_read = {j.id: j for j in jobs}
     th.cleaning = counts
-    return Workload(jobs, name=name or trace_name(p), max_nodes=o.max_nodes,
-                    start_time=t0 if rows else None, header=th)
+    return Workload(jobs, name=name or trace_name(path), max_nodes=o.max_nodes, start_time=t0, header=th)

@@ -1,27 +1,40 @@
-"""Standard Workload Format (Parallel Workloads Archive v2.2): reader and atomic writer.
+"""Standard Workload Format (Parallel Workloads Archive v2.2): streaming reader and atomic writer.
 
 One job a line, 18 whitespace-separated numeric fields, -1 for unknown; ``;`` starts a header
 line (``; MaxNodes: 128``).  Times in the file are seconds relative to ``UnixStartTime`` and are
 kept as they are: ``Job.submit`` = field 2, ``Workload.start_time`` = ``UnixStartTime``.
 
+The reader streams: it reads about 1 MiB of lines at a time, parses a block of job lines with
+NumPy (``rtsched.io.numbers``), checks and cleans the whole block at once, and raises at the
+first bad line of the file with its line number and field.  A million-job file reads in a few
+seconds (``bench/bench_readers.py``).  ``read_swf_table`` also returns per-job columns the
+``Job`` model does not carry (requested memory, executable, ...), for the RL traces.
+
 ``write_swf(read_swf(f))`` reproduces the header lines verbatim and each job line field for field
-(whitespace normalised to single spaces): the reader keeps every job's 18 original field strings
-in ``header.records``.  A job changed after reading (or one from another reader or a generator)
-is written from its ``Job`` fields.  Cleaning rules: ``docs/formats.md``.
+(whitespace normalised to single spaces): the reader keeps the text of every kept job line
+(``header.records``).  A job changed after reading (or one from another reader or a generator)
+is written from its ``Job`` fields.  Cleaning and validation rules: ``docs/formats.md``.
 """
 from __future__ import annotations
 
+import bisect
 import gzip
-import math
 import os
 import tempfile
-from dataclasses import dataclass
-from typing import Iterable, Iterator, Literal
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
+
+import numpy as np
 
 from rtsched.errors import InputError
-from rtsched.io import (ReadOptions, TraceHeader, bump, check_size, first_jobs, open_text, seconds,
-                        settle_runtime, trace_name)
-from rtsched.jobs import Job, Workload
+from rtsched.io import TraceHeader, trace_name
+from rtsched.io.cleaning import (MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, RowErrors, bump, check_sizes,
+                                 first_n_positions, gc_paused, no_jobs_left, round_seconds,
+                                 settle_runtimes, too_large)
+from rtsched.io.numbers import NUMBER, parse_block
+from rtsched.io.source import TraceInput, display_name
+from rtsched.jobs import BATCH, Job, Workload
 
 SWF_FIELDS: tuple[str, ...] = (
     "job number", "submit time", "wait time", "run time", "allocated processors", "average CPU time",
@@ -29,10 +42,29 @@ SWF_FIELDS: tuple[str, ...] = (
     "group id", "executable id", "queue", "partition", "preceding job", "think time",
 )
 N_FIELDS = len(SWF_FIELDS)
+(_JOB, _SUBMIT, _WAIT, _RUN, _ALLOC, _CPU, _USED_MEM, _REQ, _REQ_TIME, _REQ_MEM, _STATUS, _USER, _GROUP,
+ _EXE, _QUEUE, _PARTITION, _PRECEDING, _THINK) = range(N_FIELDS)
+
+# What each field accepts (docs/formats.md, "SWF: values").  Every field but the job number and
+# the submit time may be -1 (unknown); no other negative value is accepted.
+TIME_FIELDS = frozenset({_SUBMIT, _WAIT, _RUN, _CPU, _REQ_TIME, _THINK})  # s, <= MAX_TIME_S
+SIZE_FIELDS = frozenset({_ALLOC, _REQ})  # processors, <= MAX_SIZE
+WHOLE_FIELDS = frozenset({_JOB, _ALLOC, _REQ, _STATUS, _USER, _GROUP, _EXE, _QUEUE, _PARTITION, _PRECEDING})
+NO_UNKNOWN_FIELDS = frozenset({_JOB, _SUBMIT})
+_HIGH = np.array([MAX_TIME_S if i in TIME_FIELDS else MAX_SIZE if i in SIZE_FIELDS else MAX_ID
+                  for i in range(N_FIELDS)], dtype=np.float64)
+_WHOLE = np.array([i in WHOLE_FIELDS for i in range(N_FIELDS)])
+_UNKNOWN_OK = np.array([i not in NO_UNKNOWN_FIELDS for i in range(N_FIELDS)])
 # Header keys a synthesised header derives from the workload itself.
 _DERIVED_KEYS = ("MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "UnixStartTime")
+# Header keys that fix how jobs are read: they must come before the first job line.
+_MACHINE_KEYS = ("MaxNodes", "MaxProcs")
+_SHARED_INTS = np.array(range(-1, (1 << 16) - 1), dtype=object)  # one int object per value in [-1, 65534]
 
 ProcsRule = Literal["requested", "allocated", "max"]
+ProcsPerNode = int | Literal["header", "header_if_known"] | None
+ZeroRequestRule = Literal["unknown", "one_second"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -40,43 +72,450 @@ class SwfOptions(ReadOptions):
     """SWF cleaning options (the shared ones are documented on ``ReadOptions``).
 
     Attributes:
-        walltime_from_runtime: a requested time of -1 (or 0: unknown) becomes the job's runtime
-            (RLScheduler's rule; perfect estimates on the Lublin traces).  When False such a job
-            raises InputError.
+        walltime_from_runtime: a requested time that is unknown (-1, or 0 unless
+            ``requested_time_zero="one_second"``) becomes the job's runtime (RLScheduler's rule;
+            perfect estimates on the Lublin traces).  When False such a job raises InputError.
         procs: processor count used for the job size: "requested" (field 8, or field 5 when
             field 8 is unknown; the default), "allocated" (field 5, or 8 when unknown), or
             "max" (the larger of the two; RLScheduler's rule).
         procs_per_node: None (the default): sizes are processors and the machine is MaxProcs
             (else MaxNodes) processors.  An int k: nodes = ceil(processors / k), the machine is
             MaxNodes (else MaxProcs // k).  "header": k = MaxProcs / MaxNodes from the header,
-            nodes = ceil(processors * MaxNodes / MaxProcs) (RLScheduler's rule).
+            nodes = ceil(processors * MaxNodes / MaxProcs) (RLScheduler's rule); both keys are
+            needed.  "header_if_known": "header" when the header has both keys, else None.
+        requested_time_zero: a requested time of 0 s is "unknown" (the default, like -1) or
+            becomes "one_second" (RLScheduler: walltime = max(requested time, 1)).
+        unknown_runtime: None (the default) keeps a run time of -1 unknown (the job is dropped
+            as runtime <= 0); an int n >= 1 makes it n s first (RLScheduler's loader uses 10).
     """
 
     walltime_from_runtime: bool = True
     procs: ProcsRule = "requested"
-    procs_per_node: int | Literal["header"] | None = None
+    procs_per_node: ProcsPerNode = None
+    requested_time_zero: ZeroRequestRule = "unknown"
+    unknown_runtime: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.procs not in ("requested", "allocated", "max"):
             raise ValueError(f"procs must be 'requested', 'allocated' or 'max', got {self.procs!r}")
         ppn = self.procs_per_node
-        if not (ppn is None or ppn == "header" or (isinstance(ppn, int) and ppn >= 1)):
-            raise ValueError(f"procs_per_node must be None, 'header' or an int >= 1, got {ppn!r}")
+        if not (ppn is None or ppn in ("header", "header_if_known") or
+                (isinstance(ppn, int) and not isinstance(ppn, bool) and ppn >= 1)):
+            raise ValueError(f"procs_per_node must be None, 'header', 'header_if_known' or an int >= 1, got {ppn!r}")
+        if self.requested_time_zero not in ("unknown", "one_second"):
+            raise ValueError(f"requested_time_zero must be 'unknown' or 'one_second', got {self.requested_time_zero!r}")
+        u = self.unknown_runtime
+        if u is not None and not (isinstance(u, int) and not isinstance(u, bool) and 1 <= u <= MAX_TIME_S):
+            raise ValueError(f"unknown_runtime must be None or an int in [1, {MAX_TIME_S}], got {u!r}")
 
 
-def _number(token: str, index: int, path: str, line: int) -> int | float:
-    try:
-        return int(token)
-    except ValueError:
-        pass
-    try:
-        value = float(token)
-    except ValueError:
-        raise InputError(f"not a number: {token!r}", path=path, line=line, field=SWF_FIELDS[index]) from None
-    if not math.isfinite(value):
-        raise InputError(f"not a finite number: {token!r}", path=path, line=line, field=SWF_FIELDS[index])
-    return value
+@dataclass
+class SwfTable:
+    """What ``read_swf_table`` read: the cleaned jobs in file order and columns aligned with them.
+
+    Attributes:
+        jobs: the cleaned jobs, in the order of their lines (before ``first_n``).
+        columns: per-job NumPy arrays aligned with ``jobs``: the SWF fields asked for (by their
+            ``SWF_FIELDS`` name; int64 for whole-number fields, else float64 as written),
+            "processors" (the count the ``procs`` rule chose) and "line" (1-based).
+        header: the ``TraceHeader`` (key/values, raw lines, cleaning counts, records).
+        max_nodes, start_time, name: as on the ``Workload``.
+    """
+
+    jobs: list[Job]
+    columns: dict[str, np.ndarray]
+    header: TraceHeader
+    max_nodes: int | None
+    start_time: int | None
+    name: str
+    text: "_KeptText | None" = field(repr=False)  # the kept lines' text (None: not kept) ...
+    offsets: np.ndarray = field(repr=False)  # ... and where each job's line starts in it
+
+
+def read_swf(path: str | os.PathLike[str], options: SwfOptions | None = None, *, name: str | None = None,
+             **opts: object) -> Workload:
+    """Read an SWF file (``.gz`` too; "-" is standard input) into a Workload.
+
+    Times are in s; sizes in processors, or nodes with ``procs_per_node``.  ``opts`` build a
+    ``SwfOptions`` when ``options`` is None.  Raises InputError (file, 1-based line, field) at
+    the first bad line: a malformed line, a value out of range, a duplicate job number, a job
+    bigger than the machine; and when no job is left.
+    """
+    o = options if options is not None else SwfOptions(**opts)  # type: ignore[arg-type]
+    with gc_paused():
+        return _read_swf(path, o, name)
+
+
+def _read_swf(path: str | os.PathLike[str], o: SwfOptions, name: str | None) -> Workload:
+    table = read_swf_table(path, o, name=name)
+    jobs, offsets = table.jobs, table.offsets
+    keep = None
+    if o.first_n is not None:
+        submit = np.fromiter((j.submit for j in jobs), np.int64, len(jobs))
+        ids = np.fromiter((j.id for j in jobs), np.int64, len(jobs))
+        keep = first_n_positions(submit, ids, o.first_n, table.header.cleaning)
+    if keep is not None:
+        jobs = [jobs[i] for i in keep.tolist()]
+        offsets = offsets[keep]
+    th = table.header
+    _attach(th, jobs, table.text, offsets)
+    return Workload(jobs, name=table.name, max_nodes=table.max_nodes, start_time=table.start_time, header=th)
+
+
+def read_swf_table(path: str | os.PathLike[str], options: SwfOptions | None = None, *,
+                   fields: Sequence[str] = (), name: str | None = None, records: bool = True) -> SwfTable:
+    """Read an SWF file like ``read_swf`` (``first_n`` aside) and keep the columns ``fields``.
+
+    ``fields`` are ``SWF_FIELDS`` names, "processors" or "line".  ``header.records`` and
+    ``header.as_read`` map every job of ``jobs``; with ``records=False`` the text of the job lines
+    is not kept (less memory) and ``header.records`` is empty.
+    """
+    o = options if options is not None else SwfOptions()
+    unknown = [f for f in fields if f not in SWF_FIELDS and f not in ("processors", "line")]
+    if unknown:
+        raise ValueError(f"unknown SWF column(s) {unknown}; valid: {', '.join(SWF_FIELDS)}, processors, line")
+    scan = _Scan(path, o, tuple(fields), records)
+    with gc_paused(), TraceInput(path) as src:
+        for first_line, block in src.blocks():
+            scan.block(first_line, block)
+        return scan.finish(name)
+
+
+class _Scan:
+    """The state of one streaming read: header so far, machine, duplicate tracking, kept jobs."""
+
+    def __init__(self, path: str | os.PathLike[str], opts: SwfOptions, fields: tuple[str, ...],
+                 records: bool = True) -> None:
+        self.path = os.fspath(path)
+        self.source = display_name(path)
+        self.opts = opts
+        self.fields = fields
+        self.header: dict[str, str] = {}
+        self.key_lines: dict[str, int] = {}
+        self.raw_header: list[str] = []
+        self.last_key: str | None = None
+        self.machine: tuple[int | None, tuple[int, int] | None] | None = None  # fixed at the first job line
+        self.counts: dict[str, int] = {"records": 0}
+        self.max_id = -1  # ids so far were increasing up to max_id ...
+        self.history: list[tuple[np.ndarray, np.ndarray]] | None = []  # ... with these (ids, lines)
+        self.first_line: dict[int, int] | None = None  # id -> first line, once ids went out of order
+        self.jobs: list[Job] = []
+        self.text = _KeptText() if records else None
+        self.offsets: list[np.ndarray] = []
+        self.columns: dict[str, list[np.ndarray]] = {c: [] for c in fields}
+        self.queues: dict[int, str] = {}
+
+    # ------------------------------------------------------------------------- blocks and lines
+    def block(self, first_line: int, block: bytes) -> None:
+        if self.machine is not None and b";" not in block:
+            values = parse_block(block, N_FIELDS)
+            if values is not None:
+                starts = np.zeros(len(values), dtype=np.int64)
+                starts[1:] = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)[:-1] + 1
+                lines = np.arange(first_line, first_line + len(values), dtype=np.int64)
+                self.rows(values, lines, starts, block, None)
+                return
+        self.line_by_line(first_line, block)
+
+    def line_by_line(self, first_line: int, block: bytes) -> None:
+        """A block with header or blank lines, or one the fast parser refused."""
+        job_lines: list[bytes] = []
+        starts: list[int] = []
+        numbers: list[int] = []
+        pending: InputError | None = None
+        offset = 0
+        lineno = first_line
+        for raw in block.split(b"\n")[:-1]:
+            s = raw.strip()
+            if s:
+                try:
+                    if s[:1] == b";":
+                        self.header_line(raw.decode("utf-8"), lineno)
+                    else:
+                        if self.machine is None:
+                            self.machine = _machine(self.header, self.key_lines, self.source, self.opts)
+                        job_lines.append(raw)
+                        starts.append(offset)
+                        numbers.append(lineno)
+                except InputError as exc:
+                    pending = exc
+                    break
+            offset += len(raw) + 1
+            lineno += 1
+        if not job_lines:
+            if pending is not None:
+                raise pending
+            return
+        values = parse_block(b"\n".join(job_lines) + b"\n", N_FIELDS)
+        if values is None:
+            rows: list[list[float]] = []
+            for raw, n in zip(job_lines, numbers):
+                try:
+                    rows.append(_parse_line(raw, n, self.source))
+                except InputError as exc:
+                    pending = exc
+                    break
+            values = np.array(rows, dtype=np.float64).reshape(len(rows), N_FIELDS)
+        k = len(values)
+        self.rows(values, np.array(numbers[:k], dtype=np.int64), np.array(starts[:k], dtype=np.int64), block,
+                  pending)
+
+    def header_line(self, line: str, lineno: int) -> None:
+        self.raw_header.append(line.rstrip("\r"))
+        before = [self.header.get(k) for k in _MACHINE_KEYS]
+        self.last_key = _header_line(line.strip(), self.header, self.key_lines, lineno, self.last_key)
+        if self.machine is not None and [self.header.get(k) for k in _MACHINE_KEYS] != before:
+            raise InputError(f"{' and '.join(_MACHINE_KEYS)} must come before the first job line (they fix "
+                             f"the job sizes)", path=self.source, line=lineno, field=self.last_key)
+
+    # ------------------------------------------------------------------------- rows
+    def rows(self, values: np.ndarray, lines: np.ndarray, starts: np.ndarray, block: bytes,
+             pending: InputError | None) -> None:
+        """Check and clean a block's job rows; keep the surviving jobs.  Raises at the first bad line."""
+        errors = RowErrors(self.source, lines)
+        if pending is not None:
+            errors.add(pending)
+        self.counts["records"] += len(values)
+
+        def token(row: int, col: int) -> str:
+            start = int(starts[row])
+            end = block.find(b"\n", start)
+            return block[start:end].split()[col].decode("utf-8")
+
+        valid = _first_bad_value(values, errors, token)
+        v = values[:valid]
+        jid = v[:, _JOB].astype(np.int64)
+        self.check_duplicates(jid, lines[:valid], errors)
+        kept = self.clean(v, jid, errors, token)
+        errors.raise_first()
+        if kept is not None:
+            alive, submit, runtime, walltime, nodes, procs = kept
+            self.keep(v, alive, jid, submit, runtime, walltime, nodes, procs, lines[:valid], starts[:valid], block)
+
+    def check_duplicates(self, jid: np.ndarray, lines: np.ndarray, errors: RowErrors) -> None:
+        """A job number seen before is an error naming its first line.  While numbers increase
+        (the usual case) a block is checked against the largest number so far, without lookups;
+        the (number, line) arrays are kept for the day a block goes out of order."""
+        if not len(jid):
+            return
+        if self.first_line is None:
+            assert self.history is not None
+            if jid[0] > self.max_id and (len(jid) == 1 or bool((np.diff(jid) > 0).all())):
+                self.max_id = int(jid[-1])
+                self.history.append((jid, lines.astype(np.int32)))
+                return
+            ids = [a for a, _ in self.history]
+            at = [b for _, b in self.history]
+            self.first_line = dict(zip(np.concatenate(ids).tolist() if ids else [],
+                                       np.concatenate(at).tolist() if at else []))
+            self.history = None
+        seen = self.first_line
+        for row, (j, line) in enumerate(zip(jid.tolist(), lines.tolist())):
+            first = seen.setdefault(j, line)
+            if first != line:
+                errors.check(np.arange(len(jid)) == row, "job number",
+                             lambda r, j=j, first=first: f"duplicate job number {j} (first on line {first})")
+                return
+
+    def clean(self, v: np.ndarray, jid: np.ndarray, errors: RowErrors, token: Callable[[int, int], str]):
+        """The cleaning rules (docs/formats.md) on valid rows; None when there are none."""
+        if not len(v):
+            return None
+        o, counts = self.opts, self.counts
+        assert self.machine is not None
+        max_nodes, ratio = self.machine
+        submit = np.floor(v[:, _SUBMIT]).astype(np.int64)
+        runtime = v[:, _RUN]
+        if o.unknown_runtime is not None:
+            runtime = np.where(runtime == -1, float(o.unknown_runtime), runtime)
+        alloc = v[:, _ALLOC].astype(np.int64)
+        req = v[:, _REQ].astype(np.int64)
+        if o.procs == "max":
+            procs = np.maximum(alloc, req)
+        elif o.procs == "allocated":
+            procs = np.where(alloc > 0, alloc, req)
+        else:
+            procs = np.where(req > 0, req, alloc)
+        alive = procs > 0
+        bump(counts, "dropped_no_processors", np.count_nonzero(~alive))
+
+        requested = round_seconds(v[:, _REQ_TIME])
+        if o.requested_time_zero == "one_second":
+            requested[requested == 0] = 1
+        unknown = alive & (requested < 1)
+        if o.drop_nonpositive_runtime:
+            never_ran = unknown & (runtime <= 0)
+            bump(counts, "dropped_nonpositive_runtime", np.count_nonzero(never_ran))
+            alive &= ~never_ran
+            unknown &= ~never_ran
+        if not o.walltime_from_runtime:
+            errors.check(unknown, "requested time",
+                         lambda r: f"requested time {token(r, _REQ_TIME)} is unknown (pass walltime_from_runtime=True "
+                                   f"to use the runtime)")
+        bump(counts, "walltime_from_runtime", np.count_nonzero(unknown))
+        walltime = np.where(unknown, np.maximum(round_seconds(runtime), 1), requested)
+        rt = settle_runtimes(runtime, walltime, alive, o, counts, errors, "run time")
+
+        nodes = procs if ratio is None else -((-procs * ratio[0]) // ratio[1])
+        check_sizes(nodes, max_nodes, alive, o, counts, errors,
+                    lambda r: "allocated processors" if procs[r] == alloc[r] != req[r] else "requested processors",
+                    jid)
+        return alive, submit, rt, walltime, nodes, procs
+
+    def keep(self, v: np.ndarray, alive: np.ndarray, jid: np.ndarray, submit: np.ndarray, runtime: np.ndarray,
+             walltime: np.ndarray, nodes: np.ndarray, procs: np.ndarray, lines: np.ndarray, starts: np.ndarray,
+             block: bytes) -> None:
+        k = np.flatnonzero(alive)
+        if not len(k):
+            return
+        queue = v[k, _QUEUE].astype(np.int64).tolist()
+        queues = self.queues
+        for q in set(queue) - queues.keys():
+            queues[q] = str(q) if q >= 0 else ""
+        self.jobs.extend(map(Job, jid[k].tolist(), submit[k].tolist(), _shared(runtime[k]), _shared(walltime[k]),
+                             _shared(nodes[k]), repeat(BATCH), _shared(v[k, _USER].astype(np.int64)),
+                             _shared(v[k, _GROUP].astype(np.int64)), [queues[q] for q in queue]))
+        if self.text is not None:
+            self.offsets.append(self.text.add(block) + starts[k])
+        cols = self.columns
+        for name in self.fields:
+            if name == "processors":
+                cols[name].append(procs[k])
+            elif name == "line":
+                cols[name].append(lines[k])
+            else:
+                i = SWF_FIELDS.index(name)
+                cols[name].append(v[k, i].astype(np.int64) if i in WHOLE_FIELDS else v[k, i].copy())
+
+    # ------------------------------------------------------------------------- the end
+    def finish(self, name: str | None) -> SwfTable:
+        counts = self.counts
+        if counts["records"] == 0:
+            what = "only header lines" if self.raw_header else "no job lines (it is empty)"
+            raise InputError(f"no jobs: the trace has {what}", path=self.source)
+        if not self.jobs:
+            raise no_jobs_left(self.source, counts, counts["records"], "job lines")
+        assert self.machine is not None
+        max_nodes = self.machine[0]
+        th = TraceHeader(self.header, fmt="swf", lines=self.raw_header)
+        th.cleaning = counts
+        offsets = np.concatenate(self.offsets) if self.offsets else np.zeros(0, dtype=np.int64)
+        _attach(th, self.jobs, self.text, offsets)
+        start = _header_int(self.header, "UnixStartTime", self.key_lines, self.source, minimum=0, maximum=MAX_TIME_S)
+        columns = {c: np.concatenate(parts) for c, parts in self.columns.items()}
+        return SwfTable(self.jobs, columns, th, max_nodes, start, name or trace_name(self.path), self.text, offsets)
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _parse_line(raw: bytes, lineno: int, source: str) -> list[float]:
+    """The 18 numbers of one job line, or InputError naming the line and field."""
+    tokens = raw.split()
+    if len(tokens) != N_FIELDS:
+        missing = SWF_FIELDS[len(tokens)] if len(tokens) < N_FIELDS else f"field {N_FIELDS + 1}"
+        raise InputError(f"expected {N_FIELDS} SWF fields, found {len(tokens)}", path=source, line=lineno,
+                         field=missing)
+    for i, t in enumerate(tokens):
+        if not NUMBER.fullmatch(t):
+            raise InputError(f"not a number: {t.decode('utf-8')!r}", path=source, line=lineno, field=SWF_FIELDS[i])
+    return [float(t) for t in tokens]
+
+
+def _first_bad_value(values: np.ndarray, errors: RowErrors, token: Callable[[int, int], str]) -> int:
+    """Index of the first row with a value no field accepts (reported to ``errors``), else len(values)."""
+    with np.errstate(invalid="ignore"):
+        infinite = ~np.isfinite(values)
+        fractional = _WHOLE & (values != np.floor(values))
+        negative = (values < 0) & ~(_UNKNOWN_OK & (values == -1))
+        too_big = values > _HIGH
+    bad = infinite | fractional | negative | too_big
+    rows = np.flatnonzero(bad.any(axis=1))
+    if not len(rows):
+        return len(values)
+    row = int(rows[0])
+    col = int(np.argmax(bad[row]))
+
+    def message(r: int) -> str:
+        text = token(r, col)
+        if infinite[r, col]:
+            return f"not a finite number: {text!r}"
+        if fractional[r, col]:
+            return f"{text!r} is not a whole number"
+        if negative[r, col]:
+            if col in NO_UNKNOWN_FIELDS:
+                return f"negative {SWF_FIELDS[col]} {text}"
+            return f"negative value {text}: the only negative value allowed is -1 (unknown)"
+        return too_large(text, _HIGH[col])
+
+    errors.check(np.arange(len(values)) == row, SWF_FIELDS[col], message)
+    return row
+
+
+def _attach(th: TraceHeader, jobs: list[Job], text: "_KeptText | None", offsets: np.ndarray) -> None:
+    """Give ``th`` its per-job tables: ``records`` (a job line's fields) and ``as_read``."""
+    if text is not None:
+        th.records = _ById(jobs, lambda i: text.fields_at(int(offsets[i])))
+    th.as_read = _ById(jobs, jobs.__getitem__)
+
+
+def _shared(values: np.ndarray) -> list[int]:
+    """``values.tolist()`` with one shared int object per value in [-1, 65534] (less memory a job)."""
+    if len(values) and -1 <= values.min() and values.max() < len(_SHARED_INTS) - 1:
+        return _SHARED_INTS[values + 1].tolist()
+    return values.tolist()
+
+
+class _KeptText:
+    """The text of the kept blocks, addressed by one global byte offset; gives back a job line's fields."""
+
+    def __init__(self) -> None:
+        self.blocks: list[bytes] = []
+        self.bases: list[int] = []
+        self.size = 0
+
+    def add(self, block: bytes) -> int:
+        """Keep ``block``; its base offset."""
+        base = self.size
+        self.blocks.append(block)
+        self.bases.append(base)
+        self.size += len(block)
+        return base
+
+    def fields_at(self, offset: int) -> tuple[str, ...]:
+        i = bisect.bisect_right(self.bases, offset) - 1
+        block, local = self.blocks[i], offset - self.bases[i]
+        end = block.find(b"\n", local)
+        return tuple(block[local:end].decode("utf-8").split())
+
+
+class _ById(Mapping[int, T]):
+    """job id -> value, for jobs kept in read order; the id index is built on the first lookup."""
+
+    def __init__(self, jobs: list[Job], value: Callable[[int], T]) -> None:
+        self._jobs = jobs
+        self._value = value
+        self._index: dict[int, int] | None = None
+
+    def _position(self, key: object) -> int:
+        if self._index is None:
+            self._index = {j.id: i for i, j in enumerate(self._jobs)}
+        return self._index[key]  # type: ignore[index]
+
+    def __getitem__(self, key: int) -> T:
+        return self._value(self._position(key))
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self._position(key)
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[int]:
+        return (j.id for j in self._jobs)
+
+    def __len__(self) -> int:
+        return len(self._jobs)
 
 
 def _header_line(s: str, header: dict[str, str], key_lines: dict[str, int], lineno: int,
@@ -103,131 +542,39 @@ def _header_line(s: str, header: dict[str, str], key_lines: dict[str, int], line
     return None
 
 
-def _header_int(header: dict[str, str], key: str, lines: dict[str, int], path: str, *,
-                minimum: int = 1) -> int | None:
+def _header_int(header: dict[str, str], key: str, lines: dict[str, int], source: str, *,
+                minimum: int = 1, maximum: int = MAX_SIZE) -> int | None:
     """The leading integer of a header value; None when absent or below ``minimum`` (unknown)."""
     raw = header.get(key)
     if raw is None:
         return None
     token = raw.split()[0] if raw.split() else ""
-    try:
-        value = int(float(token))
-    except ValueError:
-        raise InputError(f"header value {raw!r} is not a number", path=path, line=lines.get(key),
-                         field=key) from None
+    if not NUMBER.fullmatch(token.encode("utf-8", "replace")):
+        raise InputError(f"header value {raw!r} is not a number", path=source, line=lines.get(key), field=key)
+    value = float(token)
+    if not value <= maximum:
+        raise InputError(too_large(f"header value {token}", maximum), path=source, line=lines.get(key), field=key)
+    value = int(value)
     return value if value >= minimum else None
 
 
-def _machine(header: dict[str, str], lines: dict[str, int], path: str,
+def _machine(header: dict[str, str], lines: dict[str, int], source: str,
              opts: SwfOptions) -> tuple[int | None, tuple[int, int] | None]:
     """(machine size in the jobs' unit, (numerator, denominator) of nodes per processor)."""
-    max_nodes = _header_int(header, "MaxNodes", lines, path)
-    max_procs = _header_int(header, "MaxProcs", lines, path)
+    max_nodes = _header_int(header, "MaxNodes", lines, source)
+    max_procs = _header_int(header, "MaxProcs", lines, source)
     ppn = opts.procs_per_node
+    if ppn == "header_if_known":
+        ppn = "header" if max_nodes is not None and max_procs is not None else None
     if ppn is None:
         return (max_procs or max_nodes), None
     if ppn == "header":
         if max_nodes is None or max_procs is None:
             raise InputError("procs_per_node='header' needs both MaxNodes and MaxProcs in the header",
-                             path=path, field="MaxProcs" if max_nodes else "MaxNodes")
+                             path=source, field="MaxProcs" if max_nodes else "MaxNodes")
         return max_nodes, (max_nodes, max_procs)
+    assert isinstance(ppn, int)
     return (max_nodes or (max_procs // ppn if max_procs else None)), (1, ppn)
-
-
-def read_swf(path: str | os.PathLike[str], options: SwfOptions | None = None, *, name: str | None = None,
-             **opts: object) -> Workload:
-    """Read an SWF file (``.gz`` too) into a Workload.
-
-    Times are in s; sizes in processors, or nodes with ``procs_per_node``.  ``opts`` build a
-    ``SwfOptions`` when ``options`` is None.  Raises InputError (file, 1-based line, field) on a
-    malformed line, a duplicate job number, a negative submit time or a job bigger than the machine.
-    """
-    o = options if options is not None else SwfOptions(**opts)  # type: ignore[arg-type]
-    p = os.fspath(path)
-    header: dict[str, str] = {}
-    key_lines: dict[str, int] = {}
-    raw_header: list[str] = []
-    rows: list[tuple[int, list[str], list[int | float]]] = []
-    last_key: str | None = None
-    with open_text(p) as fh:
-        for lineno, line in enumerate(fh, 1):
-            s = line.strip()
-            if not s:
-                continue
-            if s[0] == ";":
-                raw_header.append(line.rstrip("\r\n"))
-                last_key = _header_line(s, header, key_lines, lineno, last_key)
-                continue
-            tokens = s.split()
-            if len(tokens) != N_FIELDS:
-                missing = SWF_FIELDS[len(tokens)] if len(tokens) < N_FIELDS else f"field {N_FIELDS + 1}"
-                raise InputError(f"expected {N_FIELDS} SWF fields, found {len(tokens)}", path=p, line=lineno,
-                                 field=missing)
-            try:
-                values: list[int | float] = list(map(int, tokens))
-            except ValueError:
-                values = [_number(t, i, p, lineno) for i, t in enumerate(tokens)]
-            rows.append((lineno, tokens, values))
-
-    max_nodes, ratio = _machine(header, key_lines, p, o)
-    counts: dict[str, int] = {"records": len(rows)}
-    jobs: list[Job] = []
-    records: dict[int, tuple[str, ...]] = {}
-    first_line: dict[int, int] = {}
-    for lineno, tokens, v in rows:
-        jid = v[0]
-        if not isinstance(jid, int):
-            raise InputError(f"job number {tokens[0]!r} is not an integer", path=p, line=lineno,
-                             field="job number")
-        if jid in first_line:
-            raise InputError(f"duplicate job number {jid} (first on line {first_line[jid]})", path=p,
-                             line=lineno, field="job number")
-        first_line[jid] = lineno
-        submit = math.floor(v[1])
-        if submit < 0:
-            raise InputError(f"negative submit time {tokens[1]}", path=p, line=lineno, field="submit time")
-        alloc, req = int(v[4]), int(v[7])
-        if o.procs == "max":
-            procs = max(alloc, req)
-        elif o.procs == "allocated":
-            procs = alloc if alloc > 0 else req
-        else:
-            procs = req if req > 0 else alloc
-        if procs <= 0:
-            bump(counts, "dropped_no_processors")
-            continue
-        runtime = v[3]
-        req_time = seconds(v[8])
-        if req_time < 1:
-            if runtime <= 0 and o.drop_nonpositive_runtime:
-                bump(counts, "dropped_nonpositive_runtime")
-                continue
-            if not o.walltime_from_runtime:
-                raise InputError(f"requested time {tokens[8]} is unknown (pass walltime_from_runtime=True "
-                                 f"to use the runtime)", path=p, line=lineno, field="requested time")
-            walltime = max(seconds(runtime), 1)
-            bump(counts, "walltime_from_runtime")
-        else:
-            walltime = req_time
-        rt = settle_runtime(runtime, walltime, o, counts, path=p, line=lineno, field="run time")
-        if rt is None:
-            continue
-        nodes = procs if ratio is None else -(-procs * ratio[0] // ratio[1])
-        field = "allocated processors" if procs == alloc and procs != req else "requested processors"
-        if not check_size(nodes, max_nodes, o, counts, path=p, line=lineno, field=field, job_id=jid):
-            continue
-        queue = int(v[14])
-        jobs.append(Job(jid, submit, rt, walltime, nodes, user=int(v[11]), group=int(v[12]),
-                        queue=str(queue) if queue >= 0 else ""))
-        records[jid] = tuple(tokens)
-
-    jobs = first_jobs(jobs, o.first_n, counts)
-    th = TraceHeader(header, fmt="swf", lines=raw_header)
-    th.records = {j.id: records[j.id] for j in jobs}
-    th.as_read = {j.id: j for j in jobs}
-    th.cleaning = counts
-    start = _header_int(header, "UnixStartTime", key_lines, p, minimum=0)
-    return Workload(jobs, name=name or trace_name(p), max_nodes=max_nodes, start_time=start, header=th)
 
 
 # ------------------------------------------------------------------------------------------ writer
@@ -239,7 +586,7 @@ def _job_fields(job: Job, record: tuple[str, ...] | None) -> list[str]:
     out[8] = str(job.walltime)
     out[2] = out[5] = out[6] = "-1"  # wait, CPU time and memory no longer describe the job
     out[11], out[12] = str(job.user), str(job.group)
-    out[14] = job.queue if job.queue.isdigit() else "-1"
+    out[14] = job.queue if job.queue.isascii() and job.queue.isdigit() else "-1"
     return out
 
 

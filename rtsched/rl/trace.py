@@ -5,30 +5,42 @@ fields the core ``Job`` model does not carry (requested memory, executable id, p
 requested).  ``RLTrace`` keeps both: ``jobs`` (core ``Job`` objects, what the simulator runs) and
 NumPy columns for observation building.
 
-Cleaning rules (seed 003 §2 "[C] details", the issue's compatibility mode):
+The trace is read by the project's one SWF reader, ``rtsched.io.read_swf_table``, with
+RLScheduler's cleaning as the named options ``RL_CLEANING`` (seed 003 §2 "[C] details", the
+issue's compatibility mode):
 
-* processors = max(requested, allocated) (SWF fields 8 and 5);
-* requested time −1 → the actual runtime (so on the Lublin traces estimates are perfect);
+* processors = max(requested, allocated) (SWF fields 8 and 5): ``procs="max"``;
+* requested time −1 → the actual runtime (so on the Lublin traces estimates are perfect):
+  ``walltime_from_runtime=True``; a requested time of 0 is raised to 1 s (the core needs
+  walltime ≥ 1): ``requested_time_zero="one_second"``;
 * runtime ≤ 0 → dropped (the authors' loader first turns −1 into 10 s; ``negative_runtime=10``
-  reproduces that);
-* a requested time of 0 is raised to 1 s (the core needs walltime ≥ 1);
+  reproduces that: ``unknown_runtime=10``); a runtime above the walltime is kept as it is;
 * nodes = ceil(processors / (MaxProcs / MaxNodes)) from the SWF header (processors when either is
-  missing), and the cleaned jobs keep the trace's order (by job number), 0-based.
+  missing): ``procs_per_node="header_if_known"``;
+* the cleaned jobs keep the trace's order (by job number), 0-based.
 
-``rtsched.io.swf.read_swf`` is the project's general SWF reader (written elsewhere); this module has
-its own small parser because the compatibility mode needs exactly these rules and the extra
-columns.  Times stay absolute (trace seconds), as in the authors' simulator.
+The reader validates every line (``docs/formats.md``): a line that is not 18 numbers, a
+fractional processor count, a negative value other than −1, a value above the documented
+maxima or a job larger than the machine is an ``InputError`` naming the file, line and field.
+Times stay absolute (trace seconds), as in the authors' simulator.
 """
 from __future__ import annotations
 
-import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rtsched.errors import InputError
+from rtsched.io.swf import SwfOptions, read_swf_table
 from rtsched.jobs import Job, Workload
+
+# RLScheduler's cleaning of an SWF trace (module docstring).
+RL_CLEANING = SwfOptions(procs="max", procs_per_node="header_if_known", walltime_from_runtime=True,
+                         requested_time_zero="one_second", runtime_above_walltime="keep",
+                         drop_nonpositive_runtime=True)
+# RLTrace column <- read_swf_table column
+_RL_COLUMNS = {"procs": "processors", "memory": "requested memory", "user": "user id", "group": "group id",
+               "executable": "executable id"}
 
 
 @dataclass
@@ -118,88 +130,45 @@ class RLTrace:
                     self.executable[sl])}
 
 
-def _header_int(header: dict[str, str], key: str) -> int:
-    try:
-        return int(float(header.get(key, "0").split()[0]))
-    except (ValueError, IndexError):
-        return 0
-
-
 def read_rl_trace(path: str, *, negative_runtime: int | None = None, name: str | None = None) -> RLTrace:
-    """Parse an SWF file with the RL papers' cleaning rules (module docstring).
+    """Read an SWF file with the RL papers' cleaning rules (module docstring).
 
-    Raises InputError naming the file, line and field on malformed input.
+    ``negative_runtime``: a run time of −1 (unknown) becomes this many s first (the authors use
+    10); None drops such jobs.  Raises InputError naming the file, line and field on bad input.
     """
-    header: dict[str, str] = {}
-    rows: list[tuple[int, ...]] = []
-    try:
-        fh = open(path, encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"cannot read trace: {exc}", path=path) from exc
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            s = line.strip()
-            if not s:
-                continue
-            if s.startswith(";"):
-                key, sep, value = s[1:].partition(":")
-                if sep:
-                    header[key.strip()] = value.strip()
-                continue
-            parts = s.split()
-            if len(parts) < 14:
-                raise InputError(f"expected at least 14 SWF fields, found {len(parts)}", path=path, line=lineno)
-            try:
-                vals = [int(float(p)) for p in parts[:14]]
-            except ValueError as exc:
-                raise InputError(f"non-numeric SWF field: {exc}", path=path, line=lineno) from exc
-            rows.append((lineno, *vals))
-    max_nodes = _header_int(header, "MaxNodes")
-    max_procs = _header_int(header, "MaxProcs")
-    if max_procs <= 0:
-        max_procs = max_nodes
-    ppn = max_procs / max_nodes if max_nodes > 0 and max_procs > 0 else 1.0
-    rows.sort(key=lambda r: r[1])  # by job number, as the authors' loader
-    jobs: list[Job] = []
-    cols: dict[str, list[int]] = {k: [] for k in ("procs", "memory", "user", "group", "executable")}
-    for lineno, jid, submit, _wait, run, alloc, _cpu, _mem, req, reqt, reqmem, _st, user, group, exe in rows:
-        if run < 0 and negative_runtime is not None:
-            run = negative_runtime
-        if run <= 0:
-            continue
-        procs = max(alloc, req)
-        if procs < 1:
-            raise InputError(f"job {jid}: no processor count (allocated {alloc}, requested {req})", path=path,
-                             line=lineno, field="processors")
-        walltime = run if reqt == -1 else max(reqt, 1)
-        if submit < 0:
-            raise InputError(f"job {jid}: negative submit time {submit}", path=path, line=lineno, field="submit")
-        nodes = int(math.ceil(procs / ppn)) if ppn != 1.0 else procs
-        jobs.append(Job(jid, submit, run, walltime, nodes, user=user, group=group))
-        cols["procs"].append(procs)
-        cols["memory"].append(reqmem)
-        cols["user"].append(user)
-        cols["group"].append(group)
-        cols["executable"].append(exe)
-    if not jobs:
-        raise InputError("no usable jobs (every runtime <= 0?)", path=path)
+    options = RL_CLEANING if negative_runtime is None else replace(RL_CLEANING, unknown_runtime=negative_runtime)
+    table = read_swf_table(path, options, fields=tuple(_RL_COLUMNS.values()), name=name, records=False)
+    ids = np.fromiter((j.id for j in table.jobs), dtype=np.int64, count=len(table.jobs))
+    order = np.argsort(ids, kind="stable")  # the authors' loader goes by job number
+    jobs = [table.jobs[i] for i in order.tolist()]
+    columns = table.columns
+    cols = {key: columns.pop(field)[order] for key, field in _RL_COLUMNS.items()}
+    header = table.header
+    max_nodes = _header_size(header, "MaxNodes")
+    max_procs = _header_size(header, "MaxProcs") or max_nodes
     if max_nodes <= 0:
         max_nodes = max(j.nodes for j in jobs)
-        max_procs = max(max_procs, max(cols["procs"]))
-    return _build(name or os.path.splitext(os.path.basename(path))[0], jobs, max_nodes, max_procs, cols, path,
-                  header)
+        max_procs = max(max_procs, int(cols["procs"].max()))
+    return _build(table.name, jobs, max_nodes, max_procs, cols, path, header)
+
+
+def _header_size(header: dict[str, str], key: str) -> int:
+    """A machine size from the SWF header; 0 when absent or unknown (the reader checked it is a number)."""
+    raw = header.get(key, "").split()
+    return max(int(float(raw[0])), 0) if raw else 0
 
 
 def _build(name, jobs, max_nodes, max_procs, cols, path, header) -> RLTrace:
     i64 = np.int64
+    n = len(jobs)
     return RLTrace(
         name=name, jobs=jobs, max_nodes=int(max_nodes), max_procs=int(max_procs),
-        submit=np.array([j.submit for j in jobs], dtype=i64),
-        runtime=np.array([j.runtime for j in jobs], dtype=i64),
-        walltime=np.array([j.walltime for j in jobs], dtype=i64),
-        procs=np.array(cols["procs"], dtype=i64), nodes=np.array([j.nodes for j in jobs], dtype=i64),
-        memory=np.array(cols["memory"], dtype=i64), user=np.array(cols["user"], dtype=i64),
-        group=np.array(cols["group"], dtype=i64), executable=np.array(cols["executable"], dtype=i64),
+        submit=np.fromiter((j.submit for j in jobs), dtype=i64, count=n),
+        runtime=np.fromiter((j.runtime for j in jobs), dtype=i64, count=n),
+        walltime=np.fromiter((j.walltime for j in jobs), dtype=i64, count=n),
+        procs=np.asarray(cols["procs"], dtype=i64), nodes=np.fromiter((j.nodes for j in jobs), dtype=i64, count=n),
+        memory=np.asarray(cols["memory"], dtype=i64), user=np.asarray(cols["user"], dtype=i64),
+        group=np.asarray(cols["group"], dtype=i64), executable=np.asarray(cols["executable"], dtype=i64),
         path=path, header=dict(header))
 
 
