@@ -159,7 +159,7 @@ class RunSpec:
 
 # ------------------------------------------------------------------------------------- inputs
 @dataclass(frozen=True)
-class TraceInput:
+class LoadedTrace:
     """A loaded trace and where it came from."""
 
     workload: Workload
@@ -168,7 +168,7 @@ class TraceInput:
     format: str | None
 
 
-_TRACES: dict[tuple, TraceInput] = {}
+_TRACES: dict[tuple, LoadedTrace] = {}
 _MACHINES: dict[tuple, Machine] = {}
 
 
@@ -193,7 +193,7 @@ def _stamp(path: str) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-def load_trace(spec: RunSpec) -> TraceInput:
+def load_trace(spec: RunSpec) -> LoadedTrace:
     """The spec's trace, read once per process (cached by path, format, reader options, size and
     modification time)."""
     if spec.trace is None:
@@ -203,14 +203,14 @@ def load_trace(spec: RunSpec) -> TraceInput:
         if key not in _TRACES:  # the shipped file was removed: regenerate it from its seed
             from rtsched.generators import shipped_trace  # SciPy: only on this rare path
 
-            _TRACES[key] = TraceInput(shipped_trace(DEFAULT_TRACE.name), None, None, "swf")
+            _TRACES[key] = LoadedTrace(shipped_trace(DEFAULT_TRACE.name), None, None, "swf")
         return _TRACES[key]
     return _load_file(spec.trace, spec.trace_format, dict(spec.reader_options))
 
 
-def _load_file(path: str, fmt: str | None, options: dict) -> TraceInput:
+def _load_file(path: str, fmt: str | None, options: dict) -> LoadedTrace:
     if path == "-":  # standard input: never cached
-        return TraceInput(read_workload(path, fmt, **options), "-", None, fmt)
+        return LoadedTrace(read_workload(path, fmt, **options), "-", None, fmt)
     try:
         stamp = _stamp(path)
     except OSError as exc:
@@ -221,7 +221,7 @@ def _load_file(path: str, fmt: str | None, options: dict) -> TraceInput:
         workload = read_workload(path, fmt, **options)
         if not workload.jobs:
             raise InputError("the trace has no jobs", path=path)
-        hit = _TRACES[key] = TraceInput(workload, path, file_sha256(path), fmt or _format_of(workload))
+        hit = _TRACES[key] = LoadedTrace(workload, path, file_sha256(path), fmt or _format_of(workload))
     return hit
 
 
@@ -229,7 +229,7 @@ def _format_of(workload: Workload) -> str | None:
     return getattr(workload.header, "fmt", None) or None
 
 
-def machine_spec_for(spec: RunSpec, trace: TraceInput) -> str:
+def machine_spec_for(spec: RunSpec, trace: LoadedTrace) -> str:
     """The machine spec a run uses (module docstring: the rule when ``spec.machine`` is None)."""
     if spec.machine is not None:
         return spec.machine
@@ -381,7 +381,7 @@ class RunRecord:
         return {**self.provenance, **self.summary}
 
 
-def _display_path(spec: RunSpec, trace: TraceInput) -> str | None:
+def _display_path(spec: RunSpec, trace: LoadedTrace) -> str | None:
     """The trace as the user named it; the embedded default relative to the repository."""
     if spec.trace is not None:
         return spec.trace
@@ -451,7 +451,7 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
     else:
         ckpt = checkpoint_model(spec)
     if workload is not None:
-        trace = TraceInput(workload, None, None, None)
+        trace = LoadedTrace(workload, None, None, None)
     else:
         trace = load_trace(spec)
     machine_text = machine_spec_for(spec, trace)
@@ -517,5 +517,5 @@ def with_options(spec: RunSpec, **changes: Any) -> RunSpec:
     return replace(spec, **changes).check()
 
 
-__all__ = ["DEFAULT_TRACE", "EVENT_ORDERS", "RunRecord", "RunSpec", "SpecError", "TraceInput", "build_policy",
+__all__ = ["DEFAULT_TRACE", "EVENT_ORDERS", "RunRecord", "RunSpec", "SpecError", "LoadedTrace", "build_policy",
            "checkpoint_model", "clear_caches", "execute", "file_sha256", "load_machine", "load_trace", "machine_spec_for", "with_options"]
