@@ -4,13 +4,16 @@
   with first-fit backfilling, the authors' sweeps); it ignores the job kind.
 * ``HighPriorityQueuePolicy`` (§4.1) — RTJs wait in a high-priority queue (FCFS or by estimated
   slowdown) served first; while an RTJ waits (cannot start), no BJ starts (``blocking="block"``, the
-  paper's rule) or BJs may only backfill around the first waiting RTJ (``blocking="backfill"``).
+  paper's rule), BJs may only backfill around the first waiting RTJ (``blocking="backfill"``), or
+  only the low-priority RTJs wait (``blocking="rt-only"``).
 * ``PreemptivePolicy`` (§4.2) — as above, but an RTJ that finds no free partition takes the candidate
   partition whose preemption costs the fewest busy BJ nodes (ties: lowest partition index) and
   preempts every BJ holding it or a conflicting (parent/child) partition; they are re-queued.
 * ``WcjsPolicy`` (§6, Alg. 1-2) — only RTJs past their estimated-slowdown threshold are high
   priority and may preempt, choosing the eligible partition of lowest weighted cost
-  (``heuristics.wcjs``); everything else goes through the batch policy and never preempts.
+  (``heuristics.wcjs``); everything else goes through the batch policy and never preempts.  While
+  a high-priority RTJ waits, BJs still start and only low-priority RTJs wait (``blocking="rt-only"``,
+  the authors' simulator: blocking every BJ, Alg. 1's text, stalls the machine; docs/realtime.md).
 
 Common rules.  RTJs are never preempted; non-checkpointable jobs are never preempted; a candidate
 partition that conflicts with a partition held by one of them (or by an RTJ bound and waiting for JIT
@@ -38,7 +41,7 @@ from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
 from rtsched.sim.state import DRAINING, RUNNING, JobState
 
 RT_ORDERS = ("fcfs", "slowdown")
-BLOCKING = ("block", "backfill")
+BLOCKING = ("block", "backfill", "rt-only")
 
 
 def baseline_policy(priority: str = "wfp2", backfill: str = "ff") -> BatchPolicy:
@@ -147,8 +150,9 @@ class RealTimePolicy:
         backfill: batch backfilling rule, default first-fit ``ff``.
         rt_order: order of the high-priority queue: ``fcfs`` (submit, id) or ``slowdown``
             (estimated slowdown, highest first).
-        blocking: ``block`` (while a high-priority RTJ waits, no other job starts) or ``backfill``
-            (others may start if they do not delay the first waiting RTJ's reservation).
+        blocking: ``block`` (while a high-priority RTJ waits, no other job starts), ``backfill``
+            (others may start if they do not delay the first waiting RTJ's reservation) or
+            ``rt-only`` (BJs start as usual, low-priority RTJs wait).
         checkpoint: checkpoint model of the preemptions (None: the simulation's).
     """
 
@@ -250,11 +254,13 @@ class RealTimePolicy:
         out.extend(self.extra_decisions(view, low))
         if waiting and self.blocking == "block":
             return out
+        if waiting and self.blocking == "rt-only":  # the authors' simulator: BJs go on, RTJs wait
+            low = [js for js in low if js.info.kind != "rt"]
         if not low:
             return out
         order = self._priority.order(low, now, machine.total_nodes)
         backfill = self.backfill
-        if waiting:  # blocking == "backfill": the first waiting RTJ is the head to protect
+        if waiting and self.blocking == "backfill":  # the first waiting RTJ is the head to protect
             order = [waiting[0]] + order
             if backfill == "none":
                 backfill = "ff"

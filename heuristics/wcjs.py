@@ -114,7 +114,9 @@ class WcjsConfig:
         threshold_estimate: "after" (slowdown after the preemption, with its overheads) or
             "current" (the BJ's current estimated slowdown, as the authors' code).
         priority / backfill: the batch policy of the low-priority queue (wfp2 + first-fit).
-        blocking: "block" (Alg. 1: while a high-priority RTJ waits, no low-priority job starts) or
+        blocking: while a high-priority RTJ waits: "rt-only" (the default, the authors' simulator:
+            BJs start as usual, low-priority RTJs wait), "block" (Alg. 1's text: no low-priority job
+            starts; a wide RTJ that cannot preempt then stalls every BJ, docs/realtime.md) or
             "backfill" (low-priority jobs may start if they do not delay the first waiting one).
         wake_on_threshold: ask the simulator for a scheduling pass when a waiting RTJ crosses its
             threshold (otherwise it is promoted at the next event).
@@ -138,7 +140,7 @@ class WcjsConfig:
     threshold_estimate: str = "after"
     priority: str = "wfp2"
     backfill: str = "ff"
-    blocking: str = "block"
+    blocking: str = "rt-only"
     wake_on_threshold: bool = True
 
     def __post_init__(self) -> None:
@@ -148,8 +150,8 @@ class WcjsConfig:
             raise ValueError(f"cost_nodes must be 'requested' or 'allocated', got {self.cost_nodes!r}")
         if self.threshold_estimate not in ("after", "current"):
             raise ValueError(f"threshold_estimate must be 'after' or 'current', got {self.threshold_estimate!r}")
-        if self.blocking not in ("block", "backfill"):
-            raise ValueError(f"blocking must be 'block' or 'backfill', got {self.blocking!r}")
+        if self.blocking not in ("block", "backfill", "rt-only"):
+            raise ValueError(f"blocking must be 'rt-only', 'block' or 'backfill', got {self.blocking!r}")
         if self.ckpt_age_scale <= 0:
             raise ValueError("ckpt_age_scale must be > 0 s")
 

@@ -1,39 +1,47 @@
 #!/usr/bin/env python
 """Fit the Mira-like workload model (``rtsched/generators/miralike_params.json``) to the Mira logs.
 
-Reads the Cobalt/Qsim logs ``../shared/data/traces/mira/{wk1,wk2,wk1-10}.log`` with
+Reads the Cobalt/Qsim logs ``../shared/data/traces/mira/{wk1,wk2}.log`` with
 ``rtsched.io.read_workload(path, "cobalt")`` (the logs are never copied into the repository) and
-writes only aggregate, fitted statistics:
+writes only aggregate, fitted statistics.  Every table is fitted on the same jobs: the arrivals of
+the two logs, i.e. the 3,633 jobs submitted inside a log's arrival window [first start, last
+submit] (jobs queued before the first start are backlog, not arrivals: the 25 such jobs are mostly
+8,192-16,384-node jobs of 6 h and more that had waited for weeks, 1.9 million node-hours, 8 % of
+the windows' work; counting them in the job tables but not in the arrival rate made the model
+offer 13 % more node-hours than the logs):
 
 * sizes: the empirical distribution of partition sizes (``Resource_List.nodect`` rounded up to a
-  Mira partition size) over the distinct jobs of the three logs: a job id found in several logs
-  counts once (1,513 of the 1,531 jobs of ``wk1-10`` are ``wk1`` jobs with the same size, walltime
-  and runtime, but different submit times);
+  Mira partition size);
 * per size class (512, 1024, 2048, 4096, 8192, 12288-24576, 32768-49152 nodes): the empirical
   distribution of the requested walltimes (exact values in s, with counts);
 * runtimes: the quantile function (51 points) of runtime / walltime (runtimes above the walltime are
-  clipped to it by the reader) per requested walltime: each walltime asked for by at least 50
-  distinct jobs (13 values, 5 min to 12 h) has its own, the other jobs are pooled in three walltime
-  bands (<= 1 h, 1-6 h, > 6 h).  Conditioning on the walltime rather than on the size keeps the
-  joint law of (walltime, runtime): with one ratio law per size class the generated runtimes were
-  off by a KS distance of 0.07 from the logs' (median 3,283 s against 2,826 s);
-* arrivals: the mean rate (jobs per day) over the logs' arrival windows, an hour-of-day rate profile
-  (US Central local time, circularly smoothed with weights 1-2-1, mean 1) and the quantile function
-  (119 points, finer in the tail, rescaled to mean 1) of the inter-arrival gaps measured in
-  "operational time", i.e. after the hour-of-day profile is divided out.  The generator draws gaps
-  from this distribution and maps them back through the profile, so bursts (many submissions in
-  the same minute) and the daily cycle are both kept.
+  clipped to it by the reader).  Wide jobs (the two classes of 12,288 nodes and more, 87 jobs) have
+  one law per class, whatever the walltime: they ran a smaller share of their walltime (mean 0.45
+  and 0.30) than narrow jobs of the same walltimes (0.6), and with the narrow jobs' laws the
+  32,768-49,152-node class alone offered 6 % of the machine too much.  Narrow jobs have one law per
+  requested walltime asked for by at least 50 of them (13 values, 5 min to 12 h), the others are
+  pooled in three walltime bands (<= 1 h, 1-6 h, > 6 h).  Conditioning on the walltime rather than
+  on the size keeps the joint law of (walltime, runtime): with one ratio law per size class the
+  generated runtimes were off by a KS distance of 0.07 from the logs';
+* arrivals: an hour-of-day rate profile (US Central local time, circularly smoothed with weights
+  1-2-1, mean 1) and the quantile function (119 points, finer in the tail, rescaled to mean 1) of
+  the inter-arrival gaps measured in "operational time", i.e. after the hour-of-day profile is
+  divided out.  The generator draws gaps from this distribution and maps them back through the
+  profile, so bursts (many submissions in the same minute) and the daily cycle are both kept;
+* the arrival rate, fitted jointly with the tables above: ``jobs_per_day`` = the logs' offered
+  node-seconds per day (over both windows) / the model's mean node-seconds per job
+  (``rtsched.generators.miralike.mean_node_seconds``), so the generated offered load (node-hours
+  submitted / machine node-hours) is the logs' exactly; the count rate of the windows (jobs per
+  day) is recorded beside it.
 
-Arrivals are measured per log, on ``wk1`` and ``wk2`` only: a log's arrival window is
-[first start, last submit] (jobs queued before the first start are backlog, not arrivals), and a gap
-is only measured between two arrivals of the same log.  ``wk1-10`` is left out of the arrival fit
-because its submit times are derived from ``wk1``'s (1,513 of its 1,531 jobs are ``wk1`` jobs, and 91 %
-of those were submitted 0 to 6 h after their ``wk1`` submit time, median 5.0 h), so it is not an
-independent observation of the arrival process;
-it still adds its 18 jobs of its own to the size and time tables.  ``mira_dec_wk1.log`` (December
-2014) is not used: a sixth of its jobs ask for fewer than 512 nodes, so it is not the 2018 partition
-mix the three other logs (and seed 002) describe.  The output is deterministic: running the script
-twice gives the same bytes (each list of numbers is written on one line to keep the file short).
+A gap is only measured between two arrivals of the same log.  ``wk1-10.log`` is not fitted: its
+submit times are derived from ``wk1``'s (1,513 of its 1,531 jobs are ``wk1`` jobs with the same
+size, walltime and runtime, 91 % of them submitted 0 to 6 h after their ``wk1`` submit time), so it
+is not an independent observation.  ``mira_dec_wk1.log`` (December 2014) is not fitted: a sixth of
+its jobs ask for fewer than 512 nodes, so it is not the 2018 partition mix the other logs (and
+seed 002) describe.  Both are read to record their offered load beside the fitted logs' (in
+``fit.offered_load``), when present.  The output is deterministic: running the script twice gives
+the same bytes (each list of numbers is written on one line to keep the file short).
 
     python scripts/fit_miralike.py [--data DIR] [--out PATH]
 """
@@ -44,6 +52,7 @@ import hashlib
 import json
 import os
 import sys
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -52,15 +61,17 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from rtsched.generators.miralike import mean_node_seconds, params_from_dict  # noqa: E402
 from rtsched.io import read_workload, trace_extras  # noqa: E402
 from rtsched.machines.sizes import MIRA_NODES, MIRA_PARTITION_NODES, round_up_to_partition  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 DEFAULT_OUT = REPO / "rtsched" / "generators" / "miralike_params.json"
-LOGS = ("wk1.log", "wk2.log", "wk1-10.log")
-ARRIVAL_LOGS = ("wk1.log", "wk2.log")  # wk1-10 submit times are derived from wk1 (see above)
+LOGS = ("wk1.log", "wk2.log")  # fitted: sizes, times, arrivals and offered load
+REFERENCE_LOGS = ("wk1-10.log", "mira_dec_wk1.log")  # offered load recorded only (see above)
 SIZE_CLASSES: tuple[tuple[int, ...], ...] = (
     (512,), (1024,), (2048,), (4096,), (8192,), (12288, 16384, 24576), (32768, 49152))
+WIDE_CLASSES = SIZE_CLASSES[5:]  # one runtime law per class, whatever the walltime
 # Quantile grids.  Gaps are heavy-tailed (CV about 2): a uniform grid would spread the top 1 % of
 # the mass evenly up to the largest gap and inflate the mean and CV of the piecewise-linear law, so
 # the grid is refined in the tail (steps 0.01 to 0.9, 0.005 to 0.99, 0.001 to 1).
@@ -70,7 +81,8 @@ RATIO_PROBS = np.linspace(0.0, 1.0, 51)  # runtime / walltime lies in [0, 1]: a 
 # Runtime / walltime is fitted per requested walltime: each walltime requested by at least
 # MIN_GROUP_JOBS distinct jobs has its own quantiles, the others are pooled in walltime bands (s).
 MIN_GROUP_JOBS = 50
-POOLED_BANDS = ((0, 3600), (3600, 21600), (21600, 10**9))  # (lo, hi]: <= 1 h, 1-6 h, > 6 h
+ANY_WALLTIME = 10**9  # s: the upper end of the last band, beyond any walltime
+POOLED_BANDS = ((0, 3600), (3600, 21600), (21600, ANY_WALLTIME))  # (lo, hi]: <= 1 h, 1-6 h, > 6 h
 SMOOTHING = (0.25, 0.5, 0.25)  # circular smoothing of the hourly rate profile
 
 
@@ -102,33 +114,60 @@ def local_hour(ts: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ reading
-def read_logs(data: Path):
-    """Distinct jobs of the logs and each log's arrival window (Unix s)."""
-    jobs: dict[int, dict] = {}
-    windows: list[tuple[float, float, str, np.ndarray]] = []
+@dataclass(frozen=True)
+class LogWindow:
+    """One log's arrival window [start, end] (Unix s) and the jobs submitted inside it."""
+
+    log: str
+    start: float
+    end: float
+    submits: np.ndarray  # Unix s, sorted
+    nodes: np.ndarray  # partition sizes (requests rounded up), nodes
+    walltime: np.ndarray  # s
+    runtime: np.ndarray  # s, clipped to the walltime by the reader
+
+    @property
+    def days(self) -> float:
+        return (self.end - self.start) / 86400.0
+
+    @property
+    def node_seconds(self) -> float:
+        return float(np.sum(self.nodes.astype(float) * self.runtime))
+
+    @property
+    def offered_load(self) -> float:
+        """Node-seconds submitted in the window / the machine's node-seconds over it."""
+        return self.node_seconds / (MIRA_NODES * (self.end - self.start))
+
+
+def read_log(path: Path) -> LogWindow:
+    """A log's arrival window: [first start, last submit] and the jobs submitted in it."""
+    wl = read_workload(str(path), "cobalt")
+    t0 = wl.start_time or 0
+    extras = trace_extras(wl)
+    starts = [extras[j.id].start + t0 for j in wl.jobs if extras[j.id].start is not None]
+    lo, hi = float(min(starts)), float(max(j.submit + t0 for j in wl.jobs))
+    inside = sorted((j for j in wl.jobs if lo <= j.submit + t0 <= hi), key=lambda j: (j.submit, j.id))
+    return LogWindow(path.name, lo, hi,
+                     np.array([j.submit + t0 for j in inside], dtype=np.int64),
+                     np.array([round_up_to_partition(j.nodes) for j in inside], dtype=np.int64),
+                     np.array([j.walltime for j in inside], dtype=np.int64),
+                     np.array([min(j.runtime, j.walltime) for j in inside], dtype=np.int64))
+
+
+def read_logs(data: Path) -> tuple[list[LogWindow], list[LogWindow], dict[str, str]]:
+    """The fitted logs' windows, the reference logs' windows (those present) and the files' SHA-256."""
     files = {}
-    shared = mismatches = 0
-    for name in LOGS:
+    fitted, reference = [], []
+    for name in LOGS + REFERENCE_LOGS:
         path = data / "traces" / "mira" / name
         if not path.exists():
+            if name in REFERENCE_LOGS:
+                continue
             raise SystemExit(f"Mira log not found: {path}")
         files[name] = hashlib.sha256(path.read_bytes()).hexdigest()
-        wl = read_workload(str(path), "cobalt")
-        t0 = wl.start_time or 0
-        extras = trace_extras(wl)
-        starts = [extras[j.id].start + t0 for j in wl.jobs if extras[j.id].start is not None]
-        lo, hi = float(min(starts)), float(max(j.submit + t0 for j in wl.jobs))
-        qtimes = np.array([j.submit + t0 for j in wl.jobs], dtype=np.int64)
-        if name in ARRIVAL_LOGS:
-            windows.append((lo, hi, name, np.sort(qtimes[(qtimes >= lo) & (qtimes <= hi)])))
-        for j in wl.jobs:
-            rec = {"nodes": j.nodes, "walltime": j.walltime, "runtime": j.runtime}
-            if j.id in jobs:
-                shared += 1
-                mismatches += jobs[j.id] != rec
-                continue
-            jobs[j.id] = rec
-    return jobs, windows, files, shared, mismatches
+        (fitted if name in LOGS else reference).append(read_log(path))
+    return fitted, reference, files
 
 
 # -------------------------------------------------------------------------------------- fitting
@@ -140,11 +179,13 @@ def rounded(values) -> list[float]:
     return [round(float(v), 6) for v in values]
 
 
-def fit_arrivals(windows):
+def fit_arrivals(windows: list[LogWindow]):
+    """Hourly profile and operational-time gap law; the count rate goes into the fit's record."""
     arrivals = []
     exposure = np.zeros(24)
     total_days = 0.0
-    for lo, hi, _, q in windows:
+    for w in windows:
+        lo, hi, q = w.start, w.end, w.submits
         arrivals.append(q)
         grid = np.arange(int(lo), int(hi), 60, dtype=np.int64)  # 1-minute exposure grid
         exposure += np.bincount(local_hour(grid), minlength=24) / 60.0  # hours
@@ -159,7 +200,8 @@ def fit_arrivals(windows):
 
     # gaps in operational time: d tau = profile(local hour) dt, scaled so the mean gap is 1
     gaps = []
-    for lo, hi, _, q in windows:
+    for w in windows:
+        lo, hi, q = w.start, w.end, w.submits
         grid = np.arange(int(lo), int(hi) + 61, 60, dtype=np.int64)
         w = profile[local_hour(grid[:-1])]
         lam = np.concatenate([[0.0], np.cumsum(w * 60.0)])
@@ -170,15 +212,13 @@ def fit_arrivals(windows):
     mean_pl = float(np.sum(np.diff(GAP_PROBS) * (qs[1:] + qs[:-1]) / 2.0))  # mean of the piecewise-linear law
     qs = qs / mean_pl
     info = {
-        "windows": [{"log": name, "start_unix": int(lo), "end_unix": int(hi),
-                     "days": round((hi - lo) / 86400.0, 4), "arrivals": int(len(q))}
-                    for lo, hi, name, q in windows],
         "arrivals": int(len(all_q)),
+        "counted_jobs_per_day": round(jobs_per_day, 4),
         "gap_cv": round(float(g.std() / g.mean()), 4),
         "zero_gap_fraction": round(float(np.mean(g == 0)), 4),
     }
     return {
-        "jobs_per_day": round(jobs_per_day, 4),
+        "jobs_per_day": None,  # fitted jointly with the job tables in main()
         "timezone": "US Central (UTC-6, UTC-5 in daylight time); generated t = 0 is local midnight",
         "hourly_profile": [round(float(v), 6) for v in profile],
         "gap_quantile_probs": rounded(GAP_PROBS),
@@ -186,44 +226,63 @@ def fit_arrivals(windows):
     }, info
 
 
-def fit_sizes(jobs: dict[int, dict]):
+def fit_sizes(nodes: np.ndarray, walltime: np.ndarray):
     """Size frequencies and, per size class, the table of requested walltimes."""
-    sizes = np.array([round_up_to_partition(j["nodes"]) for j in jobs.values()])
-    values, counts = np.unique(sizes, return_counts=True)
+    values, counts = np.unique(nodes, return_counts=True)
     covered = {s for c in SIZE_CLASSES for s in c}
     missing = sorted(set(values.tolist()) - covered)
     if missing:
         raise SystemExit(f"sizes {missing} are in no size class")
     classes = []
     for members in SIZE_CLASSES:
-        wt = np.array([j["walltime"] for j, s in zip(jobs.values(), sizes) if s in members], dtype=np.int64)
+        wt = walltime[np.isin(nodes, members)]
         wv, wc = np.unique(wt, return_counts=True)
         classes.append({"nodes": list(members), "jobs": int(len(wt)),
                         "walltime_s": [int(v) for v in wv], "walltime_count": [int(c) for c in wc]})
     return {"nodes": [int(v) for v in values], "count": [int(c) for c in counts]}, classes
 
 
-def fit_runtimes(jobs: dict[int, dict]):
-    """Quantiles of runtime / walltime per requested walltime (or pooled walltime band)."""
-    wall = np.array([j["walltime"] for j in jobs.values()], dtype=np.int64)
-    ratio = np.array([min(j["runtime"], j["walltime"]) / j["walltime"] for j in jobs.values()])
-    values, counts = np.unique(wall, return_counts=True)
-    own = values[counts >= MIN_GROUP_JOBS]
+def fit_runtimes(nodes: np.ndarray, wall: np.ndarray, runtime: np.ndarray):
+    """Quantiles of runtime / walltime per group; the groups partition the jobs, most specific first:
+    a wide size class (any walltime); a narrow size class and a walltime asked for by at least
+    MIN_GROUP_JOBS of its jobs; a walltime asked for by at least MIN_GROUP_JOBS of the other narrow
+    jobs; a pooled walltime band of the rest."""
+    ratio = np.minimum(runtime, wall) / wall
     groups = []
-    for w in own.tolist():
-        sel = wall == w
-        groups.append({"walltime_s": int(w), "jobs": int(sel.sum()),
-                       "at_walltime_fraction": round(float(np.mean(ratio[sel] >= 1.0)), 4),
+    left = np.ones(len(nodes), dtype=bool)  # jobs not yet in a group
+
+    def add(key: dict, sel: np.ndarray) -> None:
+        nonlocal left
+        groups.append({**key, "jobs": int(sel.sum()), "at_walltime_fraction": round(float(np.mean(ratio[sel] >= 1.0)), 4),
                        "ratio_quantiles": rounded(quantiles(ratio[sel], RATIO_PROBS))})
-    pooled = ~np.isin(wall, own)
+        left &= ~sel
+
+    for members in SIZE_CLASSES:
+        in_class = np.isin(nodes, members)
+        if members in WIDE_CLASSES:
+            if not in_class.any():
+                raise SystemExit(f"no job in the wide size class {list(members)}")
+            add({"nodes": list(members), "walltime_band_s": [0, ANY_WALLTIME]}, in_class)
+            continue
+        values, counts = np.unique(wall[in_class], return_counts=True)
+        for w in values[counts >= MIN_GROUP_JOBS].tolist():
+            add({"nodes": list(members), "walltime_s": int(w)}, in_class & (wall == w))
+    values, counts = np.unique(wall[left], return_counts=True)
+    for w in values[counts >= MIN_GROUP_JOBS].tolist():
+        add({"walltime_s": int(w)}, left & (wall == w))
+    pooled = left.copy()
     for lo, hi in POOLED_BANDS:
         sel = pooled & (wall > lo) & (wall <= hi)
         if not sel.any():
             raise SystemExit(f"no job in the pooled walltime band ({lo}, {hi}] s")
-        groups.append({"walltime_band_s": [lo, hi], "jobs": int(sel.sum()),
-                       "at_walltime_fraction": round(float(np.mean(ratio[sel] >= 1.0)), 4),
-                       "ratio_quantiles": rounded(quantiles(ratio[sel], RATIO_PROBS))})
+        add({"walltime_band_s": [lo, hi]}, sel)
     return {"ratio_quantile_probs": rounded(RATIO_PROBS), "min_group_jobs": MIN_GROUP_JOBS, "groups": groups}
+
+
+def _load_record(w: LogWindow) -> dict:
+    return {"log": w.log, "start_unix": int(w.start), "end_unix": int(w.end), "days": round(w.days, 4),
+            "arrivals": int(len(w.submits)), "node_hours": round(w.node_seconds / 3600.0),
+            "offered_load": round(w.offered_load, 4)}
 
 
 def compact_json(obj, indent: str = "") -> str:
@@ -242,37 +301,48 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
-    jobs, windows, files, shared, mismatches = read_logs(args.data)
+    windows, reference, files = read_logs(args.data)
     arrivals, arrival_info = fit_arrivals(windows)
-    sizes, classes = fit_sizes(jobs)
-    runtimes = fit_runtimes(jobs)
+    nodes, wall, runtime = (np.concatenate([getattr(w, k) for w in windows]) for k in ("nodes", "walltime", "runtime"))
+    sizes, classes = fit_sizes(nodes, wall)
+    runtimes = fit_runtimes(nodes, wall, runtime)
     params = {
         "model": "miralike",
-        "version": 2,
+        "version": 3,
         "machine_nodes": MIRA_NODES,
         "partition_sizes": list(MIRA_PARTITION_NODES),
         "arrivals": arrivals,
         "sizes": sizes,
         "size_classes": classes,
         "runtime": runtimes,
-        "fit": {
-            "distinct_jobs": len(jobs),
-            "ids_in_more_than_one_log": int(shared),
-            "of_which_with_other_size_walltime_or_runtime": int(mismatches),
-            **arrival_info,
-            "smoothing": list(SMOOTHING),
-        },
-        "source": {
-            "logs": {f"traces/mira/{name} (../shared/data)": sha for name, sha in files.items()},
-            "origin": "ALCF Mira 2018 job log windows, via samnickolay/qsim-scheduling-january-paper-v2 @ d5b2b86",
-        },
-        "generated_by": "scripts/fit_miralike.py",
     }
+    # The rate, fitted jointly with the tables: the logs' node-seconds per day / the model's per job.
+    days = sum(w.days for w in windows)
+    load = sum(w.node_seconds for w in windows) / (MIRA_NODES * days * 86400.0)
+    per_job = mean_node_seconds(params_from_dict({**params, "arrivals": {**arrivals, "jobs_per_day": 1.0}}))
+    arrivals["jobs_per_day"] = round(load * MIRA_NODES * 86400.0 / per_job, 4)
+    params["fit"] = {
+        "jobs": int(len(nodes)),
+        "offered_load": round(load, 4),
+        "offered_load_definition": "node-seconds submitted in the arrival windows / (49152 nodes x the windows' seconds)",
+        "model_mean_node_hours_per_job": round(per_job / 3600.0, 1),
+        "logs_mean_node_hours_per_job": round(float(np.sum(nodes.astype(float) * runtime)) / len(nodes) / 3600.0, 1),
+        **arrival_info,
+        "windows": [_load_record(w) for w in windows],
+        "reference_windows": [_load_record(w) for w in reference],
+        "smoothing": list(SMOOTHING),
+    }
+    params["source"] = {
+        "logs": {f"traces/mira/{name} (../shared/data)": sha for name, sha in files.items()},
+        "origin": "ALCF Mira job logs (2018 windows; December 2014 for the reference), via "
+                  "samnickolay/qsim-scheduling-january-paper-v2 @ d5b2b86",
+    }
+    params["generated_by"] = "scripts/fit_miralike.py"
     tmp = args.out.with_name(args.out.name + ".tmp")
     tmp.write_text(compact_json(params) + "\n")
     os.replace(tmp, args.out)  # atomic: a reader never sees half a file
-    print(f"{args.out}: {len(jobs)} distinct jobs, {arrivals['jobs_per_day']} jobs/day, "
-          f"{len(classes)} size classes")
+    print(f"{args.out}: {len(nodes)} jobs, offered load {load:.4f}, {arrivals['jobs_per_day']} jobs/day "
+          f"(counted {arrival_info['counted_jobs_per_day']}), {len(classes)} size classes")
     return 0
 
 

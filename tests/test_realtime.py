@@ -150,7 +150,7 @@ def test_wcjs_config_defaults_are_the_reference_values():
     assert (c.rt_thresholds.narrow_short, c.rt_thresholds.wide_short, c.rt_thresholds.wide_long) == (1.1, 2.0, 1.59)
     assert (c.narrow_max_nodes, c.short_max_walltime, c.near_completion_factor, c.near_completion_fraction,
             c.near_completion_cap, c.ckpt_age_scale) == (4096, 7200, 5.0, 0.25, 900.0, 900.0)
-    assert (c.priority, c.backfill) == ("wfp2", "ff")
+    assert (c.priority, c.backfill, c.blocking) == ("wfp2", "ff", "rt-only")
     # categories: narrow <= 4096 nodes, short <= 120 min walltime
     assert c.category(4096, 7200) == "narrow-short" and c.category(4608, 7201) == "wide-long"
     assert c.bj_threshold(8192, 3600) == 17.31 and c.rt_threshold(8192, 9000) == 1.59
@@ -531,6 +531,53 @@ def test_wcjs_patient_rt_jobs_and_bjs_use_the_batch_policy():
     assert sum(x.n_preemptions for x in r.outcomes) == 0
 
 
+# While a high-priority RTJ waits.  AlignedMira(4), JIT; narrow_max_nodes = 1024 makes the 2048-node
+# RT2 "wide", RT thresholds narrow 1.1 (default), wide 0.5 (RT2 is promoted on arrival).
+#   RT1 (512, runtime = walltime = 1000) at 0: low priority (ESD 1.0), starts through the batch pass
+#       on p0 (singles tie -> lowest index) [0,1000).
+#   RT2 (2048, runtime 100, walltime 200) at 10: high priority; its only partition p6 holds RT1 on a
+#       child -> criterion 1 rejects it: RT2 waits.
+#   BJ3 (512, 50 s) at 20, BJ4 (512, 3000 s) at 25, RT5 (512, runtime 100, walltime 1000) at 30
+#       (low priority until it crosses 1.1 at 30 + 100 = 130, i.e. at 131: a wake-up is asked for).
+# "rt-only" (the default, the authors' simulator): BJs go on, low-priority RTJs wait.
+#   20: BJ3 -> p1 (p1 blocks no free partition, p2/p3 would block p5) [20,70).  25: BJ4 -> p2 (p2, p3
+#   tie) [25, ...).  30: RT5 held back although p3 is free.  131: RT5 promoted (ESD 1.101; RT2 1.605
+#   comes first and still fails) -> free p1 [131,231): a later high-priority RTJ takes free space
+#   ahead of the waiting wide one (Alg. 1 serves each in turn).  1000: RT1 ends; RT2 may preempt BJ4
+#   (BJ4's SD after a JIT preemption (1000 + 512 + 512 + 3000 - 975 - 25) / 3000 = 1.341 <= 1.5):
+#   BJ4 writes [1000,1512), RT2 [1512,1612) (JIT delay 512); BJ4 restarts on p0 at 1612: read to
+#   2124 + its last 2025 s -> 4149.
+# "block" (Alg. 1's text: no low-priority job while a high-priority one waits): BJ3, BJ4 and RT5 wait;
+#   RT5 is promoted at 131 -> p1 [131,231); RT2 [1000,1100) on p6; 1100: wfp2 takes BJ3 (queued
+#   1080 s, walltime 50) before BJ4 -> p0 [1100,1150); BJ4 -> p1 [1100,4100).
+# "backfill": RT2 is the head with a reservation on p6 at 1000: BJ3 (ends 70) backfills on p1; BJ4
+#   (ends 3025) and RT5 (1030) may not; RT5 promoted at 131 -> p1; RT2 [1000,1100); BJ4 -> p0 at 1100.
+WAITING_WIDE = [J(1, 0, 1000, 1000, 512, kind="rt"), J(2, 10, 100, 200, 2048, kind="rt"), J(3, 20, 50, 50, 512),
+                J(4, 25, 3000, 3000, 512), J(5, 30, 100, 1000, 512, kind="rt")]
+
+
+@pytest.mark.parametrize("blocking, starts, ends", [
+    ("rt-only", {1: 0, 2: 1512, 3: 20, 4: 25, 5: 131}, {2: 1612, 3: 70, 4: 4149, 5: 231}),
+    ("block", {1: 0, 2: 1000, 3: 1100, 4: 1100, 5: 131}, {2: 1100, 3: 1150, 4: 4100, 5: 231}),
+    ("backfill", {1: 0, 2: 1000, 3: 20, 4: 1100, 5: 131}, {2: 1100, 3: 70, 4: 4100, 5: 231}),
+])
+def test_wcjs_what_starts_while_a_high_priority_rt_job_waits(blocking, starts, ends):
+    cfg = dict(rt_thresholds=Thresholds(1.1, 1.1, 0.5, 0.5), narrow_max_nodes=1024)
+    policy = wcjs(**cfg) if blocking == "rt-only" else wcjs(blocking=blocking, **cfg)  # rt-only: the default
+    r = run_validated(wl(*WAITING_WIDE), AlignedMira(4), policy, checkpoint=JIT)
+    o = out(r)
+    assert {j: o[j].first_start for j in starts} == starts
+    assert {j: o[j].end for j in ends} == ends
+    assert parts(r, 2) == [6] and parts(r, 5) == [1]
+    if blocking == "rt-only":
+        assert parts(r, 3) == [1] and parts(r, 4) == [2, 0]
+        assert (o[4].n_preemptions, o[4].t_ckpt, o[4].t_restart, o[4].t_lost, o[2].jit_delay) == (1, 512, 512, 0, 512)
+    else:
+        assert sum(x.n_preemptions for x in r.outcomes) == 0
+    if blocking == "block":
+        assert parts(r, 3) == [0] and parts(r, 4) == [1]
+
+
 # ====================================================================================== properties
 class Checked:
     """Wraps a policy and checks each decision list: every group of Preempts is immediately followed
@@ -588,7 +635,8 @@ SCHEME_NAMES = sorted(SCHEMES)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(w=rt_workloads(), label=st.sampled_from(SCHEME_NAMES), blocking=st.sampled_from(["block", "backfill"]))
+@given(w=rt_workloads(), label=st.sampled_from(SCHEME_NAMES),
+       blocking=st.sampled_from(["rt-only", "block", "backfill"]))
 def test_every_scheme_valid_rt_never_preempted_deterministic(w, label, blocking):
     machine = AlignedMira(8)
     opts = {} if label == "baseline" else {"blocking": blocking}

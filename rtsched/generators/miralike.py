@@ -9,15 +9,19 @@ The model is empirical, not parametric; every table is in the JSON and documente
 * Walltime: given the size's class (``size_classes``), a requested walltime (s) drawn from the
   class's empirical table (``walltime_s`` with ``walltime_count``).
 * Runtime: ``ratio = runtime / walltime`` drawn from the quantile function (piecewise linear
-  between the points ``runtime.ratio_quantile_probs``) of the walltime's group in
-  ``runtime.groups``: the group of that exact walltime if the logs had one (13 walltimes asked for
-  by >= 50 jobs), else the pooled band (lo, hi] holding it; runtime = round(ratio * walltime)
-  clipped to [1, walltime] s, so walltime >= runtime always holds.
+  between the points ``runtime.ratio_quantile_probs``) of the job's group in ``runtime.groups``,
+  the most specific that holds it: a group of its size class (``nodes``) and exact walltime, or
+  of its size class and a band (lo, hi] of walltimes (the wide classes: any walltime), then a
+  group of its exact walltime, then the pooled band holding its walltime; runtime =
+  round(ratio * walltime) clipped to [1, walltime] s, so walltime >= runtime always holds.
 * Arrivals: a renewal process in "operational time" with the daily cycle put back.  Gaps are drawn
   from the quantile function ``gap_quantiles`` at ``gap_quantile_probs`` (mean 1, in units of the mean gap
   86400 / ``jobs_per_day`` s); operational time tau runs at rate ``hourly_profile[h]`` (mean 1) during
   local hour h, so tau(t) = integral of the profile from 0 to t and each arrival's clock time is
   tau^-1 of the cumulated gaps.  t = 0 is local midnight; times are whole seconds (floored).
+  ``jobs_per_day`` is fitted jointly with the job tables: it is the logs' offered node-seconds per
+  day divided by the model's mean node-seconds per job (``mean_node_seconds``), so the generated
+  offered load (``offered_load``) is the logs' (docs/generators.md).
 
 Independent ``SeedSequence`` streams drive the arrivals, sizes, walltimes and ratios, so a longer
 trace with the same seed starts with the jobs of a shorter one.
@@ -51,14 +55,22 @@ class SizeClass:
 
 @dataclass(frozen=True)
 class RatioGroup:
-    """Quantiles of runtime / walltime for one walltime (``lo == hi``) or a band (lo, hi] of them, s."""
+    """Quantiles of runtime / walltime for the jobs of the sizes ``nodes`` (empty: any size) and of
+    one walltime (``lo == hi``) or a band (lo, hi] of walltimes, s."""
 
     lo: int
     hi: int
     ratio_quantiles: np.ndarray
+    nodes: tuple[int, ...] = ()
 
-    def holds(self, walltime: int) -> bool:
+    def holds(self, walltime: int, nodes: int) -> bool:
+        if self.nodes and nodes not in self.nodes:
+            return False
         return walltime == self.hi if self.lo == self.hi else self.lo < walltime <= self.hi
+
+    def mean(self, probs: np.ndarray) -> float:
+        """Mean ratio of the piecewise-linear quantile function through (probs, ratio_quantiles)."""
+        return float(np.sum(np.diff(probs) * (self.ratio_quantiles[1:] + self.ratio_quantiles[:-1]) / 2.0))
 
 
 @dataclass(frozen=True)
@@ -75,7 +87,7 @@ class MiraLikeParams:
     size_cdf: np.ndarray  # cumulative probability of each size
     classes: tuple[SizeClass, ...]
     ratio_probs: np.ndarray  # probabilities of the ratio quantile points
-    ratio_groups: tuple[RatioGroup, ...]  # single walltimes first, then pooled bands
+    ratio_groups: tuple[RatioGroup, ...]  # size-specific first; within each, single walltimes before bands
     sha256: str  # of the JSON file, recorded in generated headers
 
     def class_of(self, nodes: int) -> int:
@@ -84,11 +96,11 @@ class MiraLikeParams:
                 return i
         raise ValueError(f"partition size {nodes} is in no size class of the Mira-like model")
 
-    def ratio_group_of(self, walltime: int) -> int:
-        for i, g in enumerate(self.ratio_groups):  # exact walltimes come before the bands
-            if g.holds(walltime):
+    def ratio_group_of(self, walltime: int, nodes: int) -> int:
+        for i, g in enumerate(self.ratio_groups):  # the first that holds: the most specific
+            if g.holds(walltime, nodes):
                 return i
-        raise ValueError(f"walltime {walltime} s is in no runtime group of the Mira-like model")
+        raise ValueError(f"walltime {walltime} s on {nodes} nodes is in no runtime group of the Mira-like model")
 
 
 def _cdf(counts: list[int]) -> np.ndarray:
@@ -107,19 +119,31 @@ def _load_params(path: str, mtime_ns: int) -> MiraLikeParams:
     raw = Path(path).read_bytes()
     try:
         d = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"{path}: malformed Mira-like parameters ({type(exc).__name__}: {exc})") from None
+    return params_from_dict(d, path, hashlib.sha256(raw).hexdigest())
+
+
+def _ratio_group(g: dict) -> RatioGroup:
+    q = np.asarray(g["ratio_quantiles"], dtype=float)
+    nodes = tuple(int(n) for n in g.get("nodes", ()))
+    if "walltime_s" in g:
+        return RatioGroup(int(g["walltime_s"]), int(g["walltime_s"]), q, nodes)
+    return RatioGroup(int(g["walltime_band_s"][0]), int(g["walltime_band_s"][1]), q, nodes)
+
+
+def params_from_dict(d: dict, path: str = "<dict>", sha256: str = "") -> MiraLikeParams:
+    """Build and check the model from the parsed JSON ``d`` (ValueError naming ``path`` and the key)."""
+    try:
         arr = d["arrivals"]
         classes = tuple(
             SizeClass(tuple(int(n) for n in c["nodes"]), np.asarray(c["walltime_s"], dtype=np.int64),
                       _cdf(c["walltime_count"]))
             for c in d["size_classes"])
         rt = d["runtime"]
-        groups = tuple(
-            RatioGroup(int(g["walltime_s"]), int(g["walltime_s"]), np.asarray(g["ratio_quantiles"], dtype=float))
-            if "walltime_s" in g else
-            RatioGroup(int(g["walltime_band_s"][0]), int(g["walltime_band_s"][1]),
-                       np.asarray(g["ratio_quantiles"], dtype=float))
-            for g in rt["groups"])
-        groups = tuple(sorted(groups, key=lambda g: g.lo != g.hi))  # exact walltimes first
+        groups = tuple(_ratio_group(g) for g in rt["groups"])
+        # size-specific groups first; within each kind, exact walltimes before bands
+        groups = tuple(sorted(groups, key=lambda g: (not g.nodes, g.lo != g.hi)))
         p = MiraLikeParams(
             machine_nodes=int(d["machine_nodes"]), partition_sizes=tuple(int(v) for v in d["partition_sizes"]),
             jobs_per_day=float(arr["jobs_per_day"]), hourly_profile=np.asarray(arr["hourly_profile"], dtype=float),
@@ -127,7 +151,7 @@ def _load_params(path: str, mtime_ns: int) -> MiraLikeParams:
             gap_quantiles=np.asarray(arr["gap_quantiles"], dtype=float),
             size_nodes=np.asarray(d["sizes"]["nodes"], dtype=np.int64), size_cdf=_cdf(d["sizes"]["count"]),
             classes=classes, ratio_probs=np.asarray(rt["ratio_quantile_probs"], dtype=float),
-            ratio_groups=groups, sha256=hashlib.sha256(raw).hexdigest())
+            ratio_groups=groups, sha256=sha256)
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: malformed Mira-like parameters ({type(exc).__name__}: {exc})") from None
     if len(p.hourly_profile) != 24 or np.any(p.hourly_profile <= 0):
@@ -147,15 +171,36 @@ def _load_params(path: str, mtime_ns: int) -> MiraLikeParams:
             if np.any(c.walltime_s < 1):
                 raise ValueError(f"size class {list(c.nodes)}: walltimes must be >= 1 s")
             for w in c.walltime_s.tolist():
-                p.ratio_group_of(w)
+                for n in c.nodes:
+                    p.ratio_group_of(w, n)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
     for g in p.ratio_groups:
         q = g.ratio_quantiles
         if len(q) != len(p.ratio_probs) or np.any(np.diff(q) < 0) or q[0] < 0 or q[-1] > 1:
-            raise ValueError(f"{path}: runtime group ({g.lo}, {g.hi}] s: ratio_quantiles must rise within [0, 1], "
+            what = f"({g.lo}, {g.hi}] s" + (f" on {list(g.nodes)} nodes" if g.nodes else "")
+            raise ValueError(f"{path}: runtime group {what}: ratio_quantiles must rise within [0, 1], "
                              "one per probability")
     return p
+
+
+def mean_node_seconds(p: MiraLikeParams) -> float:
+    """Expected node-seconds (size x runtime) of one generated job, from the tables (exact up to the
+    rounding of runtimes to whole seconds)."""
+    size_p = np.diff(np.concatenate([[0.0], p.size_cdf]))
+    total = 0.0
+    for nodes, prob in zip(p.size_nodes.tolist(), size_p.tolist()):
+        c = p.classes[p.class_of(nodes)]
+        wall_p = np.diff(np.concatenate([[0.0], c.walltime_cdf]))
+        runtime = sum(wp * w * p.ratio_groups[p.ratio_group_of(w, nodes)].mean(p.ratio_probs)
+                      for w, wp in zip(c.walltime_s.tolist(), wall_p.tolist()))
+        total += prob * nodes * runtime
+    return total
+
+
+def offered_load(p: MiraLikeParams, load: float = 1.0) -> float:
+    """Expected offered load of the model: node-seconds submitted per second / machine nodes."""
+    return p.jobs_per_day * load * mean_node_seconds(p) / (SECONDS_PER_DAY * p.machine_nodes)
 
 
 def quantile_draw(probs: np.ndarray, quantiles: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -208,8 +253,9 @@ def miralike_jobs(n: int, p: MiraLikeParams, rngs: list[np.random.Generator]) ->
         sel = cls == i
         idx = np.searchsorted(c.walltime_cdf, u_wall[sel], side="right").clip(max=len(c.walltime_s) - 1)
         walltime[sel] = c.walltime_s[idx]
-    group_of = {w: p.ratio_group_of(w) for w in np.unique(walltime).tolist()}
-    grp = np.array([group_of[w] for w in walltime.tolist()], dtype=np.int64)
+    pairs = list(zip(walltime.tolist(), nodes.tolist()))
+    group_of = {wn: p.ratio_group_of(*wn) for wn in set(pairs)}
+    grp = np.array([group_of[wn] for wn in pairs], dtype=np.int64)
     for i, g in enumerate(p.ratio_groups):
         sel = grp == i
         ratio[sel] = quantile_draw(p.ratio_probs, g.ratio_quantiles, u_ratio[sel])
@@ -222,13 +268,16 @@ def generate_miralike(days: float = 7.0, seed: int = 0, *, load: float = 1.0,
     """A seeded Mira-like workload of ``days`` days of arrivals on the 49,152-node Mira.
 
     Args:
-        days: length of the arrival window (s = days * 86400); about 174 jobs a day at load 1.
+        days: length of the arrival window (s = days * 86400); ``jobs_per_day`` of the parameters
+            (see docs/generators.md) a day at load 1.
         seed: seed of NumPy's ``SeedSequence``; same seed, same workload.
-        load: multiplies the arrival rate (sizes and times are unchanged).
+        load: multiplies the arrival rate (sizes and times are unchanged); 1.0 offers the logs'
+            node-hours (``offered_load(load_params())`` of the machine).
         params: a parameter JSON (default: the shipped ``miralike_params.json``).
     Returns:
         A ``Workload`` (ids 1..n in submit order, times in s, sizes in nodes, all sizes Mira
-        partition sizes, walltime >= runtime) with ``max_nodes = 49152``.
+        partition sizes, walltime >= runtime) with ``max_nodes = 49152`` and the header line
+        ``Machine: mira``, so that a run of the written trace picks the Mira model by itself.
     """
     if not days > 0 or not math.isfinite(days):
         raise ValueError(f"days must be a positive number, got {days}")
@@ -242,6 +291,7 @@ def generate_miralike(days: float = 7.0, seed: int = 0, *, load: float = 1.0,
     jobs = [Job(i + 1, s, r, w, z) for i, (s, r, w, z) in
             enumerate(zip(submit.tolist(), runtime.tolist(), walltime.tolist(), nodes.tolist()))]
     header = {
+        "Machine": "mira",  # rtsched.pipeline.machine_spec_for: the trace runs on Mira, not a flat cluster
         "Generator": "rtsched.generators.miralike: empirical fit to the 2018 Mira logs (scripts/fit_miralike.py)",
         "Parameters": f"days={days} load={load} params={params_path.name} sha256:{p.sha256[:16]}",
         "Seed": str(seed),
