@@ -8,7 +8,7 @@
   RLScheduler's committed-head rule, ``heuristics.committed``, backfill ``none`` by default);
 * ``baseline`` — every job as a BJ: options ``priority`` (``wfp2``), ``backfill`` (``ff``);
 * ``highpq`` — high-priority RT queue: ``priority``, ``backfill``, ``rt_order`` (``fcfs`` |
-  ``slowdown``), ``blocking`` (``block`` | ``backfill``);
+  ``slowdown``), ``blocking`` (``block`` | ``backfill`` | ``rt-only``; see ``heuristics.realtime``);
 * ``preempt`` — the preemptive scheme: the same options plus ``checkpoint`` (a ``CheckpointModel`` or
   its text; default: the simulation's model);
 * ``wcjs`` — weighted-cost job scheduling: ``config`` (a ``WcjsConfig``, a preset name ``mira-wk1`` /
