@@ -245,8 +245,8 @@ def machine_spec_for(spec: RunSpec, trace: LoadedTrace) -> str:
             value = _header_int(header, key)
             if value:
                 return f"flat:{value}"
-        raise SpecError(f"{trace.path}: the SWF header gives no machine size (MaxProcs / MaxNodes); "
-                        "give --machine (flat:N, mira, mira:BLOCKS or a partition .xml)")
+        raise SpecError(f"{trace.path}: the SWF header gives no machine size (MaxProcs / MaxNodes); give one "
+                        "(flat:N, mira, mira:BLOCKS or a partition .xml)", "machine")
     if fmt in ("cobalt", "alcf"):
         return "mira"
     raise SpecError(f"{trace.path}: no machine given; use flat:N, mira, mira:BLOCKS or a partition .xml", "machine")
