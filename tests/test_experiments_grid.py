@@ -489,3 +489,20 @@ def test_ray_backend_without_ray_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     with pytest.raises(OptionError, match=r"pip install -e '\.\[ray\]'"):
         open_backend("ray", _sleep_and_report, jobs=1)
+
+
+def test_the_grid_files_in_the_docs_parse(tmp_path):
+    """Every ```toml block of docs/study.md is a valid grid (the keys and values it shows exist)."""
+    import re
+
+    blocks = re.findall(r"```toml\n(.*?)```", (REPO / "docs" / "study.md").read_text(), flags=re.S)
+    assert len(blocks) >= 2
+    for text in blocks:
+        if 'path = "lublin_256.swf"' in text:
+            g = parse_grid(text, tmp_path / "g.toml")
+            assert (g.policies, g.axes["backfill"], g.seeds) == (["fcfs", "sjf", "f1"], ["none", "easy"], [0])
+            continue
+        g = parse_grid(text, tmp_path / "g.toml")
+        assert {"rt_percent", "marking", "backfill", "checkpoint", "tau", "seed"} <= set(g.axes)
+        assert set(g.option_axes) == {"wcjs", "wcjs-jit"} and len(g.option_axes["wcjs"]) == 4
+        assert g.policy_options == {"wcjs": {"blocking": "backfill"}}

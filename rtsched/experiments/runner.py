@@ -106,7 +106,7 @@ def run_task(task: dict) -> dict:
         problem = store.result_problem(out, key)
         if problem is None:
             return {"key": key, "status": "skipped", "error": None, "seconds": 0.0}
-        store.clean_run_temporaries(out, key)
+        store.clean_run_temporaries(out, key, task.get("leftovers"))
         if problem != "missing":  # a broken record must not stand for a result if this run fails
             store.summary_path(out, key).unlink(missing_ok=True)
         return _compute(task, out, key, t0, cpu0)
@@ -281,6 +281,9 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
     skipped = len(selected) - len(pending)
     by_key = {r.key: r for r in pending}
     tasks = [r.task(out, grid.validate) for r in pending]
+    leftovers = store.run_temporaries(out)  # a killed writer's temporaries, removed by the run's next holder
+    for task in tasks:
+        task["leftovers"] = leftovers.get(task["key"], [])
     results: list[dict] = []
     with open_backend(backend, run_task, jobs=jobs, address=address, preload=_preload) as executor:
         where = f" (shard {shard[0]}/{shard[1]})" if shard else ""

@@ -187,9 +187,26 @@ def clean_temporaries(out_dir: Path) -> list[Path]:
     return _remove_temporaries(out_dir) + _remove_temporaries(out_dir / "figures")
 
 
-def clean_run_temporaries(out_dir: Path, key: str) -> list[Path]:
-    """Remove the temporaries a killed writer of run ``key`` left; call it holding its ``RunLock``."""
-    return _remove_temporaries(runs_dir(out_dir), f".{key}.")
+def run_temporaries(out_dir: Path) -> dict[str, list[str]]:
+    """The temporary files in ``runs/`` by run key (``.KEY.json.tmp-...``): one listing of the
+    folder for a whole grid, so that no run lists it again (10,000 runs: 30,000 files)."""
+    found: dict[str, list[str]] = {}
+    folder = runs_dir(out_dir)
+    if folder.is_dir():
+        for p in folder.iterdir():
+            if p.name.startswith(".") and TMP_MARK in p.name:
+                found.setdefault(p.name[1:].split(".", 1)[0], []).append(p.name)
+    return found
+
+
+def clean_run_temporaries(out_dir: Path, key: str, names: list[str] | None = None) -> None:
+    """Remove temporaries of run ``key`` that a killed writer left (``names``: those found by
+    ``run_temporaries``; None: list the folder).  Call it holding the run's ``RunLock``: a live
+    writer holds it for as long as its temporary files exist, so none of its files goes."""
+    if names is None:
+        names = run_temporaries(out_dir).get(key, [])
+    for name in names:
+        (runs_dir(out_dir) / name).unlink(missing_ok=True)
 
 
 def lock_path(out_dir: Path, key: str) -> Path:

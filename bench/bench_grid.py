@@ -1,0 +1,126 @@
+"""Experiment-grid backends side by side (issue 15): one 200-run grid on the local backend with 1
+and 2 worker processes and on Ray with 2 workers (a local Ray instance), in one process.
+
+Prints, per backend: wall time, runs/s, the speed-up against 1 local worker (the baseline), and
+the overhead per run = (wall x workers - sum of the runs' own times) / runs, where a run's own
+time is what ``run_task`` measured around the pipeline and its writes (timings.total_s in each
+record).  Checks that the three result folders hold byte-identical summary.parquet files.  Also
+times the expansion and the status check of a 10,000-run grid (what a cluster launch does first).
+
+The grid: the first 300 jobs of the shipped Mira-like week on the aligned Mira model, 10 % RTJs,
+5 batch policies x 2 backfilling rules x 20 seeds = 200 runs of about 0.1 s each (small runs, so
+that the per-run overhead shows).
+
+    python bench/bench_grid.py [--out /tmp/bench_grid] [--skip-ray]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from rtsched import pipeline  # noqa: E402
+from rtsched.experiments import expand_grid, load_grid, run_grid, store  # noqa: E402
+from rtsched.experiments.results import iter_records  # noqa: E402
+from rtsched.experiments.runner import plan  # noqa: E402
+
+GRID = """
+name = "bench-grid"
+[trace]
+name = "miralike300"
+path = "{trace}"
+machine = "mira"
+first_n = 300
+[grid]
+policy = ["fcfs", "sjf", "f1", "wfp2", "wfp3"]
+backfill = ["none", "easy"]
+rt_percent = 10
+seeds = {seeds}
+"""
+
+
+def run_one(grid: Path, out: Path, backend: str, jobs: int) -> dict:
+    if out.exists():
+        shutil.rmtree(out)
+    pipeline.clear_caches()
+    t = time.perf_counter()
+    s = run_grid(grid, out_dir=out, jobs=jobs, progress=False, backend=backend)
+    wall = time.perf_counter() - t
+    if s["failed"] or s["completed"] != s["runs"]:
+        raise SystemExit(f"{backend} -j {jobs}: {len(s['failed'])} failed, {s['completed']}/{s['runs']} completed")
+    own = sum(r["timings"]["total_s"] for r in iter_records(out))
+    cpu = sum(r["timings"].get("cpu_s", 0.0) for r in iter_records(out))
+    return {"wall": wall, "own": own, "cpu": cpu, "runs": s["runs"], "jobs": jobs}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="/tmp/bench_grid")
+    ap.add_argument("--seeds", type=int, default=20, help="seeds (runs = 10 x seeds; default 20 -> 200 runs)")
+    ap.add_argument("--skip-ray", action="store_true")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    grid = out / "grid.toml"
+    grid.write_text(GRID.format(trace=(REPO / "traces" / "mira_like_week.swf").as_posix(), seeds=args.seeds))
+    load = os.getloadavg()[0]
+    print(f"# bench_grid  python {platform.python_version()}  {platform.machine()}  cpus={os.cpu_count()}  "
+          f"load average {load:.1f} at start")
+    n = len(expand_grid(grid))
+    cases = [("local", 1), ("local", 2)]
+    results = {}
+    for backend, jobs in cases:
+        results[(backend, jobs)] = run_one(grid, out / f"{backend}-{jobs}", backend, jobs)
+    ray_start = None
+    if not args.skip_ray:
+        try:
+            import ray
+        except ImportError:
+            print("ray: not installed (pip install -e '.[ray]'); skipped")
+        else:
+            import logging
+
+            t = time.perf_counter()
+            ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 * 1024 * 1024,
+                     logging_level=logging.WARNING, log_to_driver=False)
+            ray_start = time.perf_counter() - t
+            try:
+                results[("ray", 2)] = run_one(grid, out / "ray-2", "ray", 2)
+            finally:
+                ray.shutdown()
+    base = results[("local", 1)]["wall"]
+    print(f"grid: {n} runs (5 policies x 2 backfilling x {args.seeds} seeds; 300 jobs each, aligned Mira, 10 % RTJs)")
+    for (backend, jobs), r in results.items():
+        overhead = (r["wall"] * jobs - r["own"]) / r["runs"]
+        print(f"{backend:5s} -j {jobs}: wall {r['wall']:6.1f} s  {r['runs'] / r['wall']:5.1f} runs/s  "
+              f"speed-up vs local -j 1: {base / r['wall']:.2f}x  run time {r['own'] / r['runs'] * 1000:.0f} ms/run "
+              f"(CPU {r['cpu'] / r['runs'] * 1000:.0f} ms)  overhead {overhead * 1000:+.0f} ms/run")
+    if ray_start is not None:
+        print(f"ray: starting the local instance took {ray_start:.1f} s (not in the wall time above)")
+    summaries = {k: (out / f"{k[0]}-{k[1]}" / store.SUMMARY).read_bytes() for k in results}
+    same = len(set(summaries.values())) == 1
+    print(f"summary.parquet byte-identical across {', '.join(f'{b} -j {j}' for b, j in results)}: {same}")
+    # a 10,000-run grid: expansion and status (every run's files checked), as a cluster launch does
+    big = out / "big.toml"
+    big.write_text(GRID.format(trace=(REPO / "traces" / "mira_like_week.swf").as_posix(), seeds=1000))
+    t = time.perf_counter()
+    runs = load_grid(big).expand()
+    t_expand = time.perf_counter() - t
+    t = time.perf_counter()
+    frame = plan(big, out / "local-1")
+    t_plan = time.perf_counter() - t
+    print(f"10,000-run grid: expansion {t_expand:.2f} s ({len(runs)} runs), status of every run {t_plan:.2f} s "
+          f"({int((frame['status'] == 'done').sum())} done)")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
