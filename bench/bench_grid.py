@@ -4,21 +4,28 @@ and 2 worker processes and on Ray with 2 workers (a local Ray instance), in one 
 Prints, per backend: wall time, runs/s, the speed-up against 1 local worker (the baseline), and
 the overhead per run = (wall x workers - sum of the runs' own times) / runs, where a run's own
 time is what ``run_task`` measured around the pipeline and its writes (timings.total_s in each
-record).  Checks that the three result folders hold byte-identical summary.parquet files.  Also
-times the expansion and the status check of a 10,000-run grid (what a cluster launch does first).
+record); for the local backend also the CPU overhead per run = (CPU seconds of this process and
+its workers - the runs' own CPU seconds) / runs, which other load on the machine does not
+inflate.  The cases alternate over ``--repeat`` rounds (the median is shown), so that a change in
+the machine's load hits them alike; the Ray instance is started afresh in each round (its start
+time is shown apart).  Checks that every result folder holds the same summary.parquet bytes.
+Also times the expansion and the status check of a 10,000-run grid (what a cluster launch does
+first).
 
 The grid: the first 300 jobs of the shipped Mira-like week on the aligned Mira model, 10 % RTJs,
 5 batch policies x 2 backfilling rules x 20 seeds = 200 runs of about 0.1 s each (small runs, so
 that the per-run overhead shows).
 
-    python bench/bench_grid.py [--out /tmp/bench_grid] [--skip-ray]
+    python bench/bench_grid.py [--out /tmp/bench_grid] [--repeat 3] [--skip-ray]
 """
 from __future__ import annotations
 
 import argparse
 import os
 import platform
+import resource
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -46,24 +53,34 @@ seeds = {seeds}
 """
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (the pool's workers)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run_one(grid: Path, out: Path, backend: str, jobs: int) -> dict:
     if out.exists():
         shutil.rmtree(out)
     pipeline.clear_caches()
+    cpu0 = _cpu_seconds()
     t = time.perf_counter()
     s = run_grid(grid, out_dir=out, jobs=jobs, progress=False, backend=backend)
     wall = time.perf_counter() - t
+    total_cpu = _cpu_seconds() - cpu0
     if s["failed"] or s["completed"] != s["runs"]:
         raise SystemExit(f"{backend} -j {jobs}: {len(s['failed'])} failed, {s['completed']}/{s['runs']} completed")
     own = sum(r["timings"]["total_s"] for r in iter_records(out))
     cpu = sum(r["timings"].get("cpu_s", 0.0) for r in iter_records(out))
-    return {"wall": wall, "own": own, "cpu": cpu, "runs": s["runs"], "jobs": jobs}
+    return {"wall": wall, "own": own, "cpu": cpu, "runs": s["runs"], "jobs": jobs,
+            "total_cpu": total_cpu if backend == "local" else None}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="/tmp/bench_grid")
     ap.add_argument("--seeds", type=int, default=20, help="seeds (runs = 10 x seeds; default 20 -> 200 runs)")
+    ap.add_argument("--repeat", type=int, default=3, help="alternating rounds (default 3; the median is shown)")
     ap.add_argument("--skip-ray", action="store_true")
     args = ap.parse_args(argv)
     out = Path(args.out)
@@ -74,36 +91,45 @@ def main(argv=None) -> int:
     print(f"# bench_grid  python {platform.python_version()}  {platform.machine()}  cpus={os.cpu_count()}  "
           f"load average {load:.1f} at start")
     n = len(expand_grid(grid))
-    cases = [("local", 1), ("local", 2)]
-    results = {}
-    for backend, jobs in cases:
-        results[(backend, jobs)] = run_one(grid, out / f"{backend}-{jobs}", backend, jobs)
-    ray_start = None
-    if not args.skip_ray:
-        try:
-            import ray
-        except ImportError:
-            print("ray: not installed (pip install -e '.[ray]'); skipped")
-        else:
-            import logging
+    try:
+        import ray
+    except ImportError:
+        ray = None
+        print("ray: not installed (pip install -e '.[ray]'); skipped")
+    cases = [("local", 1), ("local", 2)] + ([("ray", 2)] if ray is not None and not args.skip_ray else [])
+    rounds: dict[tuple, list[dict]] = {c: [] for c in cases}
+    ray_starts = []
+    for _ in range(args.repeat):
+        for backend, jobs in cases:
+            if backend == "ray":
+                import logging
 
-            t = time.perf_counter()
-            ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 * 1024 * 1024,
-                     logging_level=logging.WARNING, log_to_driver=False)
-            ray_start = time.perf_counter() - t
-            try:
-                results[("ray", 2)] = run_one(grid, out / "ray-2", "ray", 2)
-            finally:
-                ray.shutdown()
+                t = time.perf_counter()
+                ray.init(num_cpus=jobs, include_dashboard=False, object_store_memory=256 * 1024 * 1024,
+                         logging_level=logging.WARNING, log_to_driver=False)
+                ray_starts.append(time.perf_counter() - t)
+                try:
+                    rounds[(backend, jobs)].append(run_one(grid, out / f"{backend}-{jobs}", backend, jobs))
+                finally:
+                    ray.shutdown()
+            else:
+                rounds[(backend, jobs)].append(run_one(grid, out / f"{backend}-{jobs}", backend, jobs))
+    results = {c: min(rs, key=lambda r: abs(r["wall"] - statistics.median(x["wall"] for x in rs)))
+               for c, rs in rounds.items()}  # the round with the median wall time
     base = results[("local", 1)]["wall"]
-    print(f"grid: {n} runs (5 policies x 2 backfilling x {args.seeds} seeds; 300 jobs each, aligned Mira, 10 % RTJs)")
+    print(f"grid: {n} runs (5 policies x 2 backfilling x {args.seeds} seeds; 300 jobs each, aligned Mira, 10 % RTJs); "
+          f"median of {args.repeat} alternating rounds")
     for (backend, jobs), r in results.items():
         overhead = (r["wall"] * jobs - r["own"]) / r["runs"]
-        print(f"{backend:5s} -j {jobs}: wall {r['wall']:6.1f} s  {r['runs'] / r['wall']:5.1f} runs/s  "
+        cpu_over = (f"  CPU overhead {(r['total_cpu'] - r['cpu']) / r['runs'] * 1000:.0f} ms/run"
+                    if r["total_cpu"] is not None else "")
+        walls = ", ".join(f"{x['wall']:.1f}" for x in rounds[(backend, jobs)])
+        print(f"{backend:5s} -j {jobs}: wall {r['wall']:6.1f} s ({walls})  {r['runs'] / r['wall']:5.1f} runs/s  "
               f"speed-up vs local -j 1: {base / r['wall']:.2f}x  run time {r['own'] / r['runs'] * 1000:.0f} ms/run "
-              f"(CPU {r['cpu'] / r['runs'] * 1000:.0f} ms)  overhead {overhead * 1000:+.0f} ms/run")
-    if ray_start is not None:
-        print(f"ray: starting the local instance took {ray_start:.1f} s (not in the wall time above)")
+              f"(CPU {r['cpu'] / r['runs'] * 1000:.0f} ms)  overhead {overhead * 1000:+.0f} ms/run{cpu_over}")
+    if ray_starts:
+        print(f"ray: starting the local instance took {statistics.median(ray_starts):.1f} s (median; not in the "
+              "wall times above)")
     summaries = {k: (out / f"{k[0]}-{k[1]}" / store.SUMMARY).read_bytes() for k in results}
     same = len(set(summaries.values())) == 1
     print(f"summary.parquet byte-identical across {', '.join(f'{b} -j {j}' for b, j in results)}: {same}")

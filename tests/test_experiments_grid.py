@@ -121,6 +121,10 @@ def test_a_grid_over_policies_backfill_and_traces_runs_and_reports(tmp_path, mon
         assert got["n"] == want["n"] == (40 if run.label == "a" else 30)
         for m in ("mean_bsld", "median_sd", "p95_wait"):
             assert got[m] == pytest.approx(want[m]), m
+        prov = json.loads(store.summary_path(out, run.key).read_text())["provenance"]  # the record says what ran
+        assert (prov["trace"], prov["trace_sha256"], prov["policy_options"], prov["seed"], prov["rtsched_version"]) == \
+            (str(path.resolve()), pipeline.file_sha256(path), c["policy_options"], c["seed"], __version__)
+        assert {"machine_spec", "policy", "scheme", "checkpoint", "rt_percent", "marking", "tau", "window_spec"} <= set(prov)
     assert cli("experiment", "report", out) == 0
     text = capsys.readouterr().out
     table = report_tables(out)["summary"]
@@ -506,3 +510,16 @@ def test_the_grid_files_in_the_docs_parse(tmp_path):
         assert {"rt_percent", "marking", "backfill", "checkpoint", "tau", "seed"} <= set(g.axes)
         assert set(g.option_axes) == {"wcjs", "wcjs-jit"} and len(g.option_axes["wcjs"]) == 4
         assert g.policy_options == {"wcjs": {"blocking": "backfill"}}
+
+
+def test_the_10000_run_grid_of_the_scaling_docs_expands_to_10000_runs(tmp_path):
+    import re
+
+    (text,) = re.findall(r"```toml\n(.*?)```", (REPO / "docs" / "scaling.md").read_text(), flags=re.S)
+    grid = parse_grid(text, tmp_path / "big.toml")
+    for i, t in enumerate(grid.traces):
+        write_swf(tmp_path / t.path, n=5, seed=i)
+    runs = grid.expand()
+    assert len(runs) == 10_000 and len({r.key for r in runs}) == 10_000
+    parts = [shard_of(runs, (i, 50)) for i in range(50)]
+    assert {len(p) for p in parts} == {200}

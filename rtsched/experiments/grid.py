@@ -452,7 +452,8 @@ class GridRun:
 
     def describe(self) -> str:
         c = self.config
-        text = f"{self.label} {c['rt_percent']}% {c['marking']} {self.runner} seed {c['seed']}"
+        rt = f" {c['rt_percent']}% {c['marking']}" if c["rt_percent"] else ""
+        text = f"{self.label}{rt} {self.runner} seed {c['seed']}"
         return f"{text} {self.detail}" if self.detail else text
 
     def task(self, out_dir: Path, validate: bool) -> dict:
@@ -558,6 +559,7 @@ def _grid_from_dict(data: dict, source: Path | None, text: str) -> Grid:
                                      "[grid].policy")
     option_axes = {}
     for target, spec in option_raw.items():
+        target = _runner_name(target, names)
         if target not in names:
             raise ValueError(f"[grid].{target}: not an axis ({', '.join(sorted(set(AXES) | set(_AXIS_ALIASES)))}) "
                              f"nor a policy or scheme of the grid ({', '.join(sorted(names))})")
@@ -798,12 +800,22 @@ def _options_tables(data: dict, key: str, names: set[str], axis: str) -> dict[st
         raise ValueError(f"[{key}]: expected tables [{key}.NAME]")
     out = {}
     for n, opts in tables.items():
+        n = _runner_name(n, names)
         if n not in names:
             raise ValueError(f"[{key}.{n}]: {n!r} is not among {axis} ({', '.join(sorted(names)) or 'none'})")
         if not isinstance(opts, dict):
             raise ValueError(f"[{key}.{n}]: expected a table of options")
         out[n] = dict(opts)
     return out
+
+
+def _runner_name(name: str, names: set[str]) -> str:
+    """``name`` as the grid's policy/scheme axis spells it (registry names are normalised there:
+    ``WFP2`` and ``wfp_2`` name ``wfp2``'s options too)."""
+    if name in names:
+        return name
+    normal = name.strip().lower().replace("_", "-")
+    return normal if normal in names else name
 
 
 def _option_sets(spec, where: str) -> list[dict]:

@@ -355,19 +355,18 @@ def _cell(v) -> str:
 
 
 def _problem_lines(tables: dict) -> list[str]:
+    """The runs with a broken result, then the failed runs: a heading and a line per run."""
     lines = []
-    broken = tables.get("broken")
-    if broken is not None and not broken.empty:
-        lines.append("")
-        lines.append(f"## {len(broken)} run(s) with a broken result (run the grid again to recompute them)")
-        for _, b in broken.iterrows():
-            lines.append(f"  {b['key']}  {b['label']}: {b['problem']}")
-    errs = tables.get("errors")
-    if errs is not None and not errs.empty:
-        lines.append("")
-        lines.append(f"## {len(errs)} failed run(s) (runs/KEY.error.json)")
-        for _, e in errs.iterrows():
-            lines.append(f"  {e['key']}  {e['label']}: {str(e['error']).splitlines()[0] if e['error'] else ''}")
+    for name, column, heading in (
+            ("broken", "problem", "run(s) with a broken result (run the grid again to recompute them)"),
+            ("errors", "error", "failed run(s) (runs/KEY.error.json)")):
+        frame = tables.get(name)
+        if frame is None or frame.empty:
+            continue
+        lines += ["", f"## {len(frame)} {heading}"]
+        for _, r in frame.iterrows():
+            why = str(r[column]).splitlines()[0] if r[column] else ""
+            lines.append(f"  {r['key']}  {r['label']}: {why}")
     return lines
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterable
 
 from rtsched.experiments import store
-from rtsched.experiments.grid import MARKING_MODES, options_text
+from rtsched.experiments.grid import MARKING_MODES, GridRun, options_text
 
 CATEGORIES = ("narrow-short", "narrow-long", "wide-short", "wide-long")
 KINDS = ("rt", "batch")
@@ -78,7 +78,7 @@ def _config_rows(records: list[dict]) -> list[dict]:
             "window_start": w.get("start", w.get("offset")), "window_days": w.get("days"),
             "rt_percent": c["rt_percent"], "marking": marking[rec["key"]], "scheme": scheme[rec["key"]],
             "policy": c.get("policy"), "backfill": backfill, "checkpoint": c.get("checkpoint"),
-            "policy_options": options_text(options) if "policy" in c else None,
+            "policy_options": options_text(options),
             "seed": c["seed"], "tau": c["tau"],
         })
     return rows
@@ -132,10 +132,7 @@ def broken_runs(out_dir: str | os.PathLike) -> list[dict]:
     if manifest.exists():
         try:
             for r in store.read_json(manifest).get("runs", []):
-                c = r["config"]
-                name = c.get("scheme") or c.get("policy")
-                labels[r["key"]] = (f"{r['label']} {c['rt_percent']}% {c['marking']} {name} seed {c['seed']}"
-                                    + (f" {r['detail']}" if r.get("detail") else ""))
+                labels[r["key"]] = GridRun(r["key"], r["config"], r["label"], r.get("detail", "")).describe()
         except (OSError, ValueError, KeyError, TypeError):
             pass
     out_list = []
