@@ -523,3 +523,16 @@ def test_the_10000_run_grid_of_the_scaling_docs_expands_to_10000_runs(tmp_path):
     assert len(runs) == 10_000 and len({r.key for r in runs}) == 10_000
     parts = [shard_of(runs, (i, 50)) for i in range(50)]
     assert {len(p) for p in parts} == {200}
+
+
+def test_the_seed002_attributes_of_a_grid_stay_readable_and_settable():
+    """Scripts (bench/bench_realtime.py) and the notebook read and narrow a grid by its old names."""
+    g = load_grid(REPO / "experiments" / "smoke.toml")
+    full = {r.describe(): r.key for r in g.expand()}
+    assert (g.rt_percent, g.marking, g.schemes, g.seeds, g.tau) == ([10, 20], ["random"], ["baseline", "wcjs-jit"],
+                                                                   [0], 600)
+    g.schemes, g.rt_percent = ["wcjs-jit"], [20]
+    (run,) = g.expand()
+    assert full[run.describe()] == run.key
+    g.seeds = [0, 1]
+    assert [r.config["seed"] for r in g.expand()] == [0, 1]

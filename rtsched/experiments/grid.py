@@ -233,18 +233,30 @@ class Grid:
     text: str = ""
     base: Path | None = None  # folder that relative paths start from (the grid file's)
 
-    # --- the seed-002 axes by their old names (notebooks, scripts) ---
+    # --- the seed-002 axes by their old names (notebooks, scripts; settable, e.g. fewer seeds) ---
     @property
     def rt_percent(self) -> list:
         return self.axes.get("rt_percent", [0])
+
+    @rt_percent.setter
+    def rt_percent(self, values: list) -> None:
+        self.axes["rt_percent"] = list(values)
 
     @property
     def marking(self) -> list[str]:
         return self.axes.get("marking", ["random"])
 
+    @marking.setter
+    def marking(self, values: list[str]) -> None:
+        self.axes["marking"] = list(values)
+
     @property
     def schemes(self) -> list[str]:
         return [r.name for r in self.runners if r.kind == "scheme"]
+
+    @schemes.setter
+    def schemes(self, names: list[str]) -> None:
+        self.runners = [r for r in self.runners if r.kind != "scheme"] + [Runner("scheme", n) for n in names]
 
     @property
     def policies(self) -> list[str]:
@@ -253,6 +265,10 @@ class Grid:
     @property
     def seeds(self) -> list[int]:
         return self.axes.get("seed", [0])
+
+    @seeds.setter
+    def seeds(self, values: list[int]) -> None:
+        self.axes["seed"] = list(values)
 
     @property
     def tau(self) -> int:
