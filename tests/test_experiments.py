@@ -471,6 +471,7 @@ def _process_group_gone(pgid: int, timeout: float = 20.0) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, jobs, group", [(signal.SIGKILL, 1, False), (signal.SIGKILL, 2, False),
                                               (signal.SIGTERM, 2, False), (signal.SIGTERM, 2, True)],
                          ids=["sigkill-j1", "sigkill-j2", "sigterm-j2", "sigterm-group-j2"])

@@ -137,8 +137,6 @@ def test_a_grid_over_policies_backfill_and_traces_runs_and_reports(tmp_path, mon
     for needle in ("## All jobs", "SD mean", "BSLD p95", "WAIT median", "sjf", "easy"):
         assert needle in text
     assert "Real-time" not in text  # no RTJs: no RTJ / BJ tables
-    figs = plot(out, tmp_path / "figs", dpi=30)  # generic figures: one box group per policy x backfill
-    assert len(figs) == 2 * 5 and all(p.read_bytes()[:4] == b"\x89PNG" for p in figs)
 
 
 def test_duckdb_query_from_the_docs_reads_the_summary(tmp_path):
@@ -228,6 +226,8 @@ rt_percent = 10
     assert {"scheme", "policy", "backfill", "policy_options"} <= set(table.attrs["axes"])
     assert set(table["group"]) == {"all", "rt", "batch"}  # RTJs present: their own tables
     assert "Real-time jobs" in report(out)
+    figs = plot(out, tmp_path / "figs", dpi=30)  # generic figures: a box group per scheme/policy x backfill ...
+    assert len(figs) == 5 and all(p.read_bytes()[:4] == b"\x89PNG" for p in figs)
 
 
 def test_model_files_are_paths_from_the_grid_file_and_hashed_by_content(tmp_path):
@@ -394,6 +394,7 @@ def test_shards_cover_the_grid_once(tmp_path):
             parse_shard(bad)
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_a_folder_run_each_key_once(tmp_path):
     """Two ``rtsched experiment run`` on one folder at once (as two machines would): both finish,
     and between them every run is computed exactly once."""

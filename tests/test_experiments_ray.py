@@ -41,6 +41,7 @@ def local_ray():
         ray.shutdown()
 
 
+@pytest.mark.slow  # starting Ray takes 10-15 s on 2 cores
 def test_a_grid_on_ray_gives_the_local_backends_results(local_ray, tmp_path):
     write_swf(tmp_path / "t.swf")
     grid = tmp_path / "g.toml"
