@@ -27,7 +27,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterator
 
-from rtsched.errors import OptionError
+from rtsched.errors import OptionError, RtschedError
 from rtsched.experiments import store
 
 BACKENDS = ("local", "ray")
@@ -164,11 +164,16 @@ class RayBackend:
             import logging
 
             options = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
-            if address:
-                ray.init(address=address, **options)
-            else:
-                # a small object store: runs return a few hundred bytes, files go to the folder
-                ray.init(num_cpus=max(1, int(jobs)), object_store_memory=256 * 1024 * 1024, **options)
+            try:
+                if address:
+                    ray.init(address=address, **options)
+                else:
+                    # a small object store: runs return a few hundred bytes, files go to the folder
+                    ray.init(num_cpus=max(1, int(jobs)), object_store_memory=256 * 1024 * 1024, **options)
+            except Exception as exc:  # noqa: BLE001 - unreachable cluster, no room for a local instance, ...
+                where = f"the Ray cluster at --address {address}" if address else "a local Ray instance"
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                raise RtschedError(f"cannot start or reach {where}: {type(exc).__name__}: {first}") from None
             self.started = True
         self.jobs = jobs
         self.address = address

@@ -270,22 +270,23 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
     check_runners(grid, runs)
     selected = runs if only is None else [r for r in runs if r.key in set(only)]
     selected = shard_of(selected, shard)
-    store.runs_dir(out).mkdir(parents=True, exist_ok=True)
-    with store.FolderLock(out):
-        store.clean_temporaries(out)
-        _write_manifest(out, grid, runs)
-    problems = {r.key: store.result_problem(out, r.key) for r in selected}
-    pending = [r for r in selected if problems[r.key] is not None]
-    corrupt = [{"key": r.key, "label": r.describe(), "problem": problems[r.key]} for r in pending
-               if problems[r.key] != "missing"]
-    skipped = len(selected) - len(pending)
-    by_key = {r.key: r for r in pending}
-    tasks = [r.task(out, grid.validate) for r in pending]
-    leftovers = store.run_temporaries(out)  # a killed writer's temporaries, removed by the run's next holder
-    for task in tasks:
-        task["leftovers"] = leftovers.get(task["key"], [])
     results: list[dict] = []
+    # the backend first: an unreachable Ray cluster fails before the folder is touched
     with open_backend(backend, run_task, jobs=jobs, address=address, preload=_preload) as executor:
+        store.runs_dir(out).mkdir(parents=True, exist_ok=True)
+        with store.FolderLock(out):
+            store.clean_temporaries(out)
+            _write_manifest(out, grid, runs)
+        problems = {r.key: store.result_problem(out, r.key) for r in selected}
+        pending = [r for r in selected if problems[r.key] is not None]
+        corrupt = [{"key": r.key, "label": r.describe(), "problem": problems[r.key]} for r in pending
+                   if problems[r.key] != "missing"]
+        skipped = len(selected) - len(pending)
+        by_key = {r.key: r for r in pending}
+        tasks = [r.task(out, grid.validate) for r in pending]
+        leftovers = store.run_temporaries(out)  # a killed writer's temporaries, removed by the run's next holder
+        for task in tasks:
+            task["leftovers"] = leftovers.get(task["key"], [])
         where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
         console.print(f"[bold]{grid.name}[/]{where}: {len(selected)} runs, {skipped} already finished, "
                       f"{len(pending)} to run on {executor.describe()} -> {out}")
