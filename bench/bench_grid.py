@@ -4,9 +4,9 @@ and 2 worker processes and on Ray with 2 workers (a local Ray instance), in one 
 Prints, per backend: wall time, runs/s, the speed-up against 1 local worker (the baseline), and
 the overhead per run = (wall x workers - sum of the runs' own times) / runs, where a run's own
 time is what ``run_task`` measured around the pipeline and its writes (timings.total_s in each
-record); for the local backend also the CPU overhead per run = (CPU seconds of this process and
-its workers - the runs' own CPU seconds) / runs, which other load on the machine does not
-inflate.  The cases alternate over ``--repeat`` rounds (the median is shown), so that a change in
+record); and the CPU overhead per run = (CPU seconds of this process and its workers -- for Ray,
+of every process of the Ray instance -- minus the runs' own CPU seconds) / runs, which other load
+on the machine inflates much less than wall times.  The cases alternate over ``--repeat`` rounds (the median is shown), so that a change in
 the machine's load hits them alike; the Ray instance is started afresh in each round (its start
 time is shown apart).  Checks that every result folder holds the same summary.parquet bytes.
 Also times the expansion and the status check of a 10,000-run grid (what a cluster launch does
@@ -59,21 +59,39 @@ def _cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _tree_cpu_seconds() -> float | None:
+    """CPU seconds of this process and its living descendants (a local Ray instance's processes)."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    me = psutil.Process()
+    total = 0.0
+    for p in [me] + me.children(recursive=True):
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
 def run_one(grid: Path, out: Path, backend: str, jobs: int) -> dict:
     if out.exists():
         shutil.rmtree(out)
     pipeline.clear_caches()
-    cpu0 = _cpu_seconds()
+    measure = _cpu_seconds if backend == "local" else _tree_cpu_seconds  # local workers end before the end
+    cpu0 = measure()
     t = time.perf_counter()
     s = run_grid(grid, out_dir=out, jobs=jobs, progress=False, backend=backend)
     wall = time.perf_counter() - t
-    total_cpu = _cpu_seconds() - cpu0
+    cpu1 = measure()
+    total_cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
     if s["failed"] or s["completed"] != s["runs"]:
         raise SystemExit(f"{backend} -j {jobs}: {len(s['failed'])} failed, {s['completed']}/{s['runs']} completed")
     own = sum(r["timings"]["total_s"] for r in iter_records(out))
     cpu = sum(r["timings"].get("cpu_s", 0.0) for r in iter_records(out))
-    return {"wall": wall, "own": own, "cpu": cpu, "runs": s["runs"], "jobs": jobs,
-            "total_cpu": total_cpu if backend == "local" else None}
+    return {"wall": wall, "own": own, "cpu": cpu, "runs": s["runs"], "jobs": jobs, "total_cpu": total_cpu}
 
 
 def main(argv=None) -> int:

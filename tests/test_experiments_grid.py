@@ -21,7 +21,7 @@ import pytest
 
 from rtsched import __version__, pipeline
 from rtsched.errors import InputError, OptionError
-from rtsched.experiments import (config_hash, expand_grid, load_grid, load_results, parse_grid, plot, report,
+from rtsched.experiments import (broken_runs, config_hash, expand_grid, load_grid, load_results, parse_grid, plot, report,
                                  report_tables, run_grid, store, summary_frame)
 from rtsched.experiments.runner import parse_shard, plan, shard_of
 from rtsched.pipeline import RunSpec
@@ -363,11 +363,14 @@ def test_a_broken_result_is_named_not_counted_done_and_run_again(tmp_path, capsy
     del rec["table"]
     store.summary_path(out, k_table).write_text(json.dumps(rec))
     assert store.is_finished(out, k_table)
-    # deep check: the same size and magic but other bytes
+    # the same size and magic but other bytes inside: caught by the recorded SHA-256
     data = bytearray(store.table_path(out, k_size).read_bytes())
     data[100] ^= 0xFF
     store.table_path(out, k_size).write_bytes(bytes(data))
-    assert store.is_finished(out, k_size) and "SHA-256" in store.result_problem(out, k_size, deep=True)
+    assert not store.is_finished(out, k_size) and "SHA-256" in store.result_problem(out, k_size)
+    assert store.result_problem(out, k_size, deep=False) is None  # the quick check alone misses it
+    assert plan(grid, out).set_index("key").loc[k_size, "status"] == "corrupt"
+    assert [b["key"] for b in broken_runs(out)] == [k_size]
 
 
 # ------------------------------------------------------------------------------------ shards, shared folders

@@ -102,7 +102,7 @@ def read_record(out_dir: Path, key: str) -> tuple[dict | None, str | None]:
     if not isinstance(rec, dict) or rec.get("key") != key:
         return None, "its record names another run"
     table = rec.get("table") or {}
-    problem = store.parquet_problem(store.table_path(out_dir, key), table.get("bytes"))
+    problem = store.parquet_problem(store.table_path(out_dir, key), table.get("bytes"), table.get("sha256"))
     return (rec, None) if problem is None else (None, problem)
 
 

@@ -10,7 +10,8 @@
       runs/KEY.parquet          the run's job table (rtsched.metrics.job_table), written first
       runs/KEY.json             the run's record (configuration, provenance, rtsched.metrics.summary_dict,
                                 timings, the job table's size and SHA-256), written last: a record
-                                that parses, names KEY and matches its job table marks the run finished
+                                that parses, names KEY and matches its job table (size, SHA-256)
+                                marks the run finished
       runs/KEY.error.json       why the run failed (exception, traceback); removed on success
       runs/KEY.lock             the lock of a run in progress (flock; removed when it ends)
       figures/*.png             plot()
@@ -137,12 +138,13 @@ def parquet_problem(path: Path, size: int | None = None, sha256: str | None = No
     return None
 
 
-def result_problem(out_dir: Path, key: str, *, deep: bool = False) -> str | None:
+def result_problem(out_dir: Path, key: str, *, deep: bool = True) -> str | None:
     """Why run ``key`` has no valid result in ``out_dir``, or None when it is finished.
 
     A run is finished when its record parses, names ``key``, and its job table is a whole Parquet
-    file of the recorded size (``deep``: and SHA-256).  Returns ``"missing"`` when there is no
-    record; any other text describes a broken result (a corrupt record or job table).
+    file of the recorded size and (``deep``, the default) SHA-256: hashing a job table costs less
+    than parsing its record.  Returns ``"missing"`` when there is no record; any other text
+    describes a broken result (a corrupt record or job table).
     """
     s = summary_path(out_dir, key)
     try:
@@ -162,7 +164,8 @@ def result_problem(out_dir: Path, key: str, *, deep: bool = False) -> str | None
 
 
 def is_finished(out_dir: Path, key: str) -> bool:
-    """A run is finished when its record names it and its job table is whole (``result_problem``)."""
+    """A run is finished when its record names it and its job table is whole and the one it
+    recorded (``result_problem``)."""
     return result_problem(out_dir, key) is None
 
 
