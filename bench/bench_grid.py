@@ -6,14 +6,14 @@ the overhead per run = (wall x workers - sum of the runs' own times) / runs, whe
 time is what ``run_task`` measured around the pipeline and its writes (timings.total_s in each
 record); and the CPU overhead per run = (CPU seconds of this process and its workers -- for Ray,
 of every process of the Ray instance -- minus the runs' own CPU seconds) / runs, which other load
-on the machine inflates much less than wall times.  The cases alternate over ``--repeat`` rounds (the median is shown), so that a change in
-the machine's load hits them alike; the Ray instance is started afresh in each round (its start
-time is shown apart).  Checks that every result folder holds the same summary.parquet bytes.
-Also times the expansion and the status check of a 10,000-run grid (what a cluster launch does
-first).
+on the machine inflates much less than wall times.  The cases alternate over ``--repeat`` rounds
+(the median is shown), so that a change in the machine's load hits them alike; the Ray instance
+is started afresh in each round (its start time is shown apart).  Checks that every result folder
+holds the same summary.parquet bytes.  Also times the expansion and the status check of a
+10,000-run grid (what a cluster launch does first).
 
 The grid: the first 300 jobs of the shipped Mira-like week on the aligned Mira model, 10 % RTJs,
-5 batch policies x 2 backfilling rules x 20 seeds = 200 runs of about 0.1 s each (small runs, so
+5 batch policies x 2 backfilling rules x 20 seeds = 200 runs of about 0.03 s of CPU each (small runs, so
 that the per-run overhead shows).
 
     python bench/bench_grid.py [--out /tmp/bench_grid] [--repeat 3] [--skip-ray]

@@ -21,8 +21,8 @@ import pytest
 
 from rtsched import __version__, pipeline
 from rtsched.errors import InputError, OptionError
-from rtsched.experiments import (broken_runs, config_hash, expand_grid, load_grid, load_results, parse_grid, plot, report,
-                                 report_tables, run_grid, store, summary_frame)
+from rtsched.experiments import (broken_runs, config_hash, expand_grid, load_grid, load_results, parse_grid, plot,
+                                 report, report_tables, run_grid, store, summary_frame)
 from rtsched.experiments.runner import parse_shard, plan, shard_of
 from rtsched.pipeline import RunSpec
 
@@ -124,7 +124,8 @@ def test_a_grid_over_policies_backfill_and_traces_runs_and_reports(tmp_path, mon
         prov = json.loads(store.summary_path(out, run.key).read_text())["provenance"]  # the record says what ran
         assert (prov["trace"], prov["trace_sha256"], prov["policy_options"], prov["seed"], prov["rtsched_version"]) == \
             (str(path.resolve()), pipeline.file_sha256(path), c["policy_options"], c["seed"], __version__)
-        assert {"machine_spec", "policy", "scheme", "checkpoint", "rt_percent", "marking", "tau", "window_spec"} <= set(prov)
+        assert {"machine_spec", "policy", "scheme", "checkpoint", "rt_percent", "marking", "tau",
+                "window_spec"} <= set(prov)
     assert cli("experiment", "report", out) == 0
     text = capsys.readouterr().out
     table = report_tables(out)["summary"]
@@ -265,7 +266,8 @@ def test_paths_are_relative_to_the_grid_file_and_old_grids_still_resolve(tmp_pat
     sub = tmp_path / "study"
     sub.mkdir()
     write_swf(sub / "t.swf")
-    (sub / "g.toml").write_text('name = "rel"\nout_dir = "../where"\n[trace]\npath = "t.swf"\n[grid]\npolicy = "fcfs"\n')
+    (sub / "g.toml").write_text('name = "rel"\nout_dir = "../where"\n[trace]\npath = "t.swf"\n'
+                                '[grid]\npolicy = "fcfs"\n')
     monkeypatch.chdir(tmp_path)
     g = load_grid("study/g.toml")
     assert g.default_out_dir() == (tmp_path / "where").resolve()

@@ -544,7 +544,8 @@ def _grid_from_dict(data: dict, source: Path | None, text: str) -> Grid:
     if "machine" in axes_raw:
         given = [t.name for t in traces if t.machine is not None]
         if given:
-            raise ValueError(f"[grid].machine is an axis, so the trace tables must not set machine (trace {given[0]!r} does)")
+            raise ValueError(f"[grid].machine is an axis, so the trace tables must not set machine "
+                             f"(trace {given[0]!r} does)")
         axes["machine"] = _machines(axes_raw["machine"])
     if "rt_percent" in axes_raw:
         axes["rt_percent"] = _rt_percents(axes_raw["rt_percent"])
@@ -780,7 +781,8 @@ def _checkpoints(raw) -> list[str]:
         try:
             CheckpointModel.parse(v)
         except ValueError:
-            raise ValueError(f"{where}: unknown checkpoint model {v!r}; use no, sys[:SECONDS], app-PCT or jit") from None
+            raise ValueError(f"{where}: unknown checkpoint model {v!r}; "
+                             "use no, sys[:SECONDS], app-PCT or jit") from None
         out.append(v.strip().lower())
     return out
 
