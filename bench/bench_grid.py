@@ -1,5 +1,7 @@
 """Experiment-grid backends side by side (issue 15): one 200-run grid on the local backend with 1
-and 2 worker processes and on Ray with 2 workers (a local Ray instance), in one process.
+and 2 worker processes, on Ray with 2 workers (a local Ray instance), and as 2 shards (two
+``rtsched experiment run --shard I/2 -j 1`` processes, each in its own session as two batch jobs
+would be; their start-up is in their wall time).
 
 Prints, per backend: wall time, runs/s, the speed-up against 1 local worker (the baseline), and
 the overhead per run = (wall x workers - sum of the runs' own times) / runs, where a run's own
@@ -26,6 +28,7 @@ import platform
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -94,6 +97,26 @@ def run_one(grid: Path, out: Path, backend: str, jobs: int) -> dict:
     return {"wall": wall, "own": own, "cpu": cpu, "runs": s["runs"], "jobs": jobs, "total_cpu": total_cpu}
 
 
+def run_shards(grid: Path, out: Path, n: int) -> dict:
+    """``n`` shard processes of the grid on one folder, started together, each -j 1."""
+    if out.exists():
+        shutil.rmtree(out)
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cpu0 = _cpu_seconds()
+    t = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-m", "rtsched", "experiment", "run", str(grid), "--out", str(out),
+                               "-j", "1", "--no-progress", "--shard", f"{i}/{n}"], env=env, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(n)]
+    codes = [p.wait() for p in procs]
+    wall = time.perf_counter() - t
+    if any(codes):
+        raise SystemExit(f"shards: exit codes {codes}")
+    records = list(iter_records(out))
+    return {"wall": wall, "own": sum(r["timings"]["total_s"] for r in records),
+            "cpu": sum(r["timings"].get("cpu_s", 0.0) for r in records), "runs": len(records), "jobs": n,
+            "total_cpu": _cpu_seconds() - cpu0}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="/tmp/bench_grid")
@@ -115,6 +138,7 @@ def main(argv=None) -> int:
         ray = None
         print("ray: not installed (pip install -e '.[ray]'); skipped")
     cases = [("local", 1), ("local", 2)] + ([("ray", 2)] if ray is not None and not args.skip_ray else [])
+    cases.append(("shards", 2))
     rounds: dict[tuple, list[dict]] = {c: [] for c in cases}
     ray_starts = []
     for _ in range(args.repeat):
@@ -130,6 +154,8 @@ def main(argv=None) -> int:
                     rounds[(backend, jobs)].append(run_one(grid, out / f"{backend}-{jobs}", backend, jobs))
                 finally:
                     ray.shutdown()
+            elif backend == "shards":
+                rounds[(backend, jobs)].append(run_shards(grid, out / f"{backend}-{jobs}", jobs))
             else:
                 rounds[(backend, jobs)].append(run_one(grid, out / f"{backend}-{jobs}", backend, jobs))
     results = {c: min(rs, key=lambda r: abs(r["wall"] - statistics.median(x["wall"] for x in rs)))
@@ -142,7 +168,8 @@ def main(argv=None) -> int:
         cpu_over = (f"  CPU overhead {(r['total_cpu'] - r['cpu']) / r['runs'] * 1000:.0f} ms/run"
                     if r["total_cpu"] is not None else "")
         walls = ", ".join(f"{x['wall']:.1f}" for x in rounds[(backend, jobs)])
-        print(f"{backend:5s} -j {jobs}: wall {r['wall']:6.1f} s ({walls})  {r['runs'] / r['wall']:5.1f} runs/s  "
+        name = f"{backend} -j {jobs}" if backend != "shards" else f"{jobs} shards -j 1"
+        print(f"{name:13s}: wall {r['wall']:6.1f} s ({walls})  {r['runs'] / r['wall']:5.1f} runs/s  "
               f"speed-up vs local -j 1: {base / r['wall']:.2f}x  run time {r['own'] / r['runs'] * 1000:.0f} ms/run "
               f"(CPU {r['cpu'] / r['runs'] * 1000:.0f} ms)  overhead {overhead * 1000:+.0f} ms/run{cpu_over}")
     if ray_starts:
@@ -150,7 +177,7 @@ def main(argv=None) -> int:
               "wall times above)")
     summaries = {k: (out / f"{k[0]}-{k[1]}" / store.SUMMARY).read_bytes() for k in results}
     same = len(set(summaries.values())) == 1
-    print(f"summary.parquet byte-identical across {', '.join(f'{b} -j {j}' for b, j in results)}: {same}")
+    print(f"summary.parquet byte-identical across {', '.join(f'{b}-{j}' for b, j in results)}: {same}")
     # a 10,000-run grid: expansion and status (every run's files checked), as a cluster launch does
     big = out / "big.toml"
     big.write_text(GRID.format(trace=(REPO / "traces" / "mira_like_week.swf").as_posix(), seeds=1000))
