@@ -393,6 +393,10 @@ def test_shards_cover_the_grid_once(tmp_path):
         done += s["completed"]
         assert len(summary_frame(out)) == done * 15  # each shard rewrites the folder's summary
     assert done == len(keys) and set(plan(grid, out)["status"]) == {"done"}
+    before = (out / store.SUMMARY).read_bytes()
+    (out / store.SUMMARY).unlink()
+    assert cli("experiment", "report", out) == 0  # report brings a missing or stale summary up to date
+    assert (out / store.SUMMARY).read_bytes() == before
     assert parse_shard("3/4") == (3, 4)
     for bad in ("4/4", "-1/4", "1", "a/b", "0/0"):
         with pytest.raises(OptionError, match="--shard"):
