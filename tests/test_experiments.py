@@ -501,7 +501,10 @@ def test_killed_grid_keeps_finished_runs_and_resumes(comp, tmp_path, sig, jobs, 
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    assert _process_group_gone(proc.pid), "worker processes outlived the killed grid"
+    gone = _process_group_gone(proc.pid)
+    if not gone:  # leave no orphan behind, even when failing
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert gone, "worker processes outlived the killed grid"
     if sig == signal.SIGTERM:
         assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, err)
     keys = [r.key for r in expand_grid(grid)]
