@@ -217,14 +217,14 @@ def test_parallel_workers_give_the_same_numbers(comp, tiny, tmp_path):
 
 def test_failed_run_is_recorded_and_retried(comp, tiny, tmp_path, monkeypatch):
     out = tmp_path / "out"
-    real_scheme = comp.scheme
+    real_execute = runner.run_pipeline
 
-    def flaky(name, **kw):
-        if name == "wcjs-jit":
+    def flaky(spec, **kw):  # the run fails inside the pipeline (the up-front policy check passes)
+        if spec.scheme == "wcjs-jit":
             raise RuntimeError("injected failure")
-        return real_scheme(name, **kw)
+        return real_execute(spec, **kw)
 
-    monkeypatch.setattr(comp, "scheme", flaky)
+    monkeypatch.setattr(runner, "run_pipeline", flaky)
     s = run_quiet(tiny, out)
     assert s["completed"] == 2 and len(s["failed"]) == 2
     assert all("injected failure" in f["error"] for f in s["failed"])
@@ -235,7 +235,7 @@ def test_failed_run_is_recorded_and_retried(comp, tiny, tmp_path, monkeypatch):
         assert not store.table_path(out, f["key"]).exists()
     assert "injected failure" in report(out)  # reported, not swallowed
     # fixed: the next run retries exactly the failed runs and clears their error files
-    monkeypatch.setattr(comp, "scheme", real_scheme)
+    monkeypatch.setattr(runner, "run_pipeline", real_execute)
     s = run_quiet(tiny, out)
     assert (s["completed"], s["skipped"], s["failed"]) == (2, 2, [])
     assert not list(store.runs_dir(out).glob("*.error.json"))
@@ -294,13 +294,32 @@ def test_atomic_write_keeps_the_old_file_on_failure(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
 
 
-def test_a_second_writer_is_refused(tmp_path):
-    from rtsched.errors import RtschedError
-
-    with store.DirectoryLock(tmp_path):
-        with pytest.raises(RtschedError, match="another experiment"):
-            with store.DirectoryLock(tmp_path):
-                pass
+def test_run_lock_is_exclusive_and_released_when_its_holder_dies(tmp_path):
+    """One holder per run key; the OS frees a killed holder's lock; a released lock leaves no file."""
+    store.runs_dir(tmp_path).mkdir()
+    a, b = store.RunLock(tmp_path, "k1"), store.RunLock(tmp_path, "k1")
+    assert a.acquire() and store.is_running(tmp_path, "k1")
+    assert not b.acquire()  # another open file description: refused at once, no waiting
+    assert store.RunLock(tmp_path, "k2").acquire()  # other keys are independent
+    a.release()
+    assert not store.lock_path(tmp_path, "k1").exists() and not store.is_running(tmp_path, "k1")
+    assert b.acquire()
+    b.release()
+    code = ("import sys, time; from pathlib import Path; from rtsched.experiments import store; "
+            "assert store.RunLock(Path(sys.argv[1]), 'k3').acquire(); print('held', flush=True); time.sleep(60)")
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        assert store.is_running(tmp_path, "k3") and not store.RunLock(tmp_path, "k3").acquire()
+        proc.kill()
+    finally:
+        proc.wait()
+    assert store.lock_path(tmp_path, "k3").exists() and not store.is_running(tmp_path, "k3")  # left, but free
+    c = store.RunLock(tmp_path, "k3")
+    assert c.acquire()
+    c.release()
+    assert not store.lock_path(tmp_path, "k3").exists()
 
 
 # ------------------------------------------------------------------------------------ report & plot
@@ -440,17 +459,35 @@ def test_marking_alias_and_marking_options(tiny):
         parse_grid(text + "[marking_options]\nnoncheckpointable = 20\n")
 
 
-def test_killed_grid_keeps_finished_runs_and_resumes(comp, tmp_path):
-    """SIGKILL an ``rtsched experiment run`` in the middle: every result file left is whole, and the
-    resumed grid recomputes none of the finished runs."""
+def _process_group_gone(pgid: int, timeout: float = 20.0) -> bool:
+    """Whether every process of the group has ended (orphaned workers would still be in it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig, jobs, group", [(signal.SIGKILL, 1, False), (signal.SIGKILL, 2, False),
+                                              (signal.SIGTERM, 2, False), (signal.SIGTERM, 2, True)],
+                         ids=["sigkill-j1", "sigkill-j2", "sigterm-j2", "sigterm-group-j2"])
+def test_killed_grid_keeps_finished_runs_and_resumes(comp, tmp_path, sig, jobs, group):
+    """Kill ``rtsched experiment run`` in the middle -- the main process only, or (``group``) its
+    whole process group as ``timeout`` and batch systems do: no worker outlives it (none keeps
+    computing or holding run locks), every result file left is whole, SIGTERM exits like Ctrl-C
+    (130), and the resumed grid recomputes none of the finished runs."""
     trace = write_trace(tmp_path / "k.swf", n=60, seed=5)
     grid = tmp_path / "k.toml"
-    grid.write_text(GRID.format(trace=trace.as_posix(), seeds=6))  # 24 runs
+    grid.write_text(GRID.format(trace=trace.as_posix(), seeds=12))  # 48 runs
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.Popen([sys.executable, "-m", "rtsched", "experiment", "run", str(grid), "--out", str(out),
-                             "-j", "1", "--no-progress"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+                             "-j", str(jobs), "--no-progress"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
@@ -458,9 +495,18 @@ def test_killed_grid_keeps_finished_runs_and_resumes(comp, tmp_path):
                 break
             time.sleep(0.005)
         assert proc.poll() is None, "the grid finished before it could be killed"
-        os.killpg(proc.pid, signal.SIGKILL)
+        (os.killpg if group else os.kill)(proc.pid, sig)
+        _, err = proc.communicate(timeout=30)
     finally:
-        proc.wait()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    gone = _process_group_gone(proc.pid)
+    if not gone:  # leave no orphan behind, even when failing
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert gone, "worker processes outlived the killed grid"
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, err)
     keys = [r.key for r in expand_grid(grid)]
     finished = [k for k in keys if store.is_finished(out, k)]
     assert 3 <= len(finished) < len(keys)
@@ -468,9 +514,9 @@ def test_killed_grid_keeps_finished_runs_and_resumes(comp, tmp_path):
         assert json.loads(p.read_text())["key"] == p.name.split(".")[0]
     before = {k: store.summary_path(out, k).stat().st_mtime_ns for k in finished}
     s = run_quiet(grid, out)
-    assert (s["skipped"], s["completed"], s["failed"]) == (len(finished), len(keys) - len(finished), [])
+    assert (s["skipped"], s["completed"], s["failed"], s["busy"]) == (len(finished), len(keys) - len(finished), [], [])
     assert {k: store.summary_path(out, k).stat().st_mtime_ns for k in finished} == before
-    assert not [p for p in store.runs_dir(out).iterdir() if store.TMP_MARK in p.name]
+    assert not [p for p in store.runs_dir(out).iterdir() if store.TMP_MARK in p.name or p.suffix == ".lock"]
     assert len(load_results(out)) == len(keys)
 
 

@@ -3,27 +3,43 @@ from __future__ import annotations
 
 import json
 
-from rtsched.cli.common import check_output, name_list, positive_int
+from rtsched.cli.common import UsageError, check_output, name_list, positive_int
+
+BACKENDS = ("local", "ray")  # rtsched.experiments.backends.BACKENDS (checked by the tests)
 
 
 def register(subparsers) -> None:
-    exp = subparsers.add_parser("experiment", help="run seed-002 style experiment grids; tables and figures",
+    exp = subparsers.add_parser("experiment", help="run experiment grids (any run option as an axis); tables and "
+                                                   "figures",
                                 description="Experiment grids: a TOML file -> one result file per run "
-                                            "(resumable, parallel) -> tables and figures.")
+                                            "(resumable, parallel, on one machine or a Ray cluster) -> "
+                                            "summary.parquet, tables and figures.")
     esub = exp.add_subparsers(dest="experiment_command", required=True)
 
     run = esub.add_parser("run", help="run (or resume) every unfinished run of a grid")
     run.add_argument("grid", help="grid TOML file (e.g. experiments/headline_wk1.toml)")
-    run.add_argument("--out", help="results folder (default: the grid's out_dir, else results/<name>)")
-    run.add_argument("-j", "--jobs", type=positive_int, default=2, help="worker processes (default 2; 1 = in-process)")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--out", help="results folder (default: the grid's out_dir, else ./results/<name>)")
+    run.add_argument("-j", "--jobs", type=positive_int, default=2,
+                     help="worker processes (default 2; 1 = in this process); with --backend ray and no "
+                          "--address: the CPUs of the local Ray instance")
+    run.add_argument("--backend", choices=BACKENDS, default="local",
+                     help="local: worker processes on this machine (default); ray: each run a Ray task "
+                          "(needs the ray extra)")
+    run.add_argument("--address", help="Ray cluster to join with --backend ray: auto or HOST:PORT "
+                                       "(default: start a local Ray instance)")
+    run.add_argument("--shard", help="run only shard I of N (I/N, 0 <= I < N): runs I, I+N, I+2N, ... of the "
+                                     "grid, e.g. a Slurm array task's $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar (the outcome is still printed)")
     run.add_argument("--dry-run", action="store_true", help="list the runs and their state; run nothing")
     run.add_argument("--json", action="store_true", help="print the run summary as JSON")
     run.set_defaults(func=cmd_run)
 
-    rep = esub.add_parser("report", help="tables: mean RTJ/BJ slowdown per scheme, RTJ %%, category; headline")
+    rep = esub.add_parser("report", help="tables: seed-002 slowdown tables, or mean / median / p95 of SD, BSLD and "
+                                         "wait per axis combination")
     rep.add_argument("dir", help="results folder")
     rep.add_argument("--csv", help="also write the tables as CSV files into this folder")
+    rep.add_argument("--generic", action="store_true",
+                     help="the generic table (per axis combination) even for a seed-002 study")
     rep.set_defaults(func=cmd_report)
 
     plt = esub.add_parser("plot", help="boxplot figures like seed 002 Figs. 3-7")
@@ -33,22 +49,43 @@ def register(subparsers) -> None:
     plt.add_argument("--dpi", type=positive_int, default=120, help="PNG resolution (default 120)")
     plt.set_defaults(func=cmd_plot)
 
-    st = esub.add_parser("status", help="how many runs of a grid are done, failed, pending")
+    st = esub.add_parser("status", help="how many runs of a grid are done, running, failed, corrupt, pending")
     st.add_argument("grid")
-    st.add_argument("--out")
+    st.add_argument("--out", help="results folder (default: the grid's out_dir, else ./results/<name>)")
+    st.add_argument("--shard", help="only shard I/N of the grid")
     st.set_defaults(func=cmd_status)
 
 
+def _shard(args):
+    from rtsched.experiments.runner import parse_shard
+
+    return parse_shard(args.shard) if args.shard is not None else None
+
+
 def cmd_run(args) -> int:
+    from rich.console import Console
+
     from rtsched.experiments.runner import plan, run_grid
 
+    if args.address and args.backend != "ray":
+        raise UsageError("--address names a Ray cluster: use it with --backend ray")
+    shard = _shard(args)
     check_output(args.out, "--out", folder=True)
     if args.dry_run:
-        frame = plan(args.grid, args.out)
+        frame = plan(args.grid, args.out, shard=shard)
         print(frame.to_string(index=False))
         print(frame["status"].value_counts().to_string())
         return 0
-    summary = run_grid(args.grid, out_dir=args.out, jobs=args.jobs, progress=not args.no_progress and not args.json)
+    if args.backend == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            from rtsched.experiments.backends import RAY_MISSING
+
+            raise UsageError(RAY_MISSING)
+    summary = run_grid(args.grid, out_dir=args.out, jobs=args.jobs,
+                       progress=not args.no_progress and not args.json, console=Console(stderr=True, soft_wrap=True),
+                       backend=args.backend, address=args.address, shard=shard)
     if args.json:
         print(json.dumps(summary, indent=2))
     return 1 if summary["failed"] else 0
@@ -57,17 +94,27 @@ def cmd_run(args) -> int:
 def cmd_status(args) -> int:
     from rtsched.experiments.runner import plan
 
-    frame = plan(args.grid, args.out)
+    frame = plan(args.grid, args.out, shard=_shard(args))
     print(frame["status"].value_counts().to_string())
+    for _, r in frame[frame["status"] == "corrupt"].iterrows():
+        print(f"corrupt: {r['key']}  {r['trace']} seed {r['seed']}: {r['problem']} (the next run recomputes it)")
     return 0
 
 
 def cmd_report(args) -> int:
     from pathlib import Path
 
+    from rtsched.experiments import store
     from rtsched.experiments.report import report, report_tables
+    from rtsched.experiments.results import summary_is_stale, write_summary
 
-    tables = report_tables(args.dir)
+    if summary_is_stale(args.dir):  # runs finished since (other shards, machines): bring it up to date
+        try:
+            with store.FolderLock(Path(args.dir)):
+                write_summary(args.dir)
+        except PermissionError:  # a read-only folder: the tables below are read from the runs anyway
+            pass
+    tables = report_tables(args.dir, generic=True if args.generic else None)
     print(report(args.dir, tables), end="")
     if args.csv:
         check_output(args.csv, "--csv", folder=True)

@@ -1,12 +1,14 @@
-"""Experiment grids (seed 002 §7): TOML grid -> hashed runs -> result files -> tables and figures.
+"""Experiment grids: TOML grid -> hashed runs -> result files -> summary.parquet, tables, figures.
 
     from rtsched.experiments import run_grid, load_results, report, plot
-    run_grid("experiments/headline_wk1.toml", jobs=2)      # resumable; results/headline_wk1/
+    run_grid("experiments/headline_wk1.toml", jobs=2)      # resumable; ./results/headline_wk1/
+    run_grid("grid.toml", backend="ray", shard=(0, 4))     # a Ray task per run; a quarter of the grid
     print(report("results/headline_wk1"))
     plot("results/headline_wk1", "results/headline_wk1/figures")
 
-See ``rtsched.experiments.grid`` for the grid format and ``rtsched.experiments.store`` for the
-layout of a results folder.
+See ``rtsched.experiments.grid`` for the grid format (every run option can be an axis),
+``rtsched.experiments.store`` for the layout of a results folder and its locks, and
+``rtsched.experiments.backends`` for where runs execute.
 """
 from __future__ import annotations
 
@@ -15,15 +17,17 @@ from pathlib import Path
 from rtsched.experiments.figures import plot
 from rtsched.experiments.grid import (REPO_ROOT, Grid, GridRun, canonical_json, config_hash,
                                       expand_grid, load_grid, parse_grid, results_dir, shared_data_dir)
-from rtsched.experiments.report import (PAPER_HEADLINE, category_matrix, category_table, headline_table, report, report_tables,
-                                        slowdown_table)
-from rtsched.experiments.results import load_errors, load_job_tables, load_results
+from rtsched.experiments.report import (PAPER_HEADLINE, category_matrix, category_table, generic_table,
+                                        headline_table, report, report_tables, slowdown_table)
+from rtsched.experiments.results import (broken_runs, load_errors, load_job_tables, load_results, summary_frame,
+                                         write_summary)
 from rtsched.experiments.runner import plan, run_grid
 
-__all__ = ["run_grid", "plan", "load_results", "load_job_tables", "load_errors", "report", "report_tables",
-           "slowdown_table", "category_table", "category_matrix", "headline_table", "plot", "load_grid", "parse_grid", "expand_grid",
-           "config_hash", "canonical_json", "Grid", "GridRun", "PAPER_HEADLINE", "REPO_ROOT",
-           "shared_data_dir", "results_dir", "first_available_grid"]
+__all__ = ["run_grid", "plan", "load_results", "load_job_tables", "load_errors", "broken_runs", "summary_frame",
+           "write_summary", "report", "report_tables", "generic_table", "slowdown_table", "category_table",
+           "category_matrix", "headline_table", "plot", "load_grid", "parse_grid", "expand_grid", "config_hash",
+           "canonical_json", "Grid", "GridRun", "PAPER_HEADLINE", "REPO_ROOT", "shared_data_dir", "results_dir",
+           "first_available_grid"]
 
 
 def first_available_grid(*paths: str) -> Path:

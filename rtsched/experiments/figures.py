@@ -1,11 +1,15 @@
-"""Seed-002 Figs. 3-7 for a results folder: one PNG per (trace, marking, category)."""
+"""Seed-002 Figs. 3-7 for a results folder: one PNG per (trace, marking, category).
+
+For a grid that is not a seed-002 study (policies, backfilling, ...), each box group is one
+combination of the axes the runs differ in (``variant_labels``), e.g. ``fcfs backfill=easy``.
+"""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from rtsched.experiments.report import SCHEME_LABELS, _scheme_order, report_settings
-from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results
+from rtsched.experiments.report import SCHEME_LABELS, _manifest_rank, _scheme_order, is_seed002, report_settings
+from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results, variant_labels
 from rtsched.plots import save_figure, study_boxplots
 
 FIGURE_CATEGORIES = ("overall",) + CATEGORIES
@@ -21,7 +25,7 @@ def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *
     Args:
         fig_dir: output folder (default ``OUT_DIR/figures``).
         schemes: the schemes to show, in order (default: the grid's ``[report].figure_schemes``,
-            else every scheme in the results).
+            else every scheme in the results); for a generic grid, variant labels.
         markings: the marking modes to draw (default: all present).
     Returns:
         the PNG paths written.
@@ -35,15 +39,26 @@ def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *
     tau = int(res["tau"].iloc[0])
     labels = {**SCHEME_LABELS, **(settings.get("labels") or {})}
     wanted = schemes or settings.get("figure_schemes")
+    variants = None
+    if not is_seed002(res):  # box groups: the combinations of the axes the runs differ in
+        variants = variant_labels(res)
+        rank = _manifest_rank(out)
+        res = res.assign(scheme=res["key"].map(variants), _rank=res["key"].map(rank).fillna(len(rank)))
+        res = res.sort_values(["_rank", "key"], kind="stable").drop(columns="_rank")
+        wanted = schemes
     written: list[Path] = []
     for (trace, marking), part in res.groupby(["trace", "marking"], sort=False):
         if markings and marking not in markings:
             continue
-        present = _scheme_order(part, settings)
+        present = _scheme_order(part, settings) if variants is None else list(dict.fromkeys(part["scheme"]))
         order = [s for s in wanted if s in present] if wanted else present
         if not order:
             continue
-        jobs = load_job_tables(out, where={"trace": trace, "marking": marking, "scheme": order})
+        if variants is None:
+            jobs = load_job_tables(out, where={"trace": trace, "marking": marking, "scheme": order})
+        else:
+            jobs = load_job_tables(out, where={"key": list(part.loc[part["scheme"].isin(order), "key"])})
+            jobs["scheme"] = jobs["key"].map(variants)
         pcts = sorted(set(part["rt_percent"]))
         seeds = part["seed"].nunique()
         for cat in FIGURE_CATEGORIES:

@@ -1,50 +1,51 @@
 """Experiment grids: a TOML description expanded into hashed run configurations.
 
-A grid names one or more traces (each with its format, machine and results window), and the axes
-of the sweep: RTJ percentages, marking modes, schemes and seeds.  ``expand`` takes the cartesian
-product; every run configuration is a plain JSON-able dict whose canonical JSON (sorted keys, no
-spaces) is hashed (SHA-256, first 16 hex digits) into the run's key and result file names.
+A grid names one or more traces (each with its format, machine and results window) and the axes of
+the sweep.  Every run option is an axis (``AXES``): trace, machine, RTJ percentage, marking mode,
+policy or seed-002 scheme, backfilling, checkpoint model, τ, seed, and the options of a policy or
+scheme.  ``expand`` takes the cartesian product; every run configuration is a plain JSON-able dict
+whose canonical JSON (sorted keys, no spaces) is hashed (SHA-256, first 16 hex digits) into the
+run's key and result file names.  Each run becomes one ``rtsched.pipeline.RunSpec``
+(``rtsched.experiments.runner.spec_of``).
 
 The hash covers everything that changes a run's numbers: the trace (as a portable path *and* the
 SHA-256 of its content), the machine (spec, plus the file digest for a partition XML), the window,
-the RTJ percentage, marking mode and seed, the scheme and its options, the bounded-slowdown bound
-τ, and the APS sample (only for ``aps`` marking).  It leaves out what does not: labels, the output
-folder, worker count, whether the validator runs.  Paths are hashed in a portable form
+the RTJ percentage, marking mode and seed, the policy or scheme and its options (backfilling
+included), the checkpoint model, the bounded-slowdown bound τ, the APS sample (only for ``aps``
+marking) and a model file's content.  It leaves out what does not: labels, the output folder, the
+worker count, the backend, whether the validator runs.  Paths are hashed in a portable form
 (``${SHARED_DATA}/...`` for the shared data, repository-relative for the project's own files), so
-the same grid hashes the same on every machine holding the same data.
+the same grid hashes the same on every machine holding the same data.  A configuration holds a key
+only when the grid sets it (``policy``, ``checkpoint``, ``backfill``), so the seed-002 grids written
+before these axes existed keep their keys (tests/test_experiments_keys.py).
 
-TOML format (see docs/study.md)::
+Paths in a grid (traces, machine files, the APS sample, model files, ``out_dir``) are relative to
+the grid file's folder.  A relative path that is missing there but exists relative to the
+repository root (how grids were read before) is still found, with a FutureWarning.
 
-    name = "headline_wk1"                 # output folder default: results/<name>
-    description = "..."
+TOML format (docs/study.md has the full description)::
 
-    [[traces]]                            # or a single [trace] table
-    name = "wk1"                          # label (default: the file's stem)
-    path = "${SHARED_DATA}/traces/mira/wk1.log"   # or relative to the repository root
-    format = "cobalt"                     # swf | cobalt | alcf (default: from the extension)
-    machine = "${SHARED_DATA}/mira/mira-partitions.xml"   # mira | mira:BLOCKS | flat:N | a .xml
-    window = { start = "2018-01-21", days = 7 }    # ISO date (UTC) or epoch s; or offset = s
-    # first_n = 500                       # only the first N jobs
+    name = "batch-policies"               # output folder default: ./results/<name>
+    [[traces]]                            # or a single [trace] table, or [grid].trace = [paths]
+    path = "lublin_256.swf"               # relative to this file; ${SHARED_DATA}/... for the shared data
+    machine = "flat:256"                  # mira | mira:BLOCKS | flat:N | a .xml (default: the trace's)
+    # format, window = { start = "2018-01-21", days = 7 }, first_n = 500, name = "label"
 
-    [grid]
-    rt_percent = [10]
-    marking = ["random"]                  # random | short | aps
-    schemes = ["baseline", "wcjs-jit"]
-    seeds = 5                             # 5 -> 0..4, or an explicit list [1, 2, 3]
+    [grid]                                # a scalar is one value, a list is an axis
+    policy = ["fcfs", "sjf", "f1"]        # registry names, package.module:Class, model files
+    # scheme = ["baseline", "wcjs-jit"]   # seed-002 schemes (alias: schemes); with policy: one axis
+    backfill = ["none", "easy"]
+    # checkpoint = ["jit", "app-5"]  rt_percent = [10, 20]  marking = ["random"]  tau = [600]
+    # machine = ["flat:128", "flat:256"]  (then not in the trace tables)
+    seeds = 1                             # a count (0..N-1) or a list; seed = [3, 7] also works
+    # wcjs.rt_narrow = [1.1, 1.5]         # an option axis of one policy / scheme (runs of others
+    # wcjs-jit = [{ config = "curie" }, { threshold_estimate = "current" }]   # are not multiplied)
 
-    [options]
-    tau = 600                             # bounded-slowdown bound, s (seed 002: 10 min)
-    aps_path = "${SHARED_DATA}/aps/aps_runtimes_seconds.txt"
-    validate = true                       # re-check every schedule (not part of the hash)
-
-    [scheme_options.wcjs-jit]             # keyword options for that scheme (part of its hash)
-
+    [options]                             # tau = 600 (s), aps_path = "...", validate = true
+    [policy_options.wcjs]                 # fixed options of a policy (part of its hash)
+    [scheme_options.wcjs-jit]             # fixed options of a scheme (part of its hash)
     [marking_options]                     # more rtsched.rtmarking.RtMarking fields (part of the hash)
-    noncheckpointable_percent = 10        # e.g. 10 % of the BJs can never be preempted
-
     [report]                              # defaults of report() and plot(); not part of the hash
-    figure_schemes = ["baseline", "wcjs-app-5", "wcjs-app-10", "wcjs-jit"]
-    headline = { rt_percent = 10, baseline = "baseline", heuristic = "wcjs-jit", marking = "random" }
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ import math
 import os
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,15 +71,21 @@ MARKING_MODES = ("random", "short", "aps")
 MARKING_ALIASES = {"default": "random"}  # seed 002 calls uniform marking the "default" job variation
 FORMATS = ("swf", "cobalt", "alcf")
 HASH_LENGTH = 16  # hex digits of SHA-256 kept in run keys
+DEFAULT_TAU = 600  # s: seed 002's bounded-slowdown bound
+
+# The sweep axes, in expansion order (trace outermost, seed innermost).  ``policy`` and ``scheme``
+# together are one axis: a run has either a policy or a scheme.
+AXES = ("trace", "machine", "rt_percent", "marking", "policy", "scheme", "backfill", "checkpoint", "tau", "seed")
+_AXIS_ALIASES = {"schemes": "scheme", "seeds": "seed", "traces": "trace", "machines": "machine"}
 
 _TOP_KEYS = {"name", "description", "out_dir", "trace", "traces", "grid", "options", "scheme_options",
-             "marking_options", "report"}
+             "policy_options", "marking_options", "report"}
 # RtMarking fields a grid may set in [marking_options] (percent, mode, seed, aps_path are the axes/options)
 _MARKING_OPTION_KEYS = {"short_max_runtime", "aps_node_scale", "aps_walltime_factor", "aps_share_of",
                         "machine_blocks", "noncheckpointable_percent"}
 _TRACE_KEYS = {"name", "path", "format", "machine", "window", "first_n"}
-_GRID_KEYS = {"rt_percent", "marking", "schemes", "seeds"}
 _OPTION_KEYS = {"tau", "aps_path", "validate"}
+_MODEL_SUFFIXES = (".pt",)
 
 
 # ------------------------------------------------------------------------------------------- paths
@@ -88,8 +96,8 @@ def shared_data_dir() -> Path:
 
 
 def resolve_path(text: str, base: Path | None = None) -> Path:
-    """Resolve a grid path: ``${SHARED_DATA}`` (or ``$SHARED_DATA``) expanded, relative paths taken
-    from the repository root (``base`` overrides), ``~`` expanded."""
+    """Resolve a grid path: ``${SHARED_DATA}`` (or ``$SHARED_DATA``) expanded, ``~`` expanded,
+    relative paths taken from ``base`` (default: the repository root, where portable paths start)."""
     s = text.replace("${SHARED_DATA}", str(shared_data_dir())).replace("$SHARED_DATA", str(shared_data_dir()))
     p = Path(s).expanduser()
     if not p.is_absolute():
@@ -117,8 +125,8 @@ def results_dir(name: "str | Grid") -> Path:
     return (Path(root).expanduser() if root else REPO_ROOT / "results") / name
 
 
-def is_file_machine(spec: str) -> bool:
-    return spec.strip().lower().endswith(".xml")
+def is_file_machine(spec: str | None) -> bool:
+    return spec is not None and spec.strip().lower().endswith(".xml")
 
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}
@@ -164,135 +172,325 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(canonical_json(config).encode("ascii")).hexdigest()[:HASH_LENGTH]
 
 
+def options_text(options: dict) -> str:
+    """``k=v,k2=v2`` (sorted keys): how a run's options are shown in labels and tables."""
+    return ",".join(f"{k}={_value_text(options[k])}" for k in sorted(options))
+
+
+def _value_text(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, separators=(",", ":")) if isinstance(v, (dict, list)) else str(v)
+
+
 # ------------------------------------------------------------------------------------------- grid
 @dataclass(frozen=True)
 class TraceSpec:
-    """One trace of a grid, paths as written in the TOML."""
+    """One trace of a grid, paths as written in the TOML (``machine`` None: the grid's machine
+    axis, else the pipeline's rule: Mira for Cobalt/ALCF logs, the SWF header's size)."""
 
     name: str
     path: str
     format: str | None
-    machine: str
+    machine: str | None
     window: WindowSpec | None = None
     first_n: int | None = None
 
 
+@dataclass(frozen=True)
+class Runner:
+    """What schedules a run: a seed-002 ``scheme`` or a ``policy`` (registry name, user class or
+    model file), as written in the grid (registry names normalised)."""
+
+    kind: str  # "scheme" | "policy"
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
 @dataclass
 class Grid:
-    """A parsed grid file."""
+    """A parsed grid file.
+
+    ``axes`` holds the value lists of the axes the file gives (``AXES``; ``runners`` stands for
+    policy and scheme together); ``option_axes`` the option sets per policy/scheme name (each
+    a list of dicts; runs of that policy/scheme are multiplied by it).
+    """
 
     name: str
     traces: list[TraceSpec]
-    rt_percent: list[float]
-    marking: list[str]
-    schemes: list[str]
-    seeds: list[int]
-    tau: int = 600
+    runners: list[Runner]
+    axes: dict[str, list] = field(default_factory=dict)
+    option_axes: dict[str, list[dict]] = field(default_factory=dict)
     aps_path: str | None = "${SHARED_DATA}/aps/aps_runtimes_seconds.txt"
     validate: bool = True
     scheme_options: dict[str, dict] = field(default_factory=dict)
+    policy_options: dict[str, dict] = field(default_factory=dict)
     marking_options: dict = field(default_factory=dict)
     report: dict = field(default_factory=dict)
     description: str = ""
     out_dir: str | None = None
     source: Path | None = None
     text: str = ""
+    base: Path | None = None  # folder that relative paths start from (the grid file's)
+
+    # --- the seed-002 axes by their old names (notebooks, scripts; settable, e.g. fewer seeds) ---
+    @property
+    def rt_percent(self) -> list:
+        return self.axes.get("rt_percent", [0])
+
+    @rt_percent.setter
+    def rt_percent(self, values: list) -> None:
+        self.axes["rt_percent"] = list(values)
+
+    @property
+    def marking(self) -> list[str]:
+        return self.axes.get("marking", ["random"])
+
+    @marking.setter
+    def marking(self, values: list[str]) -> None:
+        self.axes["marking"] = list(values)
+
+    @property
+    def schemes(self) -> list[str]:
+        return [r.name for r in self.runners if r.kind == "scheme"]
+
+    @schemes.setter
+    def schemes(self, names: list[str]) -> None:
+        self.runners = [r for r in self.runners if r.kind != "scheme"] + [Runner("scheme", n) for n in names]
+
+    @property
+    def policies(self) -> list[str]:
+        return [r.name for r in self.runners if r.kind == "policy"]
+
+    @property
+    def seeds(self) -> list[int]:
+        return self.axes.get("seed", [0])
+
+    @seeds.setter
+    def seeds(self, values: list[int]) -> None:
+        self.axes["seed"] = list(values)
+
+    @property
+    def tau(self) -> int:
+        return self.axes.get("tau", [DEFAULT_TAU])[0]
 
     def default_out_dir(self) -> Path:
-        """``out_dir`` of the grid file (relative to the current directory), else ``results/<name>``."""
-        return Path(self.out_dir) if self.out_dir else Path("results") / self.name
+        """``out_dir`` of the grid file (relative to the grid file), else ``./results/<name>``."""
+        if self.out_dir:
+            return resolve_path(self.out_dir, self._base())
+        return Path("results") / self.name
 
+    def _base(self) -> Path:
+        return self.base or Path.cwd()
+
+    def varying_axes(self) -> list[str]:
+        """The axes with more than one value (``policy`` for policy/scheme; ``options`` for
+        option sets), in ``AXES`` order: what tells runs of this grid apart besides the seed."""
+        out = []
+        if len(self.traces) > 1:
+            out.append("trace")
+        for axis in AXES[1:]:
+            if axis in ("policy", "scheme"):
+                if axis == "policy" and len(self.runners) > 1:
+                    out.append("policy")
+                continue
+            if len(self.axes.get(axis, ())) > 1:
+                out.append(axis)
+        if any(len(v) > 1 for v in self.option_axes.values()):
+            out.append("options")
+        return out
+
+    # --- expansion ---
     def expand(self) -> list["GridRun"]:
-        """The runs of the grid, in a fixed order (trace, RTJ %, marking, scheme, seed).
+        """The runs of the grid, in a fixed order (``AXES``: trace, machine, RTJ %, marking,
+        policy/scheme, backfill, checkpoint, option set, τ, seed).
 
         Resolves the input files and hashes their content: a missing file raises FileNotFoundError
         naming the path as written and as resolved.
         """
         runs: list[GridRun] = []
-        seen: set[str] = set()
+        seen: dict[str, GridRun] = {}
+        machines_axis = self.axes.get("machine")
+        aps = self._aps_input() if "aps" in self.marking else None
+        models = {r.name: self._model_input(r.name) for r in self.runners if r.kind == "policy"
+                  and _looks_like_path(r.name, self._base())}
         for tr in self.traces:
-            trace_path = _existing(tr.path, f"grid {self.name}: trace {tr.name!r}")
-            inputs = {"trace": file_digest(trace_path)}
-            if is_file_machine(tr.machine):
-                machine_path = _existing(tr.machine, f"grid {self.name}: machine of trace {tr.name!r}")
-                machine = portable_path(machine_path)
-                inputs["machine"] = file_digest(machine_path)
-            else:
-                machine_path = None
-                machine = tr.machine.strip()
+            trace_path = self._input(tr.path, f"grid {self.name}: trace {tr.name!r}")
             trace_cfg = {"path": portable_path(trace_path), "format": tr.format, "first_n": tr.first_n}
-            for pct, mode, scheme, seed in itertools.product(self.rt_percent, self.marking, self.schemes, self.seeds):
-                run_inputs = dict(inputs)
-                aps = None
-                if mode == "aps":
-                    if not self.aps_path:
-                        raise ValueError(f"grid {self.name}: marking 'aps' needs options.aps_path")
-                    aps_resolved = _existing(self.aps_path, f"grid {self.name}: options.aps_path")
-                    aps = portable_path(aps_resolved)
-                    run_inputs["aps"] = file_digest(aps_resolved)
-                config = {
-                    "schema": SCHEMA_VERSION,
-                    "trace": trace_cfg,
-                    "machine": machine,
-                    "window": tr.window.as_dict() if tr.window else None,
-                    "rt_percent": pct,
-                    "marking": mode,
-                    "aps_path": aps,
-                    "scheme": scheme,
-                    "scheme_options": self.scheme_options.get(scheme, {}),
-                    "marking_options": self.marking_options,
-                    "seed": seed,
-                    "tau": self.tau,
-                    "inputs": run_inputs,
-                }
-                config = _canon_number(config)
-                key = config_hash(config)
-                if key in seen:
-                    raise ValueError(f"grid {self.name}: two runs with the same configuration ({key}); "
-                                     "check for repeated values in the axes")
-                seen.add(key)
-                runs.append(GridRun(key=key, config=config, label=tr.name))
+            for machine_text in machines_axis or [tr.machine]:
+                inputs = {"trace": file_digest(trace_path)}
+                machine = self._machine(machine_text, tr, inputs)
+                for pct, mode, runner, backfill, ckpt in itertools.product(
+                        self.rt_percent, self.marking, self.runners, self.axes.get("backfill", [None]),
+                        self.axes.get("checkpoint", [None])):
+                    for opt_set, tau, seed in itertools.product(self.option_axes.get(runner.name, [{}]),
+                                                                self.axes.get("tau", [DEFAULT_TAU]), self.seeds):
+                        run_inputs = dict(inputs)
+                        aps_portable = None
+                        if mode == "aps":
+                            aps_portable, run_inputs["aps"] = aps
+                        options = self._options(runner, opt_set, backfill)
+                        config = {
+                            "schema": SCHEMA_VERSION,
+                            "trace": trace_cfg,
+                            "machine": machine,
+                            "window": tr.window.as_dict() if tr.window else None,
+                            "rt_percent": pct,
+                            "marking": mode,
+                            "aps_path": aps_portable,
+                            "marking_options": self.marking_options,
+                            "seed": seed,
+                            "tau": tau,
+                            "inputs": run_inputs,
+                        }
+                        if runner.kind == "scheme":
+                            config["scheme"] = runner.name
+                            config["scheme_options"] = options
+                        else:
+                            name = runner.name
+                            if name in models:
+                                name, run_inputs["policy"] = models[name]
+                            config["policy"] = name
+                            config["policy_options"] = options
+                        if ckpt is not None:
+                            config["checkpoint"] = ckpt
+                        config = _canon_number(config)
+                        key = config_hash(config)
+                        detail = _detail(machine_text if machines_axis else None, backfill, ckpt, opt_set,
+                                         tau if len(self.axes.get("tau", ())) > 1 else None)
+                        run = GridRun(key=key, config=config, label=tr.name, detail=detail)
+                        if key in seen:
+                            raise ValueError(f"grid {self.name}: runs '{seen[key].describe()}' and '{run.describe()}' "
+                                             f"have the same configuration ({key}); check for repeated axis values")
+                        seen[key] = run
+                        runs.append(run)
         return runs
+
+    def _input(self, text: str, what: str) -> Path:
+        """An input file of the grid: relative to the grid file's folder (or, for grids written
+        before that rule, the repository root, with a FutureWarning)."""
+        p = resolve_path(text, self._base())
+        if p.exists():
+            return p
+        legacy = resolve_path(text, REPO_ROOT)
+        if legacy.exists() and not Path(os.path.expanduser(text)).is_absolute():
+            try:
+                suggestion = os.path.relpath(legacy, self._base())
+            except ValueError:
+                suggestion = str(legacy)
+            warnings.warn(f"{self.source or self.name}: {text!r} is not found beside the grid file and is read from "
+                          f"the repository root ({legacy}); grid paths are relative to the grid file: write "
+                          f"{suggestion!r}", FutureWarning, stacklevel=3)
+            return legacy
+        hint = ""
+        if "SHARED_DATA" in text or "shared/data" in text:
+            hint = (f"; the shared data folder is {shared_data_dir()} (set $SHARED_DATA or place the data at "
+                    "../shared/data beside the repository)")
+        raise FileNotFoundError(f"{what}: file not found: {text!r} -> {p}{hint}")
+
+    def _machine(self, text: str | None, tr: TraceSpec, inputs: dict) -> str | None:
+        """The machine as hashed: a partition file as a portable path (its digest into ``inputs``),
+        a spec as written, None for the pipeline's rule (Cobalt/ALCF logs: ``mira``, which is what
+        grids without a machine hashed before)."""
+        if text is None:
+            fmt = tr.format or _format_from_extension(tr.path)
+            return "mira" if fmt in ("cobalt", "alcf") else None
+        if is_file_machine(text):
+            path = self._input(text, f"grid {self.name}: machine of trace {tr.name!r}")
+            inputs["machine"] = file_digest(path)
+            return portable_path(path)
+        return text.strip()
+
+    def _aps_input(self) -> tuple[str, str]:
+        if not self.aps_path:
+            raise ValueError(f"grid {self.name}: marking 'aps' needs options.aps_path")
+        path = self._input(self.aps_path, f"grid {self.name}: options.aps_path")
+        return portable_path(path), file_digest(path)
+
+    def _model_input(self, text: str) -> tuple[str, str]:
+        """(portable path, content digest) of a model file or training folder used as a policy."""
+        path = self._input(text, f"grid {self.name}: policy {text!r}")
+        model = path / "checkpoint.pt" if path.is_dir() else path
+        if not model.is_file():
+            raise FileNotFoundError(f"grid {self.name}: policy {text!r}: {path} holds no checkpoint.pt")
+        return portable_path(path), file_digest(model)
+
+    def _options(self, runner: Runner, opt_set: dict, backfill: str | None) -> dict:
+        fixed = (self.scheme_options if runner.kind == "scheme" else self.policy_options).get(runner.name, {})
+        options = {**fixed, **opt_set}
+        if backfill is not None:
+            options["backfill"] = backfill
+        return options
+
+
+def _detail(machine, backfill, ckpt, opt_set, tau) -> str:
+    parts = []
+    if machine is not None:
+        parts.append(f"machine={machine}")
+    if backfill is not None:
+        parts.append(f"backfill={backfill}")
+    if ckpt is not None:
+        parts.append(f"checkpoint={ckpt}")
+    if opt_set:
+        parts.append(options_text(opt_set))
+    if tau is not None:
+        parts.append(f"tau={tau}")
+    return " ".join(parts)
+
+
+def _format_from_extension(path: str) -> str | None:
+    p = path.lower().removesuffix(".gz")
+    return {".swf": "swf", ".log": "cobalt", ".csv": "alcf"}.get(os.path.splitext(p)[1])
+
+
+def _looks_like_path(name: str, base: Path) -> bool:
+    """A policy value names a model file or training folder (not a registry name or a class)."""
+    if name.endswith(_MODEL_SUFFIXES) or "/" in name or os.sep in name or "SHARED_DATA" in name:
+        return True
+    return ":" not in name and resolve_path(name, base).exists()
 
 
 @dataclass(frozen=True)
 class GridRun:
-    """One run: its key (hash), its canonical configuration, and the trace label for reports."""
+    """One run: its key (hash), its canonical configuration, the trace label for reports, and
+    the values of the grid's other axes as text (``detail``, e.g. ``backfill=easy``)."""
 
     key: str
     config: dict
     label: str
+    detail: str = ""
+
+    @property
+    def runner(self) -> str:
+        """The run's scheme or policy name."""
+        c = self.config
+        return c["scheme"] if "scheme" in c else c["policy"]
 
     def describe(self) -> str:
         c = self.config
-        return (f"{self.label} {c['rt_percent']}% {c['marking']} {c['scheme']} seed {c['seed']}")
+        rt = f" {c['rt_percent']}% {c['marking']}" if c["rt_percent"] else ""
+        text = f"{self.label}{rt} {self.runner} seed {c['seed']}"
+        return f"{text} {self.detail}" if self.detail else text
 
     def task(self, out_dir: Path, validate: bool) -> dict:
         """A picklable work item for a worker process: configuration plus resolved paths."""
         c = self.config
+        machine = c["machine"]
+        policy = c.get("policy")
         return {
             "key": self.key,
             "label": self.label,
             "config": copy.deepcopy(c),
             "trace_path": str(resolve_path(c["trace"]["path"])),
-            "machine": str(resolve_path(c["machine"])) if is_file_machine(c["machine"]) else c["machine"],
+            "machine": str(resolve_path(machine)) if is_file_machine(machine) else machine,
+            "policy": str(resolve_path(policy)) if policy is not None and "policy" in c["inputs"] else policy,
             "aps_path": str(resolve_path(c["aps_path"])) if c.get("aps_path") else None,
             "out_dir": str(out_dir),
             "validate": validate,
         }
 
 
-def _existing(text: str, what: str) -> Path:
-    p = resolve_path(text)
-    if not p.exists():
-        hint = ""
-        if "SHARED_DATA" in text or "shared/data" in text:
-            hint = (f"; the shared data folder is {shared_data_dir()} (set $SHARED_DATA or place the data at "
-                    "../shared/data beside the repository)")
-        raise FileNotFoundError(f"{what}: file not found: {text!r} -> {p}{hint}")
-    return p
-
-
+# ------------------------------------------------------------------------------------------- parsing
 def _as_list(value: Any, where: str) -> list:
     if isinstance(value, list):
         if not value:
@@ -307,8 +505,15 @@ def _check_unknown(d: dict, allowed: set[str], where: str) -> None:
         raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
 
 
+def _no_repeats(axis: str, values: list) -> None:
+    texts = [canonical_json({"v": v}) for v in values]
+    if len(set(texts)) != len(texts):
+        raise ValueError(f"[grid].{axis}: repeated values in {values}")
+
+
 def parse_grid(text: str, source: Path | None = None) -> Grid:
-    """Parse grid TOML text (``source`` names the file in error messages)."""
+    """Parse grid TOML text (``source`` names the file in error messages; relative paths start
+    from its folder, else from the current directory)."""
     where = str(source) if source else "<grid>"
     try:
         data = tomllib.loads(text)
@@ -317,6 +522,8 @@ def parse_grid(text: str, source: Path | None = None) -> Grid:
     try:
         return _grid_from_dict(data, source, text)
     except (ValueError, TypeError, KeyError) as exc:
+        if isinstance(exc, InputError):
+            raise
         raise InputError(str(exc), path=where) from exc
 
 
@@ -325,11 +532,128 @@ def _grid_from_dict(data: dict, source: Path | None, text: str) -> Grid:
     name = data.get("name") or (source.stem if source else None)
     if not name:
         raise ValueError("a grid needs a name")
-    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
         raise ValueError(f"name {name!r}: use letters, digits, '_', '-', '.' only (it names a folder)")
-    if ("trace" in data) == ("traces" in data):
-        raise ValueError("give exactly one of [trace] (one table) or [[traces]] (a list of tables)")
-    raw_traces = [data["trace"]] if "trace" in data else data["traces"]
+    base = source.resolve().parent if source else Path.cwd()
+    g = data.get("grid")
+    if not isinstance(g, dict):
+        raise ValueError("[grid] table is required (e.g. policy = [...] or scheme = [...], seeds = N)")
+    axes_raw, option_raw = _split_grid_table(g)
+    traces = _parse_traces(data, axes_raw, base)
+    axes: dict[str, list] = {}
+    if "machine" in axes_raw:
+        given = [t.name for t in traces if t.machine is not None]
+        if given:
+            raise ValueError(f"[grid].machine is an axis, so the trace tables must not set machine "
+                             f"(trace {given[0]!r} does)")
+        axes["machine"] = _machines(axes_raw["machine"])
+    if "rt_percent" in axes_raw:
+        axes["rt_percent"] = _rt_percents(axes_raw["rt_percent"])
+    if "marking" in axes_raw:
+        axes["marking"] = _markings(axes_raw["marking"])
+    runners = _runners(axes_raw, base)
+    if "backfill" in axes_raw:
+        axes["backfill"] = _backfills(axes_raw["backfill"])
+    if "checkpoint" in axes_raw:
+        axes["checkpoint"] = _checkpoints(axes_raw["checkpoint"])
+    opts = data.get("options", {})
+    if not isinstance(opts, dict):
+        raise ValueError("[options]: expected a table")
+    _check_unknown(opts, _OPTION_KEYS, "[options]")
+    if "tau" in axes_raw and "tau" in opts:
+        raise ValueError("tau is given both in [grid] and in [options]; keep one")
+    if "tau" in axes_raw or "tau" in opts:
+        axes["tau"] = _taus(axes_raw["tau"][1] if "tau" in axes_raw else opts["tau"],
+                            "[grid].tau" if "tau" in axes_raw else "[options].tau")
+    axes["seed"] = _seeds(axes_raw)
+    for axis, values in axes.items():
+        _no_repeats(axis, values)
+    _no_repeats("policy/scheme", [r.name for r in runners])
+    names = {r.name for r in runners}
+    scheme_options = _options_tables(data, "scheme_options", {r.name for r in runners if r.kind == "scheme"},
+                                     "[grid].scheme")
+    policy_options = _options_tables(data, "policy_options", {r.name for r in runners if r.kind == "policy"},
+                                     "[grid].policy")
+    option_axes = {}
+    for target, spec in option_raw.items():
+        target = _runner_name(target, names)
+        if target not in names:
+            raise ValueError(f"[grid].{target}: not an axis ({', '.join(sorted(set(AXES) | set(_AXIS_ALIASES)))}) "
+                             f"nor a policy or scheme of the grid ({', '.join(sorted(names))})")
+        option_axes[target] = _option_sets(spec, f"[grid].{target}")
+        if "backfill" in axes:
+            for s in option_axes[target]:
+                if "backfill" in s:
+                    raise ValueError(f"[grid].{target}: backfill is an axis of the grid already ([grid].backfill)")
+    if "backfill" in axes:
+        for table, opts_by_name in (("scheme_options", scheme_options), ("policy_options", policy_options)):
+            for n, o in opts_by_name.items():
+                if "backfill" in o:
+                    raise ValueError(f"[{table}.{n}].backfill: backfill is an axis of the grid ([grid].backfill)")
+    marking_options = data.get("marking_options", {})
+    if not isinstance(marking_options, dict):
+        raise ValueError("[marking_options]: expected a table")
+    _check_unknown(marking_options, _MARKING_OPTION_KEYS, "[marking_options]")
+    report = data.get("report", {})
+    if not isinstance(report, dict):
+        raise ValueError("[report]: expected a table")
+    out_dir = data.get("out_dir")
+    if out_dir is not None and (not isinstance(out_dir, str) or not out_dir.strip()):
+        raise ValueError(f"out_dir: expected a folder path, got {out_dir!r}")
+    return Grid(name=name, traces=traces, runners=runners, axes=axes, option_axes=option_axes,
+                aps_path=opts.get("aps_path", Grid.aps_path), validate=bool(opts.get("validate", True)),
+                scheme_options=scheme_options, policy_options=policy_options,
+                marking_options=dict(marking_options), report=dict(report),
+                description=str(data.get("description", "")), out_dir=out_dir, source=source, text=text, base=base)
+
+
+def _split_grid_table(g: dict) -> tuple[dict, dict]:
+    """[grid] -> (axes by canonical name, option specs by policy/scheme name)."""
+    axes: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for key, value in g.items():
+        axis = _AXIS_ALIASES.get(key, key)
+        if axis in AXES:
+            if axis in axes:
+                raise ValueError(f"[grid]: {axis!r} is given twice (as {key!r} and another spelling); keep one")
+            axes[axis] = (key, value)
+            continue
+        if isinstance(value, dict) or (isinstance(value, list) and value and all(isinstance(v, dict) for v in value)):
+            options.setdefault(key, value)
+            continue
+        target, dot, option = key.rpartition(".")
+        if dot and target:  # "wcjs.rt_narrow" = [...] (a quoted key)
+            spec = options.setdefault(target, {})
+            if not isinstance(spec, dict):
+                raise ValueError(f"[grid].{key}: {target!r} already has a list of option sets")
+            spec[option] = value
+            continue
+        allowed = sorted(set(AXES) | set(_AXIS_ALIASES))
+        raise ValueError(f"[grid]: unknown key {key!r}; axes are {', '.join(allowed)}, or a policy/scheme name "
+                         "with a table of its option axes (e.g. wcjs.rt_narrow = [1.1, 1.5])")
+    return axes, options
+
+
+def _axis_values(raw: tuple[str, Any]) -> tuple[str, list]:
+    key, value = raw
+    return f"[grid].{key}", _as_list(value, f"[grid].{key}")
+
+
+def _parse_traces(data: dict, axes_raw: dict, base: Path) -> list[TraceSpec]:
+    given = [k for k in ("trace", "traces") if k in data] + (["[grid].trace"] if "trace" in axes_raw else [])
+    if len(given) != 1:
+        raise ValueError("give exactly one of [trace] (one table), [[traces]] (a list of tables) or "
+                         f"[grid].trace (a list of paths); got {', '.join(given) or 'none'}")
+    if "trace" in axes_raw:
+        where, paths = _axis_values(axes_raw["trace"])
+        raw_traces = []
+        for p in paths:
+            if not isinstance(p, str) or not p.strip():
+                raise ValueError(f"{where}: expected trace file paths, got {p!r} (use [[traces]] tables for "
+                                 "per-trace machine, window, format)")
+            raw_traces.append({"path": p})
+    else:
+        raw_traces = [data["trace"]] if "trace" in data else data["traces"]
     if not isinstance(raw_traces, list) or not raw_traces:
         raise ValueError("[[traces]]: expected a non-empty list of tables")
     traces = []
@@ -339,66 +663,189 @@ def _grid_from_dict(data: dict, source: Path | None, text: str) -> Grid:
         if not isinstance(t, dict):
             raise ValueError(f"{w}: expected a table")
         _check_unknown(t, _TRACE_KEYS, w)
-        if "path" not in t:
-            raise ValueError(f"{w}: 'path' is required")
+        if "path" not in t or not isinstance(t["path"], str):
+            raise ValueError(f"{w}: 'path' is required (a file path)")
         fmt = t.get("format")
         if fmt is not None and fmt not in FORMATS:
             raise ValueError(f"{w}.format: {fmt!r} is not one of {FORMATS}")
-        tname = t.get("name") or Path(t["path"]).stem
+        tname = str(t.get("name") or Path(t["path"]).stem)
         if tname in names:
-            raise ValueError(f"{w}: two traces named {tname!r}")
+            raise ValueError(f"{w}: two traces named {tname!r} (give each a name)")
         names.add(tname)
         first_n = t.get("first_n")
-        if first_n is not None and (not isinstance(first_n, int) or first_n < 1):
+        if first_n is not None and (not isinstance(first_n, int) or isinstance(first_n, bool) or first_n < 1):
             raise ValueError(f"{w}.first_n: expected a positive integer, got {first_n!r}")
-        traces.append(TraceSpec(name=tname, path=str(t["path"]), format=fmt, machine=str(t.get("machine", "mira")),
+        machine = t.get("machine")
+        if machine is not None:
+            machine = _machines(("machine", machine), where=f"{w}.machine")[0]
+        traces.append(TraceSpec(name=tname, path=t["path"], format=fmt, machine=machine,
                                 window=WindowSpec.from_dict(t.get("window"), f"{w}.window"), first_n=first_n))
-    g = data.get("grid")
-    if not isinstance(g, dict):
-        raise ValueError("[grid] table is required (rt_percent, marking, schemes, seeds)")
-    _check_unknown(g, _GRID_KEYS, "[grid]")
-    for key in ("rt_percent", "schemes"):
-        if key not in g:
-            raise ValueError(f"[grid].{key} is required")
-    rt = [_canon_number(float(x)) for x in _as_list(g["rt_percent"], "[grid].rt_percent")]
-    for x in rt:
-        if not 0 <= x <= 100:
-            raise ValueError(f"[grid].rt_percent: {x} is outside [0, 100]")
-    marking = [MARKING_ALIASES.get(str(m), str(m)) for m in _as_list(g.get("marking", "random"), "[grid].marking")]
-    for m in marking:
+    return traces
+
+
+def _machines(raw, where: str | None = None) -> list[str]:
+    from rtsched.machines import check_machine_spec
+
+    key, value = raw if isinstance(raw, tuple) else ("machine", raw)
+    where = where or f"[grid].{key}"
+    out = []
+    for m in _as_list(value, where):
+        if not isinstance(m, str) or not m.strip():
+            raise ValueError(f"{where}: expected a machine (mira, mira:BLOCKS, flat:N or a partition .xml), got {m!r}")
+        try:
+            check_machine_spec(m)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        out.append(m.strip())
+    return out
+
+
+def _rt_percents(raw) -> list:
+    where, values = _axis_values(raw)
+    out = []
+    for x in values:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or not 0 <= x <= 100:
+            raise ValueError(f"{where}: {x!r} is not a percentage in [0, 100]")
+        out.append(_canon_number(float(x)))
+    return out
+
+
+def _markings(raw) -> list[str]:
+    where, values = _axis_values(raw)
+    out = [MARKING_ALIASES.get(str(m), str(m)) for m in values]
+    for m in out:
         if m not in MARKING_MODES:
-            raise ValueError(f"[grid].marking: {m!r} is not one of {MARKING_MODES} (or 'default' = 'random')")
-    schemes = [str(s) for s in _as_list(g["schemes"], "[grid].schemes")]
-    seeds_raw = g.get("seeds", 1)
-    if isinstance(seeds_raw, int) and not isinstance(seeds_raw, bool):
-        if seeds_raw < 1:
-            raise ValueError(f"[grid].seeds: {seeds_raw} must be >= 1 (a count) or a list of seeds")
-        seeds = list(range(seeds_raw))
+            raise ValueError(f"{where}: {m!r} is not one of {MARKING_MODES} (or 'default' = 'random')")
+    return out
+
+
+def _runners(axes_raw: dict, base: Path) -> list[Runner]:
+    from heuristics.registry import SCHEMES, available_policies
+
+    order = [a for a in axes_raw if a in ("policy", "scheme")]
+    if not order:
+        raise ValueError("[grid]: give the policies (policy = [...]) or seed-002 schemes (scheme = [...]) to run")
+    known = available_policies()
+    runners = []
+    for axis in order:
+        where, values = _axis_values(axes_raw[axis])
+        for v in values:
+            if not isinstance(v, str) or not v.strip():
+                raise ValueError(f"{where}: expected names, got {v!r}")
+            v = v.strip()
+            if axis == "scheme":
+                if v.lower() not in SCHEMES:
+                    raise ValueError(f"{where}: unknown scheme {v!r}; choose from {', '.join(SCHEMES)}")
+                runners.append(Runner("scheme", v.lower()))
+                continue
+            normal = v.lower().replace("_", "-")
+            if normal in known:
+                runners.append(Runner("policy", normal))
+            elif ":" in v and not _looks_like_path(v, base):
+                module, _, attr = v.partition(":")
+                if not module or not attr:
+                    raise ValueError(f"{where}: {v!r}: a user policy is written package.module:Class")
+                runners.append(Runner("policy", v))
+            elif _looks_like_path(v, base) or _a_loader_takes(v):
+                runners.append(Runner("policy", v))
+            else:
+                raise ValueError(f"{where}: unknown policy {v!r}; choose from {', '.join(known)}, a model file "
+                                 "(.pt or a training folder), or package.module:Class")
+    return runners
+
+
+def _a_loader_takes(name: str) -> bool:
+    from heuristics.registry import policy_loaders
+
+    return any(loader.matches(name) for loader in policy_loaders())
+
+
+def _backfills(raw) -> list[str]:
+    from heuristics.backfill import normalize_backfill
+
+    where, values = _axis_values(raw)
+    try:
+        return [normalize_backfill(v, option=where) for v in values]
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _checkpoints(raw) -> list[str]:
+    from rtsched.checkpoint import CheckpointModel
+
+    where, values = _axis_values(raw)
+    out = []
+    for v in values:
+        if not isinstance(v, str):
+            raise ValueError(f"{where}: expected checkpoint models (no, sys[:SECONDS], app-PCT, jit), got {v!r}")
+        try:
+            CheckpointModel.parse(v)
+        except ValueError:
+            raise ValueError(f"{where}: unknown checkpoint model {v!r}; "
+                             "use no, sys[:SECONDS], app-PCT or jit") from None
+        out.append(v.strip().lower())
+    return out
+
+
+def _taus(value, where: str) -> list[int]:
+    values = _as_list(value, where)
+    for t in values:
+        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+            raise ValueError(f"{where}: expected a positive integer number of seconds, got {t!r}")
+    return values
+
+
+def _seeds(axes_raw: dict) -> list[int]:
+    """``seeds = N`` counts (0..N-1); ``seeds``/``seed`` as a list names them; ``seed = S`` is one."""
+    if "seed" not in axes_raw:
+        return [0]
+    key, value = axes_raw["seed"]
+    where = f"[grid].{key}"
+    if key == "seeds" and not isinstance(value, list):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{where}: {value!r} must be a count >= 1 or a list of non-negative integer seeds")
+        return list(range(value))
+    values = _as_list(value, where)
+    for s in values:
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise ValueError(f"{where}: seeds are non-negative integers, got {s!r}")
+    return values
+
+
+def _options_tables(data: dict, key: str, names: set[str], axis: str) -> dict[str, dict]:
+    tables = data.get(key, {})
+    if not isinstance(tables, dict):
+        raise ValueError(f"[{key}]: expected tables [{key}.NAME]")
+    out = {}
+    for n, opts in tables.items():
+        n = _runner_name(n, names)
+        if n not in names:
+            raise ValueError(f"[{key}.{n}]: {n!r} is not among {axis} ({', '.join(sorted(names)) or 'none'})")
+        if not isinstance(opts, dict):
+            raise ValueError(f"[{key}.{n}]: expected a table of options")
+        out[n] = dict(opts)
+    return out
+
+
+def _runner_name(name: str, names: set[str]) -> str:
+    """``name`` as the grid's policy/scheme axis spells it (registry names are normalised there:
+    ``WFP2`` and ``wfp_2`` name ``wfp2``'s options too)."""
+    if name in names:
+        return name
+    normal = name.strip().lower().replace("_", "-")
+    return normal if normal in names else name
+
+
+def _option_sets(spec, where: str) -> list[dict]:
+    """A list of option tables (each one set), or a table of option axes (their product)."""
+    if isinstance(spec, list):
+        sets = [dict(s) for s in spec]
     else:
-        seeds = [int(s) for s in _as_list(seeds_raw, "[grid].seeds")]
-    for axis, values in (("rt_percent", rt), ("marking", marking), ("schemes", schemes), ("seeds", seeds)):
-        if len(set(values)) != len(values):
-            raise ValueError(f"[grid].{axis}: repeated values in {values}")
-    opts = data.get("options", {})
-    _check_unknown(opts, _OPTION_KEYS, "[options]")
-    tau = opts.get("tau", 600)
-    if not isinstance(tau, int) or tau < 1:
-        raise ValueError(f"[options].tau: expected a positive integer number of seconds, got {tau!r}")
-    scheme_options = data.get("scheme_options", {})
-    for s in scheme_options:
-        if s not in schemes:
-            raise ValueError(f"[scheme_options.{s}]: {s!r} is not among [grid].schemes")
-    marking_options = data.get("marking_options", {})
-    if not isinstance(marking_options, dict):
-        raise ValueError("[marking_options]: expected a table")
-    _check_unknown(marking_options, _MARKING_OPTION_KEYS, "[marking_options]")
-    report = data.get("report", {})
-    return Grid(name=name, traces=traces, rt_percent=rt, marking=marking, schemes=schemes, seeds=seeds, tau=tau,
-                aps_path=opts.get("aps_path", Grid.aps_path), validate=bool(opts.get("validate", True)),
-                scheme_options={k: dict(v) for k, v in scheme_options.items()},
-                marking_options=dict(marking_options), report=dict(report),
-                description=str(data.get("description", "")), out_dir=data.get("out_dir"), source=source,
-                text=text)
+        keys = list(spec)
+        values = [_as_list(spec[k], f"{where}.{k}") for k in keys]
+        sets = [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+    _no_repeats(where.removeprefix("[grid]."), sets)
+    return sets
 
 
 def load_grid(path: str | os.PathLike) -> Grid:

@@ -1,8 +1,15 @@
-"""Tables of a results folder: mean RTJ/BJ slowdown per scheme and RTJ %, per category, and the
-headline comparison of seed 002 §7.2 (10 % RTJs, baseline -> JIT-CKPT) beside the paper's numbers.
+"""Tables of a results folder.
 
-Aggregation: each run's mean (over the jobs of its results window) first, then the mean over the
-runs (seeds) of a configuration; ``*_std`` is the standard deviation over the seeds.  Per-job
+* A seed-002 study (every run a scheme, varying only trace, RTJ %, marking, scheme, seed): mean
+  RTJ/BJ slowdown per scheme and RTJ %, per category, and the headline comparison of seed 002
+  §7.2 (10 % RTJs, baseline -> JIT-CKPT) beside the paper's numbers.
+* Any other grid (policies, backfilling, checkpoint models, machines, option sets, ...): the
+  generic table, mean / median / p95 of the slowdown (SD), the bounded slowdown (BSLD) and the
+  wait per combination of the axes the runs differ in, for all jobs (and RTJs / BJs when there
+  are RTJs).
+
+Aggregation: each run's statistic (over the jobs of its results window) first, then the mean over
+the runs (seeds) of a configuration; ``*_std`` is the standard deviation over the seeds.  Per-job
 values come from ``rtsched.metrics`` (summary and job table); nothing here recomputes a slowdown.
 """
 from __future__ import annotations
@@ -13,7 +20,8 @@ from pathlib import Path
 
 from rtsched.experiments import store
 from rtsched.experiments.grid import MARKING_MODES
-from rtsched.experiments.results import CATEGORIES, _trace_ranks, load_errors, load_job_tables, load_results
+from rtsched.experiments.results import (AXIS_COLUMNS, CATEGORIES, _trace_ranks, broken_runs, load_errors,
+                                         load_job_tables, load_results, summary_frame)
 
 # Seed 002 §7.2 (Mira wk1, 10 % RTJs, JIT-CKPT vs the baseline), mean slowdown: (baseline, JIT-CKPT).
 PAPER_HEADLINE = {
@@ -49,7 +57,8 @@ def report_settings(out_dir: str | os.PathLike) -> dict:
     if p.exists():
         manifest = store.read_json(p)
         settings = dict(manifest.get("report") or {})
-        settings.setdefault("scheme_order", list(dict.fromkeys(r["config"]["scheme"] for r in manifest["runs"])))
+        settings.setdefault("scheme_order", list(dict.fromkeys(r["config"]["scheme"] for r in manifest["runs"]
+                                                               if "scheme" in r["config"])))
         return settings
     return {}
 
@@ -206,16 +215,92 @@ def _pct(a, b):
     return round(100.0 * (b - a) / a, 1)
 
 
-def report_tables(out_dir: str | os.PathLike) -> dict:
-    """All report tables as DataFrames: ``slowdown``, ``categories``, ``headline``, ``errors``."""
+def is_seed002(results) -> bool:
+    """Whether a folder's runs (``load_results``) form a seed-002 study: every run a scheme, and
+    nothing but trace, RTJ %, marking, scheme (with its options) and seed telling them apart."""
+    if results.empty:
+        return True
+    if results["scheme"].isna().any():
+        return False
+    if any(results[c].notna().any() for c in ("policy", "backfill", "checkpoint")):
+        return False
+    if results["tau"].nunique() > 1 or results.groupby("trace")["machine"].nunique(dropna=False).max() > 1:
+        return False
+    return True
+
+
+GENERIC_METRICS = ("sd", "bsld", "wait")
+GENERIC_STATS = ("mean", "median", "p95")
+
+
+def generic_table(out_dir: str | os.PathLike, summary=None, *, group: str = "all"):
+    """Mean / median / p95 of SD, BSLD and wait per combination of the axes the runs differ in
+    (trace always; machine, scheme, policy, backfill, checkpoint, policy options, RTJ %, marking,
+    τ when they vary), for one job group (``all``, ``rt``, ``batch``) over each run's whole
+    results window.  Each run's statistic first, then the mean over its seeds (``runs``)."""
     import pandas as pd
 
+    frame = summary_frame(out_dir) if summary is None else summary
+    if frame.empty:
+        return pd.DataFrame()
+    sel = frame[(frame["category"] == "all") & (frame["group"] == group)].copy()
+    rank = _manifest_rank(Path(out_dir))
+    sel["_rank"] = sel["key"].map(rank).fillna(len(rank))
+    sel = sel.sort_values(["_rank", "key"], kind="stable")
+    axes = ["trace"] + [c for c in AXIS_COLUMNS[1:] if sel[c].nunique(dropna=False) > 1]
+    if "scheme" not in axes and "policy" not in axes:
+        axes.insert(1, "scheme" if sel["scheme"].notna().all() else "policy")
+    stats = [f"{s}_{m}" for m in GENERIC_METRICS for s in GENERIC_STATS]
+    g = sel.groupby(axes, sort=False, dropna=False)
+    table = g[stats].mean()
+    table.insert(0, "runs", g.size())
+    table.insert(1, "jobs_per_run", g["n"].mean())
+    table = table.reset_index()
+    table.attrs["axes"] = axes
+    table.attrs["tau"] = sorted(set(int(t) for t in sel["tau"]))
+    return table
+
+
+def _manifest_rank(out_dir: Path) -> dict[str, int]:
+    """Run key -> its position in the grid (manifest order), so tables follow the grid's order."""
+    p = out_dir / store.MANIFEST
+    if not p.exists():
+        return {}
+    try:
+        return {r["key"]: i for i, r in enumerate(store.read_json(p).get("runs", []))}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def report_tables(out_dir: str | os.PathLike, *, generic: bool | None = None) -> dict:
+    """All report tables as DataFrames.
+
+    A seed-002 study (``is_seed002``; ``generic=True`` forces the generic form): ``slowdown``,
+    ``categories``, ``headline``; otherwise ``summary`` (``generic_table`` of every job group, a
+    ``group`` column first).  Always ``errors`` (failed runs) and ``broken`` (runs whose result
+    files are broken; the next ``run_grid`` runs them again).
+    """
+    import pandas as pd
 
     res = load_results(out_dir)
-    jobs = load_job_tables(out_dir)
-    cats = category_table(out_dir, jobs=jobs)
     errors = pd.DataFrame([{"key": e.get("key"), "label": e.get("label"), "error": e.get("error")}
                            for e in load_errors(out_dir)])
+    broken = pd.DataFrame(broken_runs(out_dir), columns=["key", "label", "problem"])
+    if generic or (generic is None and not is_seed002(res)):
+        summary = summary_frame(out_dir)
+        groups = ["all"] + (["rt", "batch"] if len(res) and (res["rt_jobs"] > 0).any() else [])
+        parts = []
+        for group in groups:
+            t = generic_table(out_dir, summary, group=group)
+            if not t.empty:
+                t.insert(0, "group", group)
+                parts.append(t)
+        table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        if parts:
+            table.attrs.update(parts[0].attrs)
+        return {"summary": table, "errors": errors, "broken": broken}
+    jobs = load_job_tables(out_dir)
+    cats = category_table(out_dir, jobs=jobs)
     heads = []
     for trace in dict.fromkeys(res["trace"]) if len(res) else ():
         head = headline_table(out_dir, res, cats, trace=trace)
@@ -228,7 +313,61 @@ def report_tables(out_dir: str | os.PathLike) -> dict:
     if heads:
         headline.attrs.update(heads[0].attrs)
         headline.attrs["per_trace"] = {h["trace"].iloc[0]: dict(h.attrs) for h in heads}
-    return {"slowdown": slowdown_table(out_dir, res), "categories": cats, "headline": headline, "errors": errors}
+    return {"slowdown": slowdown_table(out_dir, res), "categories": cats, "headline": headline, "errors": errors,
+            "broken": broken}
+
+
+def generic_report(out_dir: str | os.PathLike, tables: dict) -> str:
+    """The text of the generic report (``report_tables``'s ``summary``)."""
+    table = tables["summary"]
+    lines: list[str] = []
+    if table.empty:
+        return f"{out_dir}: no finished runs\n" + "\n".join(_problem_lines(tables)) + "\n"
+    runs = int(table[table["group"] == "all"]["runs"].sum())
+    taus = table.attrs.get("tau") or []
+    tau_text = ", ".join(str(t) for t in taus)
+    lines.append(f"# Results: {out_dir}  ({runs} finished runs)")
+    lines.append(f"Per run: mean, median and 95th percentile over the jobs of its results window; then the mean "
+                 f"over the runs (seeds) of each row.  SD = turnaround / runtime; BSLD = bounded slowdown "
+                 f"(τ = {tau_text} s); wait in s.")
+    axes = list(table.attrs.get("axes") or [c for c in AXIS_COLUMNS if c in table.columns])
+    names = {"all": "All jobs", "rt": "Real-time jobs (RTJs)", "batch": "Batch jobs (BJs)"}
+    for group, part in table.groupby("group", sort=False):
+        lines.append("")
+        lines.append(f"## {names.get(group, group)}")
+        header = axes + ["runs", "jobs/run"] + [f"{m.upper()} {s}" for m in GENERIC_METRICS for s in GENERIC_STATS]
+        body = []
+        for _, r in part.iterrows():
+            row = [_cell(r[a]) for a in axes] + [str(int(r["runs"])), _fmt(r["jobs_per_run"], 0)]
+            row += [_fmt(r[f"{s}_{m}"], 0 if m == "wait" else 2) for m in GENERIC_METRICS for s in GENERIC_STATS]
+            body.append(row)
+        lines.extend(_text_table(header, body, left=len(axes)))
+    lines.extend(_problem_lines(tables))
+    return "\n".join(lines) + "\n"
+
+
+def _cell(v) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return "–"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v) if str(v) else "–"
+
+
+def _problem_lines(tables: dict) -> list[str]:
+    """The runs with a broken result, then the failed runs: a heading and a line per run."""
+    lines = []
+    for name, column, heading in (
+            ("broken", "problem", "run(s) with a broken result (run the grid again to recompute them)"),
+            ("errors", "error", "failed run(s) (runs/KEY.error.json)")):
+        frame = tables.get(name)
+        if frame is None or frame.empty:
+            continue
+        lines += ["", f"## {len(frame)} {heading}"]
+        for _, r in frame.iterrows():
+            why = str(r[column]).splitlines()[0] if r[column] else ""
+            lines.append(f"  {r['key']}  {r['label']}: {why}")
+    return lines
 
 
 def _fmt(v, digits=2):
@@ -242,11 +381,13 @@ def _fmt(v, digits=2):
 def report(out_dir: str | os.PathLike, tables: dict | None = None) -> str:
     """A plain-text report of a results folder (what ``rtsched experiment report`` prints)."""
     tables = tables or report_tables(out_dir)
+    if "summary" in tables:
+        return generic_report(out_dir, tables)
     settings = report_settings(out_dir)
     lines: list[str] = []
     sd = tables["slowdown"]
     if sd.empty:
-        return f"{out_dir}: no finished runs"
+        return f"{out_dir}: no finished runs\n" + "\n".join(_problem_lines(tables)) + "\n"
     tau = None
     res = load_results(out_dir)
     if "tau" in res.columns and len(res):
@@ -311,18 +452,13 @@ def report(out_dir: str | os.PathLike, tables: dict | None = None) -> str:
                  _fmt(r["baseline_sd"]), _fmt(r["heuristic_sd"]), _fmt(r["change_sd_%"], 1), _fmt(r["paper_baseline"]),
                  _fmt(r["paper_heuristic"]), _fmt(r["paper_change_%"], 1), r["runs"]] for _, r in head.iterrows()]
         lines.extend(_text_table(header, body))
-    errs = tables.get("errors")
-    if errs is not None and not errs.empty:
-        lines.append("")
-        lines.append(f"## {len(errs)} failed run(s) (runs/KEY.error.json)")
-        for _, e in errs.iterrows():
-            lines.append(f"  {e['key']}  {e['label']}: {str(e['error']).splitlines()[0] if e['error'] else ''}")
+    lines.extend(_problem_lines(tables))
     return "\n".join(lines) + "\n"
 
 
-def _text_table(header: list[str], body: list[list[str]]) -> list[str]:
+def _text_table(header: list[str], body: list[list[str]], left: int = 2) -> list[str]:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
-    fmt = "  ".join(f"{{:<{w}}}" if i < 2 else f"{{:>{w}}}" for i, w in enumerate(widths))
+    fmt = "  ".join(f"{{:<{w}}}" if i < left else f"{{:>{w}}}" for i, w in enumerate(widths))
     out = [fmt.format(*header), fmt.format(*["-" * w for w in widths])]
     out.extend(fmt.format(*[str(x) for x in row]) for row in body)
     return out

@@ -1,17 +1,27 @@
-"""Reading a results folder back: one row per run, and the per-job tables."""
+"""Reading a results folder back: one row per run, the per-job tables, and the long-format
+summary (``summary.parquet``: one row per run x job group x category, with provenance).
+
+A record that cannot be read, or whose job table is broken, is left out of every table and listed
+by ``broken_runs`` (``report`` names those runs; the next ``run_grid`` runs them again).
+"""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Iterable
 
 from rtsched.experiments import store
-from rtsched.experiments.grid import MARKING_MODES
+from rtsched.experiments.grid import MARKING_MODES, GridRun, options_text
 
 CATEGORIES = ("narrow-short", "narrow-long", "wide-short", "wide-long")
 KINDS = ("rt", "batch")
 CONFIG_COLUMNS = ["key", "trace", "trace_path", "format", "machine", "window_start", "window_days", "rt_percent",
-                  "marking", "scheme", "seed", "tau"]
+                  "marking", "scheme", "policy", "backfill", "checkpoint", "policy_options", "seed", "tau"]
+# The run options a folder's runs may differ in (summary.parquet columns; generic report axes).
+AXIS_COLUMNS = ["trace", "machine", "scheme", "policy", "backfill", "checkpoint", "policy_options", "rt_percent",
+                "marking", "tau"]
+SUMMARY_GROUPS = ("all", "rt", "batch")
 
 # Job-table columns (rtsched.metrics.JOB_COLUMNS) the study reads, and their short names here.
 JOB_COLUMNS = {"id": "id", "kind": "kind", "category": "category", "nodes": "nodes", "runtime": "runtime",
@@ -27,8 +37,9 @@ def _flatten(prefix: str, obj, out: dict) -> None:
         out[prefix] = obj
 
 
-def _options_text(options: dict) -> str:
-    return ",".join(f"{k}={options[k]}" for k in sorted(options))
+def run_options(config: dict) -> dict:
+    """The options of a run's policy or scheme (``backfill`` included)."""
+    return dict(config.get("scheme_options" if "scheme" in config else "policy_options") or {})
 
 
 def _variant_labels(records: list[dict], axis: str) -> dict[str, str]:
@@ -38,11 +49,16 @@ def _variant_labels(records: list[dict], axis: str) -> dict[str, str]:
     variants: dict[str, set[str]] = {}
     for rec in records:
         c = rec["config"]
-        variants.setdefault(c[axis], set()).add(_options_text(c.get(f"{axis}_options") or {}))
+        if c.get(axis) is None:
+            continue
+        variants.setdefault(c[axis], set()).add(options_text(c.get(f"{axis}_options") or {}))
     labels = {}
     for rec in records:
         c = rec["config"]
-        opts = _options_text(c.get(f"{axis}_options") or {})
+        if c.get(axis) is None:
+            labels[rec["key"]] = None
+            continue
+        opts = options_text(c.get(f"{axis}_options") or {})
         labels[rec["key"]] = f"{c[axis]}[{opts}]" if opts and len(variants[c[axis]]) > 1 else c[axis]
     return labels
 
@@ -54,27 +70,78 @@ def _config_rows(records: list[dict]) -> list[dict]:
     for rec in records:
         c = rec["config"]
         w = c.get("window") or {}
+        options = run_options(c)
+        backfill = options.pop("backfill", None)
         rows.append({
             "key": rec["key"], "trace": rec.get("label"), "trace_path": c["trace"]["path"],
-            "format": c["trace"].get("format"), "machine": c["machine"],
+            "format": c["trace"].get("format"), "machine": _machine_of(rec),
             "window_start": w.get("start", w.get("offset")), "window_days": w.get("days"),
             "rt_percent": c["rt_percent"], "marking": marking[rec["key"]], "scheme": scheme[rec["key"]],
+            "policy": c.get("policy"), "backfill": backfill, "checkpoint": c.get("checkpoint"),
+            "policy_options": options_text(options),
             "seed": c["seed"], "tau": c["tau"],
         })
     return rows
 
 
-def iter_records(out_dir: str | os.PathLike) -> Iterable[dict]:
-    """The summary records of the finished runs of a results folder (sorted by key)."""
+def _machine_of(rec: dict) -> str | None:
+    """The machine as configured, else (the pipeline's rule) as the run resolved it."""
+    return rec["config"].get("machine") or (rec.get("provenance") or {}).get("machine_spec")
+
+
+def read_record(out_dir: Path, key: str) -> tuple[dict | None, str | None]:
+    """(record, None) of a finished run, or (None, why not): ``store.result_problem``'s rule,
+    reading the record once."""
+    path = store.summary_path(out_dir, key)
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, "missing"
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None, "its record (.json) is not valid JSON"
+    if not isinstance(rec, dict) or rec.get("key") != key:
+        return None, "its record names another run"
+    table = rec.get("table") or {}
+    problem = store.parquet_problem(store.table_path(out_dir, key), table.get("bytes"), table.get("sha256"))
+    return (rec, None) if problem is None else (None, problem)
+
+
+def _record_paths(out_dir: Path) -> list[Path]:
     folder = store.runs_dir(Path(out_dir))
     if not folder.is_dir():
         raise FileNotFoundError(f"{out_dir}: not a results folder (no {store.RUNS}/ inside)")
-    for p in sorted(folder.glob("*.json")):
-        if p.name.endswith(".error.json"):
-            continue
-        rec = store.read_json(p)
-        if store.table_path(Path(out_dir), rec.get("key", "")).exists():
+    return [p for p in sorted(folder.glob("*.json")) if not p.name.endswith(".error.json")]
+
+
+def iter_records(out_dir: str | os.PathLike) -> Iterable[dict]:
+    """The records of the finished runs of a results folder (sorted by key); broken ones are
+    skipped (``broken_runs`` lists them)."""
+    out = Path(out_dir)
+    for p in _record_paths(out):
+        rec, _ = read_record(out, p.name.removesuffix(".json"))
+        if rec is not None:
             yield rec
+
+
+def broken_runs(out_dir: str | os.PathLike) -> list[dict]:
+    """The runs of a folder whose record or job table is broken: ``{"key", "label", "problem"}``
+    (label from the manifest when the folder has one)."""
+    out = Path(out_dir)
+    labels = {}
+    manifest = out / store.MANIFEST
+    if manifest.exists():
+        try:
+            for r in store.read_json(manifest).get("runs", []):
+                labels[r["key"]] = GridRun(r["key"], r["config"], r["label"], r.get("detail", "")).describe()
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    out_list = []
+    for p in _record_paths(out):
+        key = p.name.removesuffix(".json")
+        _, problem = read_record(out, key)
+        if problem is not None:
+            out_list.append({"key": key, "label": labels.get(key, ""), "problem": problem})
+    return out_list
 
 
 def load_results(out_dir: str | os.PathLike):
@@ -114,6 +181,146 @@ def load_results(out_dir: str | os.PathLike):
     frame["_trace_rank"] = frame["trace"].map(_trace_ranks(Path(out_dir))).fillna(len(frame))
     frame = frame.sort_values(["_trace_rank", "trace", "_marking_rank", "rt_percent", "scheme", "seed"], kind="stable")
     return frame.drop(columns=["_marking_rank", "_trace_rank"]).reset_index(drop=True)
+
+
+def variant_labels(results) -> dict[str, str]:
+    """Run key -> a short label of the run's values on the axes the folder's runs differ in
+    (machine, scheme/policy, backfill, checkpoint, options, τ; trace, marking and RTJ % are drawn
+    apart already), e.g. ``fcfs backfill=easy``."""
+    axes = [c for c in ("machine", "scheme", "policy", "backfill", "checkpoint", "policy_options", "tau")
+            if results[c].nunique(dropna=False) > 1]
+    if "scheme" not in axes and "policy" not in axes:
+        axes.insert(0, "scheme" if results["scheme"].notna().all() else "policy")
+    labels = {}
+    for _, r in results.iterrows():
+        parts = []
+        for a in axes:
+            v = r[a]
+            if v is None or v != v or v == "":
+                continue
+            parts.append(str(v) if a in ("scheme", "policy") else f"{a}={v}")
+        labels[r["key"]] = " ".join(parts) or r["key"]
+    return labels
+
+
+def summary_rows(rec: dict) -> list[dict]:
+    """The long-format rows of one run record: one per job group (``all``, ``rt``, ``batch``) and
+    category (``all`` for the whole results window, then seed 002's four), each with the run's
+    configuration, its provenance (key = config hash, trace SHA-256, rtsched version) and the
+    group's statistics (``n``, ``{mean,median,p5,p25,p75,p95}_{sd,bsld,wait,turnaround,...}``)."""
+    from heuristics.registry import SCHEMES
+
+    c = rec["config"]
+    prov = rec.get("provenance") or {}
+    resolved = rec.get("resolved") or {}
+    metrics = rec.get("metrics") or {}
+    options = run_options(c)
+    backfill = options.pop("backfill", None)
+    window = c.get("window")
+    scheme = c.get("scheme")
+    base = {
+        "key": rec["key"],
+        "trace": rec.get("label"),
+        "trace_path": c["trace"]["path"],
+        "trace_sha256": prov.get("trace_sha256") or resolved.get("trace_sha256"),
+        "trace_format": c["trace"].get("format") or prov.get("trace_format"),
+        "first_n": c["trace"].get("first_n"),
+        "window": _window_text(window),
+        "machine": _machine_of(rec),
+        "scheme": scheme,
+        "policy": c.get("policy") or (SCHEMES[scheme][0] if scheme in SCHEMES else None),
+        "backfill": backfill,
+        "checkpoint": prov.get("checkpoint") or resolved.get("checkpoint"),
+        "policy_options": options_text(options),
+        "rt_percent": float(c["rt_percent"]),
+        "marking": c["marking"],
+        "seed": int(c["seed"]),
+        "tau": int(c["tau"]),
+        "rtsched_version": prov.get("rtsched_version") or (rec.get("env") or {}).get("rtsched"),
+        "jobs": resolved.get("jobs"),
+        "rt_jobs": resolved.get("rt_jobs"),
+        "utilization": metrics.get("utilization"),
+        "productive_utilization": metrics.get("productive_utilization"),
+    }
+    rows = []
+    sources = [("all", metrics.get("summary") or {})]
+    sources += [(cat, (metrics.get("categories") or {}).get(cat) or {}) for cat in CATEGORIES]
+    for category, groups in sources:
+        for group in SUMMARY_GROUPS:
+            stats = groups.get(group) or {}
+            row = {**base, "category": category, "group": group}
+            row.update({k: (float(v) if isinstance(v, (int, float)) and k != "n" else v) for k, v in stats.items()
+                        if isinstance(v, (int, float)) or v is None})
+            rows.append(row)
+    return rows
+
+
+def _window_text(window: dict | None) -> str | None:
+    from rtsched.window import WindowSpec
+
+    return WindowSpec.from_dict(window).text() if window else None
+
+
+# summary.parquet's columns and types (fixed, so that folders and versions can be queried together)
+SUMMARY_TEXT = ("key", "trace", "group", "category", "trace_path", "trace_sha256", "trace_format", "window",
+                "machine", "scheme", "policy", "backfill", "checkpoint", "policy_options", "marking",
+                "rtsched_version")
+SUMMARY_INTS = ("n", "first_n", "seed", "tau", "jobs", "rt_jobs")
+SUMMARY_FLOATS = ("rt_percent", "utilization", "productive_utilization")
+
+
+def _summary_columns() -> list[str]:
+    from rtsched.metrics import STATS, SUMMARY_METRICS
+
+    metrics = ("sd", "bsld") + tuple(SUMMARY_METRICS[1:])  # bsld: the run's chosen form (seed002 unless said)
+    lead = ["key", "trace", "group", "category", "n", "trace_path", "trace_sha256", "trace_format", "first_n",
+            "window", "machine", "scheme", "policy", "backfill", "checkpoint", "policy_options", "rt_percent",
+            "marking", "seed", "tau", "rtsched_version", "jobs", "rt_jobs", "utilization", "productive_utilization"]
+    return lead + [f"{s}_{m}" for m in metrics for s in STATS]
+
+
+def summary_frame(out_dir: str | os.PathLike):
+    """``summary.parquet``'s content, built from the finished runs' records: one row per run x
+    group x category, sorted by key, category, group, with fixed columns and types (the same
+    bytes whichever backend or worker count produced the runs: no timings, hosts or process ids)."""
+    import pandas as pd
+
+    columns = _summary_columns()
+    rows = [row for rec in iter_records(out_dir) for row in summary_rows(rec)]
+    frame = pd.DataFrame(rows)
+    for c in columns:
+        if c not in frame.columns:
+            frame[c] = None
+    frame = frame[columns]
+    if len(frame):
+        order = {g: i for i, g in enumerate(SUMMARY_GROUPS)}
+        cats = {c: i for i, c in enumerate(("all",) + CATEGORIES)}
+        frame = frame.assign(_g=frame["group"].map(order), _c=frame["category"].map(cats))
+        frame = frame.sort_values(["key", "_c", "_g"], kind="stable").drop(columns=["_g", "_c"])
+    frame = frame.reset_index(drop=True)
+    types = {c: "string" for c in SUMMARY_TEXT} | {c: "Int64" for c in SUMMARY_INTS}
+    types |= {c: "float64" for c in columns if c not in types}
+    return frame.astype(types)
+
+
+def write_summary(out_dir: str | os.PathLike) -> Path | None:
+    """(Re)write ``OUT_DIR/summary.parquet`` from the finished runs (atomically); returns its path,
+    or None when the folder holds no finished run.  Call it holding ``store.FolderLock``."""
+    out = Path(out_dir)
+    frame = summary_frame(out)
+    if frame.empty:
+        return None
+    return store.atomic_write_parquet(out / store.SUMMARY, frame)
+
+
+def summary_is_stale(out_dir: str | os.PathLike) -> bool:
+    """Whether a run record is newer than ``summary.parquet`` (or it is missing)."""
+    out = Path(out_dir)
+    try:
+        written = (out / store.SUMMARY).stat().st_mtime_ns
+    except FileNotFoundError:
+        return True
+    return any(p.stat().st_mtime_ns > written for p in _record_paths(out))
 
 
 def _trace_ranks(out_dir: Path) -> dict[str, int]:
