@@ -61,7 +61,7 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
     labels = labels or {}
     pcts = sorted(set(jobs["rt_percent"])) if rt_percents is None else list(rt_percents)
     scale = {"s": 1.0, "min": 60.0, "h": 3600.0}[turnaround_unit]
-    fig = _figure((12, 7.5))
+    fig = new_figure((12, 7.5))
     axes = fig.subplots(2, 2)
     n = len(schemes)
     width = 0.8
@@ -122,7 +122,7 @@ def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> Path:
     return path
 
 
-def _figure(size: tuple[float, float]):
+def new_figure(size: tuple[float, float]):
     """A constrained-layout Figure not registered with pyplot (no backend switch, no global state)."""
     from matplotlib.figure import Figure
 
@@ -150,7 +150,7 @@ def gantt(schedule, machine, workload=None, *, time_unit: str = "h", title: str 
     kinds = {j.id: j.kind for j in workload.jobs} if workload is not None else {}
     div = TIME_UNITS[time_unit]
     segs = schedule.segments
-    fig = _figure(size or (11, min(2.0 + 0.12 * min(rmap.units, 96), 9.0)))
+    fig = new_figure(size or (11, min(2.0 + 0.12 * min(rmap.units, 96), 9.0)))
     ax = fig.add_subplot()
     t0 = min((sg.start for sg in segs), default=0)
     t1 = max((sg.end for sg in segs), default=1)
@@ -213,7 +213,7 @@ def utilization_over_time(result, *, time_unit: str = "h", title: str = ""):
             if b.start > a.end:  # requeued between two stints
                 qt += [a.end, b.start]
                 qd += [1, -1]
-    fig = _figure((11, 5))
+    fig = new_figure((11, 5))
     ax_u, ax_q = fig.subplots(2, 1, sharex=True)
     t0 = min(times + qt, default=0)
     if times:
@@ -241,7 +241,7 @@ def slowdown_distributions(jobs, *, tau: int | None = None, title: str = "", whi
     from rtsched.metrics import CATEGORY_NAMES
 
     cats = ("all",) + tuple(CATEGORY_NAMES)
-    fig = _figure((11, 6))
+    fig = new_figure((11, 6))
     axes = fig.subplots(2, 1, sharex=True)
     tau = tau if tau is not None else jobs.attrs.get("tau_seed002", 600)
     for ax, (col, label) in zip(axes, (("sd", "slowdown"), ("bsld_seed002", f"bounded slowdown (τ = {tau} s)"))):
@@ -278,7 +278,7 @@ def learning_curve(history, *, key: str = "mean_return", label: str = "", title:
     """An RL training history (the list in ``progress.json``, or a ``train`` result's
     ``history``): ``key`` per epoch (default the mean trajectory return), with the min–max band of
     the epoch's trajectories when recorded."""
-    fig = _figure((8, 4))
+    fig = new_figure((8, 4))
     ax = fig.add_subplot()
     epochs = [h.get("epoch", i + 1) for i, h in enumerate(history)]
     values = [h.get(key) for h in history]

@@ -8,9 +8,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from rtsched.experiments.report import SCHEME_LABELS, _manifest_rank, _scheme_order, is_seed002, report_settings
-from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results, variant_labels
-from rtsched.plots import save_figure, study_boxplots
+from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results, summary_frame, variant_labels
+from rtsched.plots import PALETTE, new_figure, save_figure, study_boxplots
 
 FIGURE_CATEGORIES = ("overall",) + CATEGORIES
 
@@ -68,3 +70,52 @@ def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *
             fig = study_boxplots(sel, schemes=order, rt_percents=pcts, labels=labels, title=title, tau=tau)
             written.append(save_figure(fig, fig_dir / f"{trace}_{marking}_{cat}.png", dpi=dpi))
     return written
+
+
+def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x: str = "policy",
+                 hue: str = "backfill", facet: str = "trace", log: bool = True, title: str = ""):
+    """Grouped bars of one summary statistic of a grid: one panel per ``facet`` value, ``x`` on the
+    axis, one bar per ``hue`` value, the mean over seeds (error bars: min and max over seeds).
+
+    ``results`` is a results folder or its ``summary_frame`` (``rtsched.experiments.results``);
+    ``metric`` any of its statistic columns (e.g. ``mean_bsld_rl``, ``mean_wait``, ``p95_sd``).
+    Returns a matplotlib Figure (no pyplot)."""
+    frame = summary_frame(results) if isinstance(results, (str, os.PathLike)) else results
+    sel = frame[(frame["group"] == group) & (frame["category"] == "all")]
+    if isinstance(results, (str, os.PathLike)):  # the grid's order, not the key order
+        rank = _manifest_rank(Path(results))
+        sel = sel.assign(_rank=sel["key"].map(rank).fillna(len(rank))).sort_values(["_rank", "key"], kind="stable")
+    if sel.empty:
+        raise ValueError(f"no runs with job group {group!r} in these results")
+    if metric not in sel.columns:
+        raise ValueError(f"unknown statistic {metric!r}; the summary has {[c for c in sel.columns if '_' in c][:12]}...")
+    panels = list(dict.fromkeys(sel[facet].astype(str)))
+    xs = list(dict.fromkeys(sel[x].astype(str)))
+    hues = list(dict.fromkeys(sel[hue].astype(str)))
+    fig = new_figure((max(6.0, 1.2 * len(xs) * len(panels)), 4.2))
+    axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True, squeeze=False)[0])
+    width = 0.8 / max(len(hues), 1)
+    for ax, panel in zip(axes, panels):
+        part = sel[sel[facet].astype(str) == panel]
+        for hi, h in enumerate(hues):
+            vals, lo, hi_err = [], [], []
+            for xv in xs:
+                v = part[(part[x].astype(str) == xv) & (part[hue].astype(str) == h)][metric].astype(float)
+                m = float(v.mean()) if len(v) else float("nan")
+                vals.append(m)
+                lo.append(m - float(v.min()) if len(v) else 0.0)
+                hi_err.append(float(v.max()) - m if len(v) else 0.0)
+            pos = np.arange(len(xs)) + (hi - (len(hues) - 1) / 2) * width
+            ax.bar(pos, vals, width, yerr=[lo, hi_err], label=f"{hue} {h}", color=PALETTE[hi % len(PALETTE)],
+                   capsize=2, error_kw={"linewidth": 0.8})
+        ax.set_xticks(np.arange(len(xs)))
+        ax.set_xticklabels(xs)
+        ax.set_title(panel)
+        ax.grid(axis="y", alpha=0.3)
+        if log:
+            ax.set_yscale("log")
+    axes[0].set_ylabel(metric.replace("_", " "))
+    axes[-1].legend(fontsize=8)
+    if title:
+        fig.suptitle(title)
+    return fig
