@@ -1,4 +1,4 @@
-"""A small solver-neutral MILP representation and its two back ends (PuLP/CBC and OR-Tools).
+"""A small solver-neutral MILP representation and its back ends (HiGHS, PuLP/CBC and OR-Tools).
 
 The model is built once (variables with bounds and types, linear constraints, named objectives)
 and translated for a solver on demand.  Only what the sequence MILP needs is supported.
@@ -135,6 +135,8 @@ class LPResult:
     bound: float | None
     seconds: float
     solver: str
+    nodes: int | None = None  # branch-and-bound nodes, where the solver reports them
+    root_bound: float | None = None  # the LP relaxation's optimum (the root bound before cuts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,6 +191,10 @@ def solve_pulp_cbc(model: LinearModel, objective: str, time_limit: float | None 
         return LPResult("no_solution", None, None, bound, seconds, "cbc")
     values = [float(v.varValue) for v in pv]
     objv = obj.const + sum(c * values[k] for k, c in obj.coefs.items())
+    nodes, root = _cbc_stats(text)
+    if root is not None:
+        logged = _cbc_objective(text)
+        root += obj.const if logged is None else objv - logged  # the log leaves out the constant
     optimal = sol == pulp.LpSolutionOptimal and "Stopped on" not in text
     if optimal:
         bound = objv  # proven optimal (gapRel ~ 0): the log's "Lower bound" may be a root bound
@@ -199,7 +205,7 @@ def solve_pulp_cbc(model: LinearModel, objective: str, time_limit: float | None 
         if logged is not None:
             bound += objv - logged
         bound = min(bound, objv)
-    return LPResult("optimal" if optimal else "feasible", values, objv, bound, seconds, "cbc")
+    return LPResult("optimal" if optimal else "feasible", values, objv, bound, seconds, "cbc", nodes, root)
 
 
 def cbc_binary() -> str:
@@ -237,6 +243,16 @@ def _cbc_objective(text: str) -> float | None:
         return float(m[-1]) if m else None
     except ValueError:
         return None
+
+
+def _cbc_stats(text: str) -> tuple[int | None, float | None]:
+    """(branch-and-bound nodes, the root LP relaxation's objective) from CBC's log."""
+    nodes = re.findall(r"Enumerated nodes:\s*(\d+)", text)
+    root = re.findall(r"Continuous objective value is\s*([-\d.eE+]+)", text)
+    try:
+        return (int(nodes[-1]) if nodes else None), (float(root[0]) if root else None)
+    except ValueError:
+        return None, None
 
 
 def _cbc_bound(text: str) -> float | None:
@@ -311,4 +327,210 @@ def solve_ortools(model: LinearModel, objective: str, time_limit: float | None =
     st = "optimal" if status == pywraplp.Solver.OPTIMAL else "feasible"
     if st == "optimal":
         bound = objv if bound is None or not math.isfinite(bound) else min(bound, objv)
-    return LPResult(st, values, objv, bound, seconds, name)
+    return LPResult(st, values, objv, bound, seconds, name, int(solver.nodes()))
+
+
+# ---------------------------------------------------------------------------------------------
+# HiGHS (highspy), and writing a model as MPS / LP
+# ---------------------------------------------------------------------------------------------
+
+
+def highs_available() -> bool:
+    try:
+        import highspy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+_HIGHS_BANNER_DONE = False
+
+
+def _new_highs():
+    """A quiet ``highspy.Highs``.  HiGHS prints its banner on the process's first instance straight
+    to file descriptor 1, which would corrupt ``--json`` output: that first construction runs with
+    descriptor 1 pointed at /dev/null."""
+    import sys
+
+    import highspy
+
+    global _HIGHS_BANNER_DONE
+    if _HIGHS_BANNER_DONE:
+        h = highspy.Highs()
+    else:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, 1)
+            h = highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(devnull)
+        _HIGHS_BANNER_DONE = True
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def _safe_name(name: str) -> str:
+    """A name every LP/MPS reader accepts: brackets and commas become underscores."""
+    return re.sub(r"[^A-Za-z0-9_.]", "_", name)
+
+
+def highs_model(model: LinearModel, objective: str, *, relax: bool = False):
+    """A ``highspy.Highs`` holding ``model`` with ``objective`` (minimised), quiet.  ``relax``:
+    every integer variable continuous (the LP relaxation)."""
+    import highspy
+
+    h = _new_highs()
+    n = len(model.vars)
+    lp = highspy.HighsLp()
+    lp.num_col_ = n
+    lp.num_row_ = len(model.cons)
+    e = model.objectives[objective]
+    cost = [0.0] * n
+    for k, a in e.coefs.items():
+        cost[k] = a
+    lp.col_cost_ = cost
+    lp.offset_ = e.const
+    inf = highspy.kHighsInf
+    lp.col_lower_ = [-inf if v.lb == -INF else v.lb for v in model.vars]
+    lp.col_upper_ = [inf if v.ub == INF else v.ub for v in model.vars]
+    lp.row_lower_ = [-inf if c.lb == -INF else c.lb for c in model.cons]
+    lp.row_upper_ = [inf if c.ub == INF else c.ub for c in model.cons]
+    starts, index, value = [0], [], []
+    for c in model.cons:  # row-wise matrix
+        for k, a in c.coefs.items():
+            index.append(k)
+            value.append(a)
+        starts.append(len(index))
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.num_col_ = n
+    lp.a_matrix_.num_row_ = len(model.cons)
+    lp.a_matrix_.start_ = starts
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
+    if not relax:
+        lp.integrality_ = [highspy.HighsVarType.kContinuous if v.kind == "C" else highspy.HighsVarType.kInteger
+                           for v in model.vars]
+    lp.col_names_ = [_safe_name(v.name) for v in model.vars]
+    lp.row_names_ = [_safe_name(c.name) for c in model.cons]
+    lp.model_name_ = _safe_name(model.name)
+    h.passModel(lp)
+    return h
+
+
+def lp_bound(model: LinearModel, objective: str) -> float | None:
+    """The optimum of ``model``'s LP relaxation (HiGHS simplex); None if it has none."""
+    import highspy
+
+    h = highs_model(model, objective, relax=True)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return float(h.getInfo().objective_function_value)
+
+
+def solve_highs(model: LinearModel, objective: str, time_limit: float | None = None, threads: int | None = None,
+                gap_rel: float = 1e-9, start: dict[int, float] | None = None, msg: bool = False,
+                root: bool = True) -> LPResult:
+    """Solve with HiGHS's branch-and-cut (highspy).  ``start``: a MIP start (full assignment);
+    ``root``: also report the LP relaxation's bound (one more LP solve, counted in ``seconds``)."""
+    import highspy
+
+    t0 = time.perf_counter()
+    root_bound = lp_bound(model, objective) if root else None
+    h = highs_model(model, objective)
+    if msg:
+        h.setOptionValue("output_flag", True)
+    h.setOptionValue("mip_rel_gap", gap_rel)
+    h.setOptionValue("mip_abs_gap", 1e-9)
+    h.setOptionValue("random_seed", 0)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(max(0.5, time_limit - (time.perf_counter() - t0))))
+    if threads:
+        h.setOptionValue("threads", int(threads))
+    if start:
+        sol = highspy.HighsSolution()
+        vals = [0.0] * len(model.vars)
+        for k, v in start.items():
+            vals[k] = v
+        sol.col_value = vals
+        sol.value_valid = True
+        h.setSolution(sol)
+    h.run()
+    seconds = time.perf_counter() - t0
+    ms = h.getModelStatus()
+    info = h.getInfo()
+    nodes = int(info.mip_node_count)
+    S = highspy.HighsModelStatus
+    if ms == S.kInfeasible:
+        return LPResult("infeasible", None, None, None, seconds, "highs", nodes, root_bound)
+    has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    if not has_sol:
+        return LPResult("no_solution", None, None, _finite(info.mip_dual_bound), seconds, "highs", nodes, root_bound)
+    values = list(h.getSolution().col_value)
+    e = model.objectives[objective]
+    objv = e.const + sum(c * values[k] for k, c in e.coefs.items())
+    bound = _finite(info.mip_dual_bound)
+    if ms == S.kOptimal:
+        bound = objv if bound is None else min(bound, objv)
+        return LPResult("optimal", values, objv, bound, seconds, "highs", nodes, root_bound)
+    if bound is not None:
+        bound = min(bound, objv)
+    return LPResult("feasible", values, objv, bound, seconds, "highs", nodes, root_bound)
+
+
+def _finite(x) -> float | None:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def write_model(model: LinearModel, objective: str, path: str | os.PathLike) -> None:
+    """Write ``model`` with ``objective`` as MPS (``.mps``) or CPLEX LP (``.lp``), atomically
+    (:func:`rtsched.files.atomic_write_bytes`), through HiGHS's writer."""
+    from rtsched.files import atomic_write_bytes
+
+    suffix = os.path.splitext(str(path))[1].lower()
+    if suffix not in (".mps", ".lp"):
+        raise ValueError(f"model file {path}: the name must end in .mps or .lp")
+    h = highs_model(model, objective)
+    with tempfile.TemporaryDirectory(prefix="rtsched-model-") as tmp:
+        out = os.path.join(tmp, "model" + suffix)
+        h.writeModel(out)
+        with open(out, "rb") as fh:
+            data = fh.read()
+    atomic_write_bytes(path, data)
+
+
+# The MILP back ends, in the order ``--method milp`` tries them (docs/milp.md, "Back ends": HiGHS
+# proved the most on the Table-3 set and Table 2, then OR-Tools' SCIP, then CBC).
+BACKENDS = ("highs", "ortools", "cbc")
+
+
+def best_backend() -> str:
+    """The first installed back end of :data:`BACKENDS` (CBC ships with PuLP, so there is always one)."""
+    if highs_available():
+        return "highs"
+    try:
+        if ortools_backend() == "SCIP":
+            return "ortools"
+    except (ImportError, RuntimeError):
+        pass
+    return "cbc"
+
+
+def solve_model(model: LinearModel, objective: str, backend: str, time_limit: float | None = None,
+                threads: int | None = None, start: dict[int, float] | None = None) -> LPResult:
+    """Solve ``model`` on ``backend`` (one of :data:`BACKENDS`) with an optional MIP start."""
+    if backend == "cbc":
+        return solve_pulp_cbc(model, objective, time_limit=time_limit, threads=threads, start=start)
+    if backend == "ortools":
+        return solve_ortools(model, objective, time_limit=time_limit, threads=threads, hint=start)
+    if backend == "highs":
+        return solve_highs(model, objective, time_limit=time_limit, threads=threads, start=start)
+    raise ValueError(f"unknown MILP back end {backend!r}; use one of {BACKENDS}")

@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Sequence
 
-from milp.instance import Instance
-from milp.linmodel import INF, LinearModel, LPResult, Var, lin, solve_ortools, solve_pulp_cbc, vsum
+from milp.instance import Instance, split_bounds
+from milp.linmodel import INF, LinearModel, LPResult, Var, lin, solve_model, vsum
 from milp.plan import Placement, left_justify, parts_of
+from milp.strengthen import (Strengthen, add_clique_cuts, add_energy_cuts, identical_groups, objective_cut, rtj_bound,
+                             tree_fixed_job)
 
 
 def mpartdep(instance: Instance) -> dict[int, dict[int, dict[int, int]]]:
@@ -69,15 +71,14 @@ class SequenceMILP:
     # -------------------------------------------------------------------------------------------
     def with_rtj_bound(self, theta: Fraction | float | None, tol: float = 1e-7) -> LinearModel:
         """The model plus eq. 37, Σ_rt (et − r)/p <= θ·n_rt (+ tol); ``None``: no bound."""
-        m = self.model
-        if theta is None or not self.instance.rt_jobs:
-            return m
-        out = LinearModel(m.name, m.vars, list(m.cons), m.objectives)
-        n_rt = len(self.instance.rt_jobs)
-        expr = vsum(lin(self.et[j.id]) * (1.0 / j.runtime) for j in self.instance.rt_jobs)
-        rhs = float(theta) * n_rt + sum(j.submit / j.runtime for j in self.instance.rt_jobs) + tol
-        out.add(expr, "<=", rhs, name="eq37_rtj_bound")
-        return out
+        return rtj_bound(self.model, self.instance, self.et, theta, tol)
+
+    def stage_model(self, objective: str, theta, incumbent_sum: float | None = None,
+                    rt_floor_sum: float | None = None) -> LinearModel:
+        """The model of one stage: eq. 37 (θ), the objective cut Σ SD <= ``incumbent_sum`` and the
+        RTJ floor cut (:meth:`with_rtj_floor`); each left out when None."""
+        model = self.with_rtj_floor(self.with_rtj_bound(theta), rt_floor_sum)
+        return objective_cut(model, self.instance, self.et, objective, incumbent_sum)
 
     def with_rtj_floor(self, model: LinearModel, floor_sum: float | None, tol: float = 1e-6) -> LinearModel:
         """``model`` plus the valid cut Σ_rt (et − r)/p >= ``floor_sum`` − tol (None: unchanged).
@@ -95,17 +96,14 @@ class SequenceMILP:
 
     def solve(self, objective: str, theta, backend: str, time_limit: float | None = None,
               threads: int | None = None, start: Sequence[Placement] | None = None,
-              rt_floor_sum: float | None = None) -> LPResult:
+              rt_floor_sum: float | None = None, incumbent_sum: float | None = None) -> LPResult:
         """Solve with ``objective`` ("bj", "rt" or "none") under eq. 37 with ``theta`` (None: no bound).
         ``start``: a plan given to the solver as a MIP start (ignored if it needs more than T slots).
-        ``rt_floor_sum``: a valid lower bound on Σ RTJ slowdown, added as a cut (:meth:`with_rtj_floor`)."""
-        model = self.with_rtj_floor(self.with_rtj_bound(theta), rt_floor_sum)
+        ``rt_floor_sum``: a valid lower bound on Σ RTJ slowdown, added as a cut (:meth:`with_rtj_floor`).
+        ``incumbent_sum``: the objective cut."""
+        model = self.stage_model(objective, theta, incumbent_sum, rt_floor_sum)
         values = self.mip_start(start) if start is not None else None
-        if backend == "cbc":
-            return solve_pulp_cbc(model, objective, time_limit=time_limit, threads=threads, start=values)
-        if backend == "ortools":
-            return solve_ortools(model, objective, time_limit=time_limit, threads=threads, hint=values)
-        raise ValueError(f"unknown MILP back end {backend!r}; use 'cbc' or 'ortools'")
+        return solve_model(model, objective, backend, time_limit=time_limit, threads=threads, start=values)
 
     def mip_start(self, plan: Sequence[Placement]) -> dict[int, float] | None:
         """Values of every variable for ``plan`` (slots by start time on each block), or None if
@@ -174,105 +172,128 @@ class SequenceMILP:
         return left_justify(inst, raw, times)
 
 
+def _slot_starts(sm: SequenceMILP) -> None:
+    """stSeq (eqs. 38, 39): the first slot starts at 0, starts are nondecreasing."""
+    m, Hs = sm.model, sm.horizon
+    for b in range(sm.instance.blocks):
+        for s in range(sm.T):
+            sm.stSeq[(s, b)] = m.var(f"stSeq[{s + 1},{b}]", 0.0, 0.0 if s == 0 else Hs)
+        for s in range(sm.T - 1):
+            m.add(sm.stSeq[(s, b)], "<=", sm.stSeq[(s + 1, b)], f"eq39[{s + 1},{b}]")
+
+
+def _job_times(sm: SequenceMILP, job, ub_j: int, blocks: list[int]):
+    """Partition choice (eq. 55), slot binaries, times (eq. 27) and the split (eq. 51) of ``job``;
+    returns (exPrmpt or None, the end of part 1)."""
+    inst, m = sm.instance, sm.model
+    j, p, r = job.id, job.runtime, job.submit
+    cand = inst.candidates(job)
+    can_split = sm.preempt and inst.preemptible(job)
+    o = inst.overhead(job) if can_split else 0
+    for c in cand:
+        sm.exPb[(j, c.index)] = m.var(f"exPb[{j},{c.index}]", kind="B")
+    m.add(vsum(sm.exPb[(j, c.index)] for c in cand), "==", 1, f"eq55[{j}]")
+    sm.st[j] = m.var(f"st[{j}]", r, ub_j - p)
+    sm.et[j] = m.var(f"et[{j}]", r + p, ub_j)
+    prefix = "exB" if job.kind == "batch" else "exR"
+    for s in range(sm.T):
+        for b in blocks:
+            sm.ex[(j, s, b)] = m.var(f"{prefix}[{j},{s + 1},{b}]", kind="B")
+    if not can_split:
+        e1 = lin(sm.st[j]) + p
+        m.add(sm.et[j], "==", e1, f"et_def[{j}]")
+        return None, e1
+    prm = sm.exPrmpt[j] = m.var(f"exPrmpt[{j}]", kind="B")
+    lo, hi = split_bounds(p)
+    w = sm.w[j] = m.var(f"w[{j}]", lo, p, kind="I")
+    ratio = sm.exRtB[j] = m.var(f"exRtB[{j}]", 0.0, 1.0)
+    m.add(lin(ratio) * p, "==", w, f"exRtB_def[{j}]")
+    # eq. 51 with prm: prm=0 -> w = p; prm=1 -> lo <= w <= hi
+    m.add(w, "<=", hi + (p - hi) * (1 - lin(prm)), f"eq51_hi[{j}]")
+    m.add(w, ">=", p * (1 - lin(prm)) + lo * lin(prm), f"eq51_lo[{j}]")
+    sm.rst[j] = m.var(f"rst[{j}]", r, ub_j)
+    e1 = lin(sm.st[j]) + w + o * lin(prm)  # end of part 1 (incl. checkpoint write)
+    m.add(sm.rst[j], ">=", e1, f"rst_after_part1[{j}]")
+    m.add(sm.rst[j], "<=", e1 + (ub_j - r) * lin(prm), f"rst_unsplit[{j}]")
+    m.add(sm.et[j], "==", lin(sm.rst[j]) + p - lin(w) + o * lin(prm), f"et_def[{j}]")
+    return prm, e1
+
+
+def _slot_links(sm: SequenceMILP, job, prm, e1, ub_j: int, blocks: list[int], dep) -> None:
+    """Slot counts per block (eqs. 45-48, 52-53) and the big-M links between a job's parts and
+    its slots' start times (eqs. 28-31, 40-44), with the tightest constants the bounds give."""
+    inst, m, S, T = sm.instance, sm.model, range(sm.T), sm.T
+    j, r, k = job.id, job.submit, inst.k(job)
+    M_start = sm.horizon - r  # st >= r and stSeq <= max ub
+    M_end = ub_j  # every end of j is <= ub_j and stSeq >= 0
+    for b in blocks:
+        y = vsum(sm.exPb[(j, q)] for q, cover in dep[k].items() if b in cover and (j, q) in sm.exPb)
+        slots = vsum(sm.ex[(j, s, b)] for s in S)
+        if prm is not None:
+            z = m.var(f"zPrm[{j},{b}]", 0.0, 1.0)
+            m.add(z, "<=", prm, f"zPrm_a[{j},{b}]")
+            m.add(z, "<=", y, f"zPrm_b[{j},{b}]")
+            m.add(z, ">=", lin(prm) + y - 1, f"zPrm_c[{j},{b}]")
+            # eqs. 45-48, 52-53: k_j blocks, each holding 1 slot (2 if preempted)
+            m.add(slots, "==", y + z, f"eq52[{j},{b}]")
+        else:
+            m.add(slots, "==", y, f"eq46[{j},{b}]")
+        cum = lin(0.0)
+        for s in S:
+            x = sm.ex[(j, s, b)]
+            not_x = 1 - lin(x)
+            if prm is None:
+                # eqs. 28/30: st >= stSeq[s,b] if in slot s
+                m.add(sm.st[j], ">=", lin(sm.stSeq[(s, b)]) - M_start * not_x, f"eq28[{j},{s + 1},{b}]")
+                if s < T - 1:
+                    # eqs. 40/41/42: the part ends before the next slot starts
+                    m.add(e1, "<=", lin(sm.stSeq[(s + 1, b)]) + M_end * not_x, f"eq41[{j},{s + 1},{b}]")
+            else:
+                # eq. 31: the first of j's slots on b bounds st; eq. 30: every slot bounds rst
+                m.add(sm.st[j], ">=", lin(sm.stSeq[(s, b)]) - M_start * not_x - M_start * cum,
+                      f"eq31[{j},{s + 1},{b}]")
+                m.add(sm.rst[j], ">=", lin(sm.stSeq[(s, b)]) - M_start * not_x, f"eq30[{j},{s + 1},{b}]")
+                if s < T - 1:
+                    # eq. 43: part 1 (first slot) ends before the next slot; eq. 44: part 2 too
+                    m.add(e1, "<=", lin(sm.stSeq[(s + 1, b)]) + M_end * not_x + M_end * cum,
+                          f"eq43[{j},{s + 1},{b}]")
+                    if s > 0:
+                        m.add(sm.et[j], "<=", lin(sm.stSeq[(s + 1, b)]) + M_end * not_x + M_end * (1 - cum),
+                              f"eq44[{j},{s + 1},{b}]")
+            cum = cum + x
+
+
 def build_sequence_milp(instance: Instance, T: int | None = None, preempt: bool = True,
-                        symmetry: bool = True) -> SequenceMILP:
-    """Build the partition-sequence MILP once (solver-neutral).  ``T=None``: no effective cap."""
+                        symmetry: bool = True, ub: dict[int, int] | None = None,
+                        options: Strengthen | None = None) -> SequenceMILP:
+    """Build the partition-sequence MILP once (solver-neutral).  ``T=None``: no effective cap.
+
+    ``ub``: per-job completion bounds (default: the horizon H for all); every big-M is taken from
+    them (``st >= stSeq − (max ub − r_j)(1 − x)``, ``end <= stSeq + ub_j (1 − x)``).  ``options``:
+    the valid inequalities and symmetry breaking of :mod:`milp.strengthen` (default: none, the
+    paper's model as transcribed); ``symmetry`` is the slot-fill order (always valid)."""
     inst = instance
     T = sequences_needed(inst, preempt) if T is None else int(T)
     if T < 1:
         raise ValueError("the number of sequences T must be >= 1")
     H = inst.horizon(preempt)
+    ub = {j.id: H for j in inst.jobs} if ub is None else {j.id: min(H, ub[j.id]) for j in inst.jobs}
+    options = Strengthen.none() if options is None else options
     m = LinearModel(f"seqmilp-{inst.name}-T{T}")
-    dep = mpartdep(inst)
-    S = range(T)
-    sm = SequenceMILP(inst, T, preempt, m, H)
+    sm = SequenceMILP(inst, T, preempt, m, max(ub.values(), default=0))
 
     blocks_of: dict[int, list[int]] = {}
     for job in inst.jobs:
         cand = inst.candidates(job)
         blocks_of[job.id] = sorted({b for p in cand for b in p.blocks})
 
-    # stSeq (eqs. 38, 39)
-    for b in range(inst.blocks):
-        for s in S:
-            sm.stSeq[(s, b)] = m.var(f"stSeq[{s + 1},{b}]", 0.0, 0.0 if s == 0 else H)
-        for s in range(T - 1):
-            m.add(sm.stSeq[(s, b)], "<=", sm.stSeq[(s + 1, b)], f"eq39[{s + 1},{b}]")
-
+    _slot_starts(sm)
+    dep = mpartdep(inst)
     for job in inst.jobs:
-        j, p, r = job.id, job.runtime, job.submit
-        is_bj = job.kind == "batch"
-        k = inst.k(job)
-        cand = inst.candidates(job)
-        can_split = preempt and inst.preemptible(job)
-        o = inst.overhead(job) if can_split else 0
-        for c in cand:
-            sm.exPb[(j, c.index)] = m.var(f"exPb[{j},{c.index}]", kind="B")
-        m.add(vsum(sm.exPb[(j, c.index)] for c in cand), "==", 1, f"eq55[{j}]")
-        # times (eq. 27: st, rst >= subt)
-        sm.st[j] = m.var(f"st[{j}]", r, H - p)
-        sm.et[j] = m.var(f"et[{j}]", r + p, H)
-        prefix = "exB" if is_bj else "exR"
-        for s in S:
-            for b in blocks_of[j]:
-                sm.ex[(j, s, b)] = m.var(f"{prefix}[{j},{s + 1},{b}]", kind="B")
-        if can_split:
-            prm = sm.exPrmpt[j] = m.var(f"exPrmpt[{j}]", kind="B")
-            from milp.instance import split_bounds
+        prm, e1 = _job_times(sm, job, ub[job.id], blocks_of[job.id])
+        _slot_links(sm, job, prm, e1, ub[job.id], blocks_of[job.id], dep)
 
-            lo, hi = split_bounds(p)
-            w = sm.w[j] = m.var(f"w[{j}]", lo, p, kind="I")
-            ratio = sm.exRtB[j] = m.var(f"exRtB[{j}]", 0.0, 1.0)
-            m.add(lin(ratio) * p, "==", w, f"exRtB_def[{j}]")
-            # eq. 51 with prm: prm=0 -> w = p; prm=1 -> lo <= w <= hi
-            m.add(w, "<=", hi + (p - hi) * (1 - lin(prm)), f"eq51_hi[{j}]")
-            m.add(w, ">=", p * (1 - lin(prm)) + lo * lin(prm), f"eq51_lo[{j}]")
-            sm.rst[j] = m.var(f"rst[{j}]", r, H)
-            e1 = lin(sm.st[j]) + w + o * lin(prm)  # end of part 1 (incl. checkpoint write)
-            m.add(sm.rst[j], ">=", e1, f"rst_after_part1[{j}]")
-            m.add(sm.rst[j], "<=", e1 + H * lin(prm), f"rst_unsplit[{j}]")
-            m.add(sm.et[j], "==", lin(sm.rst[j]) + p - lin(w) + o * lin(prm), f"et_def[{j}]")
-        else:
-            prm = None
-            e1 = lin(sm.st[j]) + p
-            m.add(sm.et[j], "==", e1, f"et_def[{j}]")
-
-        for b in blocks_of[j]:
-            y = vsum(sm.exPb[(j, q)] for q, cover in dep[k].items() if b in cover and (j, q) in sm.exPb)
-            slots = vsum(sm.ex[(j, s, b)] for s in S)
-            if prm is not None:
-                z = m.var(f"zPrm[{j},{b}]", 0.0, 1.0)
-                m.add(z, "<=", prm, f"zPrm_a[{j},{b}]")
-                m.add(z, "<=", y, f"zPrm_b[{j},{b}]")
-                m.add(z, ">=", lin(prm) + y - 1, f"zPrm_c[{j},{b}]")
-                # eqs. 45-48, 52-53: k_j blocks, each holding 1 slot (2 if preempted)
-                m.add(slots, "==", y + z, f"eq52[{j},{b}]")
-            else:
-                m.add(slots, "==", y, f"eq46[{j},{b}]")
-            cum = lin(0.0)
-            for s in S:
-                x = sm.ex[(j, s, b)]
-                not_x = 1 - lin(x)
-                M_start = H - r
-                if prm is None:
-                    # eqs. 28/30: st >= stSeq[s,b] if in slot s
-                    m.add(sm.st[j], ">=", lin(sm.stSeq[(s, b)]) - M_start * not_x, f"eq28[{j},{s + 1},{b}]")
-                    if s < T - 1:
-                        # eqs. 40/41/42: the part ends before the next slot starts
-                        m.add(e1, "<=", lin(sm.stSeq[(s + 1, b)]) + H * not_x, f"eq41[{j},{s + 1},{b}]")
-                else:
-                    # eq. 31: the first of j's slots on b bounds st; eq. 30: every slot bounds rst
-                    m.add(sm.st[j], ">=", lin(sm.stSeq[(s, b)]) - M_start * not_x - M_start * cum,
-                          f"eq31[{j},{s + 1},{b}]")
-                    m.add(sm.rst[j], ">=", lin(sm.stSeq[(s, b)]) - M_start * not_x, f"eq30[{j},{s + 1},{b}]")
-                    if s < T - 1:
-                        # eq. 43: part 1 (first slot) ends before the next slot; eq. 44: part 2 too
-                        m.add(e1, "<=", lin(sm.stSeq[(s + 1, b)]) + H * not_x + H * cum, f"eq43[{j},{s + 1},{b}]")
-                        if s > 0:
-                            m.add(sm.et[j], "<=", lin(sm.stSeq[(s + 1, b)]) + H * not_x + H * (1 - cum),
-                                  f"eq44[{j},{s + 1},{b}]")
-                cum = cum + x
-
+    S = range(T)
     # eq. 49: one job per slot; symmetry: slots fill from the first
     for b in range(inst.blocks):
         users = [job.id for job in inst.jobs if b in set(blocks_of[job.id])]
@@ -284,11 +305,28 @@ def build_sequence_milp(instance: Instance, T: int | None = None, preempt: bool 
                 m.add(vsum(sm.ex[(j, s + 1, b)] for j in users), "<=", vsum(sm.ex[(j, s, b)] for j in users),
                       f"fill[{s + 1},{b}]")
 
+    _strengthen(sm, options)
     # objectives: eq. 36 (BJs) and the RTJ slowdown sum (the lexicographic first stage)
     m.objectives["bj"] = vsum((lin(sm.et[j.id]) - j.submit) * (1.0 / j.runtime) for j in inst.batch_jobs)
     m.objectives["none"] = lin(0.0)
     m.objectives["rt"] = vsum((lin(sm.et[j.id]) - j.submit) * (1.0 / j.runtime) for j in inst.rt_jobs)
     return sm
+
+
+def _strengthen(sm: SequenceMILP, options: Strengthen) -> None:
+    """The valid inequalities and symmetry breaking of :mod:`milp.strengthen` that ``options`` asks for."""
+    inst, m = sm.instance, sm.model
+    if options.energy:
+        add_energy_cuts(m, inst, sm.et)
+    if options.clique:
+        add_clique_cuts(m, inst, sm.et)
+    if options.symmetry:
+        for ids in identical_groups(inst, set(sm.exPrmpt)):
+            for a, b in zip(ids, ids[1:]):
+                m.add(sm.st[a], "<=", sm.st[b], f"identical[{a},{b}]")
+        fixed = tree_fixed_job(inst)
+        if fixed is not None:
+            sm.exPb[fixed].lb = 1.0
 
 
 __all__ = ["SequenceMILP", "build_sequence_milp", "mpartdep", "sequences_needed", "INF"]

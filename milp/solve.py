@@ -23,10 +23,14 @@ from typing import Any, Callable
 from rtsched.schedule import Schedule, Segment
 
 from milp.instance import Instance
+from milp.linmodel import solve_model
 from milp.plan import Evaluation, Placement, evaluate, left_justify
+from milp.strengthen import Strengthen, canonical_plan
 from milp.report import ReplayReport, replay_plan
 
-METHODS = ("cpsat", "milp-cbc", "milp-ortools", "bruteforce")
+METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disjunctive", "bruteforce")
+# "milp": the paper's partition-sequence MILP on the best installed back end (linmodel.best_backend);
+# "milp-disjunctive": the second exact MILP (milp/disjunctive_milp.py), on the same back end.
 
 
 @dataclass
@@ -85,6 +89,27 @@ class SolveResult:
         return None
 
     @property
+    def solver(self) -> str | None:
+        """The MILP back end that solved the last stage (None for CP-SAT and brute force)."""
+        return next((st["solver"] for st in reversed(self.stages) if "solver" in st), None)
+
+    @property
+    def nodes(self) -> int | None:
+        """Branch-and-bound nodes over all MILP stages (None when no back end reported them)."""
+        counts = [st["nodes"] for st in self.stages if st.get("nodes") is not None]
+        return sum(counts) if counts else None
+
+    @property
+    def root_bound(self) -> float | None:
+        """The BJ stage model's LP relaxation bound as a mean BJ slowdown (comparable with
+        ``best_bound``); None when the back end did not report one."""
+        n_bj = len(self.instance.batch_jobs)
+        for st in self.stages:
+            if st["stage"] == "bj" and st.get("root_bound") is not None and n_bj:
+                return st["root_bound"] / n_bj
+        return None
+
+    @property
     def n_preempted(self) -> int:
         return sum(1 for p in self.placements or [] if p.split is not None)
 
@@ -93,7 +118,8 @@ class SolveResult:
         return {k: getattr(self, k) for k in (
             "status", "method", "theta", "theta_used", "theta_star", "theta_star_status", "rtj_sd_mean",
             "bj_sd_mean", "best_bound", "gap", "seconds", "model_size", "sequences", "restricted", "preempt",
-            "objective_tolerance", "notes")} | {"sd": {str(k): v for k, v in self.sd.items()},
+            "objective_tolerance", "notes", "solver", "nodes", "root_bound")} | {
+                "sd": {str(k): v for k, v in self.sd.items()},
                                                  "n_preempted": self.n_preempted,
                                                  "theta_star_bound": self.theta_star_bound}
 
@@ -110,6 +136,9 @@ class _Stage:
     # binding sequence cap T that model is restricted, so this, not the replayed plan's, is the gap
     # a MILP solver reports (seed 002 Table 2).
     solver_gap: float | None = None
+    solver: str | None = None  # the MILP back end that ran (None: CP-SAT)
+    nodes: int | None = None  # branch-and-bound nodes of the stage's MILP solve(s)
+    root_bound: float | None = None  # the stage model's LP relaxation bound (sum of slowdowns)
 
 
 def _solver_gap(objective: float | None, bound: float | None) -> float | None:
@@ -197,33 +226,73 @@ def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) ->
 
 
 def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backend: str,
-                 threads: int | None) -> tuple[Callable[..., _Stage], Any]:
+                 threads: int | None, formulation: str = "sequence", options: Strengthen | None = None,
+                 kept: dict[str, Any] | None = None) -> tuple[Callable[..., _Stage], Any]:
+    """Stage runner of the MILP methods: ``formulation`` "sequence" (the paper's model) or
+    "disjunctive"; ``options`` the strengthenings of :mod:`milp.strengthen` (None: none);
+    ``kept`` receives each stage's model (key = objective) for ``write_model``."""
+    from milp.cpsat import append_batch, greedy_plan, job_upper_bounds, rt_subinstance
+    from milp.disjunctive_milp import build_disjunctive_milp
     from milp.sequence_milp import build_sequence_milp
 
-    from milp.cpsat import append_batch, greedy_plan, rt_subinstance
+    options = Strengthen.none() if options is None else options
+    kept = {} if kept is None else kept
 
-    sm = build_sequence_milp(instance, sequences, preempt)
+    def build(inst: Instance, ub=None, capped: bool = True):
+        if formulation == "disjunctive":
+            return build_disjunctive_milp(inst, preempt, ub, options)
+        return build_sequence_milp(inst, sequences if capped else None, preempt, ub=ub, options=options)
+
+    sm = build(instance)
+
+    def run(inst: Instance, objective: str, bound, limit, plan, capped: bool = True, floor: float | None = None):
+        """Build the stage's model (horizons from ``plan`` when it fits), solve it: (model, result)."""
+        f = sm if inst is instance and capped and not options.horizons else None
+        inc = None
+        if plan is not None:
+            plan = canonical_plan(inst, plan, {j.id for j in inst.jobs if preempt and inst.preemptible(j)}) \
+                if options.symmetry else list(plan)
+            if not _meets(inst, plan, bound):
+                plan = None
+        if f is None:
+            ub = None
+            if options.horizons:
+                probe = build(inst, None, capped) if plan is not None else None
+                inc = plan if probe is not None and probe.mip_start(plan) is not None else None
+                ub = job_upper_bounds(inst, objective, inc, bound, preempt)
+            f = build(inst, ub, capped)
+        inc_sum = None
+        if inc is not None:
+            ev = evaluate(inst, inc)
+            inc_sum = float(ev.bj_sum if objective == "bj" else ev.rt_sum)
+        if formulation == "disjunctive":
+            model = f.stage_model(objective, bound, inc_sum)
+        else:
+            model = f.stage_model(objective, bound, inc_sum, floor)
+        start = f.mip_start(plan) if options.start and plan is not None else None
+        kept[objective] = model
+        res = solve_model(model, objective, backend, time_limit=limit, threads=threads, start=start)
+        return f, res
 
     def rtj_only(limit: float | None):
         """The θ* model of the RTJs alone without a cap: (its MILP, its solve)."""
         sub = rt_subinstance(instance)
-        sub_sm = build_sequence_milp(sub, None, preempt)
-        return sub_sm, sub_sm.solve("rt", None, backend, time_limit=limit, threads=threads, start=greedy_plan(sub))
+        return run(sub, "rt", None, limit, greedy_plan(sub), capped=False)
 
     def stage(objective: str, bound: Fraction | None, limit: float | None, hint) -> _Stage:
         if objective == "rt" and not sm.restricted:
             # Without a binding sequence cap, θ* only depends on the RTJs (the BJs can always be
             # appended after every RTJ), so the first stage solves the much smaller RTJ-only MILP.
-            sub_sm, res = rtj_only(limit)
-            plan = append_batch(instance, sub_sm.placements(res.values)) if res.values is not None else None
-            return _Stage(res.status, plan, res.bound, res.seconds, sub_sm.model.size(),
-                          solver_gap=_solver_gap(res.objective, res.bound))
+            sub_f, res = rtj_only(limit)
+            plan = append_batch(instance, sub_f.placements(res.values)) if res.values is not None else None
+            return _Stage(res.status, plan, res.bound, res.seconds, sub_f.model.size(),
+                          solver_gap=_solver_gap(res.objective, res.bound), **_stats(res))
         if objective == "rt":
             return restricted_theta_star(limit, hint)
-        res = sm.solve(objective, bound, backend, time_limit=limit, threads=threads, start=hint)
-        size = sm.with_rtj_bound(bound).size()
-        plan = sm.placements(res.values) if res.values is not None else None
-        return _Stage(res.status, plan, res.bound, res.seconds, size, solver_gap=_solver_gap(res.objective, res.bound))
+        f, res = run(instance, objective, bound, limit, hint)
+        plan = f.placements(res.values) if res.values is not None else None
+        return _Stage(res.status, plan, res.bound, res.seconds, kept[objective].size(),
+                      solver_gap=_solver_gap(res.objective, res.bound), **_stats(res))
 
     def restricted_theta_star(limit: float | None, hint) -> _Stage:
         # With a binding cap the θ* model's LP bound is the trivial Σ SD = n_rt, so CBC can find the
@@ -235,7 +304,7 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         n_rt = len(instance.rt_jobs)
         floor = relax.bound if relax.bound is not None and relax.bound > n_rt else None
         rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))
-        res = sm.solve("rt", None, backend, time_limit=rest, threads=threads, start=hint, rt_floor_sum=floor)
+        f, res = run(instance, "rt", None, rest, hint, floor=floor)
         bound = res.bound
         if floor is not None and res.status != "infeasible":
             bound = floor if bound is None else max(bound, floor)
@@ -243,12 +312,18 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         if status == "feasible" and res.objective is not None and bound is not None \
                 and res.objective <= bound + 1e-6 * max(1.0, abs(bound)):
             status = "optimal"  # the incumbent meets the relaxation's bound: nothing better exists
-        plan = sm.placements(res.values) if res.values is not None else None
-        size = sm.with_rtj_floor(sm.model, floor).size()
-        return _Stage(status, plan, bound, time.perf_counter() - t_start, size,
-                      solver_gap=_solver_gap(res.objective, bound))
+        plan = f.placements(res.values) if res.values is not None else None
+        stats = _stats(res)
+        if relax.nodes is not None and stats["nodes"] is not None:
+            stats["nodes"] += relax.nodes
+        return _Stage(status, plan, bound, time.perf_counter() - t_start, kept["rt"].size(),
+                      solver_gap=_solver_gap(res.objective, bound), **stats)
 
     return stage, sm
+
+
+def _stats(res) -> dict[str, Any]:
+    return {"solver": res.solver, "nodes": res.nodes, "root_bound": res.root_bound}
 
 
 def _meets(instance: Instance, plan, bound: Fraction | None) -> bool:
@@ -264,7 +339,8 @@ def _meets(instance: Instance, plan, bound: Fraction | None) -> bool:
 def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1.2, time_limit: float | None = None,
           preempt: bool = True, sequences: int | None = None, lexicographic: bool = True,
           binary_search: bool = False, *, workers: int = 2, seed: int = 0, threads: int | None = None,
-          splits: Any = "all") -> SolveResult:
+          splits: Any = "all", strengthen: Strengthen | str | None = None, milp_backend: str | None = None,
+          write_model: str | None = None) -> SolveResult:
     """Solve ``instance`` exactly with ``method`` (one of :data:`METHODS`).
 
     Args:
@@ -276,6 +352,10 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
         lexicographic / binary_search: how θ is loosened when it cannot be met (module docstring).
         workers: CP-SAT workers (2).  threads: CBC / OR-Tools threads (solver default).
         splits: brute force's split candidates ("all", "bounds", a list or a callable).
+        strengthen: the MILP strengthenings (:class:`milp.strengthen.Strengthen` or its text form,
+            e.g. "none", "-energy"); None: all of them.
+        milp_backend: the back end of "milp" and "milp-disjunctive" (default: the best installed).
+        write_model: write the MILP of the last stage (the BJ stage, with θ_used) to this .mps / .lp file.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
@@ -288,6 +368,9 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
 
     notes: list[str] = []
     sm = None
+    kept: dict[str, Any] = {}
+    if write_model is not None and not method.startswith("milp"):
+        raise ValueError(f"write_model needs a MILP method, not {method!r}")
     if method == "cpsat":
         stage = _cpsat_runner(instance, preempt, workers, seed)
         T = None
@@ -295,9 +378,19 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
         if sequences is not None:
             notes.append("sequences ignored: CP-SAT has no sequence cap")
     else:
-        backend = "cbc" if method == "milp-cbc" else "ortools"
-        stage, sm = _milp_runner(instance, preempt, sequences, backend, threads)
-        T = sm.T
+        from milp.linmodel import BACKENDS, best_backend
+
+        options = Strengthen() if strengthen is None else (
+            Strengthen.parse(strengthen) if isinstance(strengthen, str) else strengthen)
+        formulation = "disjunctive" if method == "milp-disjunctive" else "sequence"
+        backend = method.removeprefix("milp-") if method.removeprefix("milp-") in BACKENDS else (
+            milp_backend or best_backend())
+        if milp_backend is not None and milp_backend not in BACKENDS:
+            raise ValueError(f"unknown MILP back end {milp_backend!r}; choose one of {BACKENDS}")
+        stage, sm = _milp_runner(instance, preempt, sequences, backend, threads, formulation, options, kept)
+        if formulation == "disjunctive" and sequences is not None:
+            notes.append("sequences ignored: the disjunctive MILP has no sequence cap")
+        T = getattr(sm, "T", None)
         restricted = sm.restricted
         if restricted:
             notes.append(f"optimum restricted to T={T} sequences per block")
@@ -317,6 +410,9 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
         row = {"stage": name, "status": st.status, "seconds": round(st.seconds, 4), **(extra or {})}
         if st.solver_gap is not None:
             row["solver_gap"] = st.solver_gap
+        for key in ("solver", "nodes", "root_bound"):
+            if getattr(st, key) is not None:
+                row[key] = getattr(st, key)
         stages.append(row)
 
     theta_used: Fraction | None = theta_f if n_rt else None
@@ -384,6 +480,10 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
     hint = best_greedy_plan(instance, hint, theta_used)
     st2 = stage("bj", theta_used, remaining(), hint)
     record("bj", st2)
+    if write_model is not None and "bj" in kept:
+        from milp.linmodel import write_model as write_lp
+
+        write_lp(kept["bj"], "bj", write_model)
     status = st2.status
     if status in ("infeasible", "no_solution") or st2.plan is None:
         if status == "infeasible" and n_rt:

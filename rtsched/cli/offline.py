@@ -21,7 +21,7 @@ EXIT_INFEASIBLE = 3
 EXIT_NO_SOLUTION = 4
 # The exact methods of milp.solve (kept here so that building the parser imports no solver;
 # tests/test_layers.py checks the two lists agree).
-METHODS = ("cpsat", "milp-cbc", "milp-ortools", "bruteforce")
+METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disjunctive", "bruteforce")
 
 
 def register(sub: Any) -> None:
@@ -31,6 +31,9 @@ def register(sub: Any) -> None:
     _solve_options(sv, METHODS)
     sv.add_argument("--json", action="store_true", help="print a machine-readable JSON object")
     sv.add_argument("--schedule-out", help="write the schedule (CSV, or Parquet if the name ends in .parquet)")
+    sv.add_argument("--write-model", metavar="FILE",
+                    help="milp* methods: write the BJ-stage MILP (with the θ used) as FILE.mps or FILE.lp, to run on "
+                         "any solver")
     sv.set_defaults(func=cmd_solve)
 
     ins = sub.add_parser("instances", help="generate offline instances (seed 002 Table 2/3 settings)")
@@ -75,8 +78,10 @@ def register(sub: Any) -> None:
 
 def _solve_options(p: argparse.ArgumentParser, methods) -> None:
     p.add_argument("--method", default="cpsat", choices=list(methods),
-                   help="cpsat (fast exact, default), milp-cbc / milp-ortools (the paper's partition-sequence "
-                        "MILP via PuLP+CBC / OR-Tools), bruteforce (tiny instances)")
+                   help="cpsat (fast exact, default); milp (the paper's partition-sequence MILP on the best installed "
+                        "back end: HiGHS, else OR-Tools SCIP, else CBC), milp-highs / milp-cbc / milp-ortools (that "
+                        "MILP on one back end); milp-disjunctive (the second exact MILP, disjunctive over conflicting "
+                        "partitions); bruteforce (tiny instances)")
     p.add_argument("--time-limit", type=positive_float,
                    help="seconds (> 0) for the whole solve; returns the best schedule and its gap")
     p.add_argument("--theta", type=positive_float, default=1.2, help="RTJ mean-slowdown bound θ > 0 (default 1.2)")
@@ -87,13 +92,24 @@ def _solve_options(p: argparse.ArgumentParser, methods) -> None:
     p.add_argument("--sequences", type=positive_int, help="T, sequences per block of the MILP (default: no effective cap)")
     p.add_argument("--workers", type=positive_int, help="CP-SAT workers (default 2; 1 per process with compare -j N)")
     p.add_argument("--threads", type=positive_int, help="MILP solver threads")
+    p.add_argument("--strengthen", default="all",
+                   help="MILP strengthenings: all (default), none, a comma list of horizons, energy, clique, symmetry, "
+                        "start to switch on, or -name,... to switch off (docs/milp.md)")
+    p.add_argument("--milp-backend", choices=["highs", "ortools", "cbc"],
+                   help="back end of --method milp / milp-disjunctive (default: the best installed)")
 
 
 def _solve_kwargs(args) -> dict[str, Any]:
     kwargs = {"method": args.method, "theta": args.theta, "time_limit": args.time_limit,
               "preempt": not args.no_preempt, "sequences": args.sequences,
               "lexicographic": args.theta_mode == "lexicographic", "binary_search": args.theta_mode == "binary-search",
-              "threads": args.threads}
+              "threads": args.threads, "milp_backend": args.milp_backend}
+    from milp.strengthen import Strengthen
+
+    try:
+        kwargs["strengthen"] = Strengthen.parse(args.strengthen)
+    except ValueError as exc:
+        raise UsageError(f"--strengthen: {exc}") from None
     if args.workers is not None:
         kwargs["workers"] = args.workers
     return kwargs
@@ -112,6 +128,9 @@ def result_json(res) -> dict[str, Any]:
         "bj_sd_mean": res.bj_sd_mean,
         "best_bound": res.best_bound,
         "gap": res.gap,
+        "root_bound": res.root_bound,
+        "nodes": res.nodes,
+        "solver": res.solver,
         "seconds": round(res.seconds, 4),
         "preempt": res.preempt,
         "sequences": res.sequences,
@@ -133,8 +152,16 @@ def cmd_solve(args) -> int:
     from milp.solve import solve
 
     check_output(args.schedule_out, "--schedule-out")
+    kwargs = _solve_kwargs(args)
+    if args.write_model:
+        check_output(args.write_model, "--write-model")
+        if not args.method.startswith("milp"):
+            raise UsageError(f"--write-model needs a milp* method, not --method {args.method}")
+        if os.path.splitext(args.write_model)[1].lower() not in (".mps", ".lp"):
+            raise UsageError(f"--write-model: {args.write_model}: the name must end in .mps or .lp")
+        kwargs["write_model"] = args.write_model
     inst = load_instance(args.instance)
-    res = solve(inst, **_solve_kwargs(args))
+    res = solve(inst, **kwargs)
     if args.schedule_out and res.schedule is not None:
         machine = inst.machine()
         res.schedule.write(args.schedule_out, machine.partition_names())
