@@ -300,10 +300,18 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         # relaxation (drop the BJs and the cap from any capped plan and it stays feasible), so its
         # proven bound is a valid cut on the capped model; it is small and solves in seconds.
         t_start = time.perf_counter()
-        _, relax = rtj_only(None if limit is None else RELAXATION_SHARE * limit)
+        sub_f, relax = rtj_only(None if limit is None else RELAXATION_SHARE * limit)
         n_rt = len(instance.rt_jobs)
         floor = relax.bound if relax.bound is not None and relax.bound > n_rt else None
         rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))
+        if relax.values is not None:
+            # The relaxation's RTJ placements with the BJs appended: when that plan fits in T slots
+            # it meets the floor, so it is the capped θ* as well (a MIP start that closes the gap).
+            relaxed_plan = append_batch(instance, sub_f.placements(relax.values))
+            if sm.mip_start(relaxed_plan) is not None and (hint is None or sm.mip_start(hint) is None or
+                                                         evaluate(instance, relaxed_plan).rt_sum
+                                                         <= evaluate(instance, hint).rt_sum):
+                hint = relaxed_plan
         f, res = run(instance, "rt", None, rest, hint, floor=floor)
         bound = res.bound
         if floor is not None and res.status != "infeasible":

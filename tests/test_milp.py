@@ -26,7 +26,7 @@ from rtsched.schedule import CKPT
 from rtsched.replay import replay_and_compare
 from rtsched.validate import validate_schedule
 
-EXACT = ("cpsat", "milp-cbc", "milp-ortools")
+EXACT = ("cpsat", "milp-cbc", "milp-ortools", "milp-highs", "milp-disjunctive")
 
 
 def _inst(blocks: int, *jobs: tuple, name: str = "t") -> Instance:
