@@ -31,12 +31,13 @@ PAPER_TABLE3: dict[str, tuple[float, float]] = {"formulation": (1.50, 1.08), "WC
 
 
 def table2_row(n_bj: int, n_rt: int, blocks: int, *, seed: int = 0, sequences: int = 5,
-               method: str = "milp-cbc", time_limit: float | None = 600.0, threads: int | None = None) -> dict[str, Any]:
+               method: str = "milp-cbc", time_limit: float | None = 600.0, threads: int | None = None,
+               strengthen: Any = None) -> dict[str, Any]:
     """One Table 2 row: the instance ``table2_instance(n_bj, n_rt, blocks, seed)`` solved by the
-    sequence MILP with T = ``sequences``."""
+    sequence MILP with T = ``sequences`` (``strengthen``: milp.solve's, None = all)."""
     inst = table2_instance(n_bj, n_rt, blocks, seed)
     size = build_sequence_milp(inst, sequences).model.size()
-    res = solve(inst, method, sequences=sequences, time_limit=time_limit, threads=threads)
+    res = solve(inst, method, sequences=sequences, time_limit=time_limit, threads=threads, strengthen=strengthen)
     paper_bin, paper_s = PAPER_TABLE2.get((n_bj, n_rt, blocks), (None, None))
     return {"bj": n_bj, "rt": n_rt, "blocks": blocks, "T": sequences, "binaries": size["binaries"],
             "variables": size["variables"], "constraints": size["constraints"], "status": res.status,
@@ -46,7 +47,8 @@ def table2_row(n_bj: int, n_rt: int, blocks: int, *, seed: int = 0, sequences: i
             "stages": [f"{st['stage']}:{st['status']}" for st in res.stages], "paper_binaries": paper_bin,
             # the largest relative gap CBC reported on its own (restricted) models, over the stages
             "solver_gap": max((st["solver_gap"] for st in res.stages if "solver_gap" in st), default=None),
-            "paper_cplex_seconds": paper_s, "method": method}
+            "paper_cplex_seconds": paper_s, "method": method, "solver": res.solver, "nodes": res.nodes,
+            "root_bound": res.root_bound, "best_bound": res.best_bound}
 
 
 def table2(rows: Iterable[tuple[int, int, int]] = TABLE2_ROWS, **kwargs: Any) -> list[dict[str, Any]]:
