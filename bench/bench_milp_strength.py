@@ -37,19 +37,8 @@ from milp.solve import solve  # noqa: E402
 from milp.strengthen import Strengthen  # noqa: E402
 from milp.tables import PAPER_TABLE2, table2_row  # noqa: E402
 
-
-def _f(x, d=3):
-    return "-" if x is None else f"{x:.{d}f}"
-
-
-def _dur(s):
-    if s is None:
-        return "-"
-    if s >= 3600:
-        return f"{s / 3600:.1f} h"
-    if s >= 60:
-        return f"{s / 60:.1f} min"
-    return f"{s:.1f} s"
+sys.path.insert(0, str(REPO / "bench"))
+from bench_milp import _dur, _f  # noqa: E402  (one copy of the number formats)
 
 
 def part_table2(args) -> None:
@@ -101,7 +90,7 @@ def part_table3(args) -> None:
 
 
 ABLATION = [("none", Strengthen.none())] + [
-    (f"all -{name}", Strengthen.parse(f"-{name}")) for name in ("horizons", "energy", "clique", "symmetry", "start")
+    (f"all -{name}", Strengthen.parse(f"no-{name}")) for name in ("horizons", "energy", "clique", "symmetry", "start")
 ] + [("all", Strengthen())]
 
 

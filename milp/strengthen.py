@@ -52,8 +52,8 @@ class Strengthen:
 
     @classmethod
     def parse(cls, text: str) -> "Strengthen":
-        """"all", "none", or a comma list of names to switch on ("energy,clique"); "-name" switches
-        one off from all ("-energy")."""
+        """"all", "none", a comma list of names to switch on ("energy,clique"), or of names to
+        switch off from all, each as "no-NAME" (or "-NAME", e.g. ``--strengthen=-energy``)."""
         text = text.strip()
         names = [f.name for f in fields(cls)]
         if text in ("all", ""):
@@ -61,13 +61,19 @@ class Strengthen:
         if text == "none":
             return cls.none()
         items = [t.strip() for t in text.split(",") if t.strip()]
-        bad = [t for t in items if t.lstrip("-") not in names]
+
+        def off(t: str) -> str | None:
+            return t[3:] if t.startswith("no-") else t[1:] if t.startswith("-") else None
+
+        bad = [t for t in items if (off(t) or t) not in names]
         if bad:
-            raise ValueError(f"unknown strengthening(s) {bad}; choose from {names}, 'all' or 'none'")
-        if all(t.startswith("-") for t in items):
-            return replace(cls(), **{t[1:]: False for t in items})
-        if any(t.startswith("-") for t in items):
-            raise ValueError("give either names to switch on or -names to switch off, not both")
+            raise ValueError(f"unknown strengthening(s) {bad}; choose from {names} (no-NAME switches one off), "
+                             "'all' or 'none'")
+        offs = [off(t) for t in items]
+        if all(offs):
+            return replace(cls(), **{t: False for t in offs})
+        if any(offs):
+            raise ValueError("give either names to switch on or no-names to switch off, not both")
         return replace(cls.none(), **{t: True for t in items})
 
     def label(self) -> str:

@@ -198,9 +198,10 @@ def test_mip_start_is_taken_by_highs():
 def test_strengthen_parse():
     assert Strengthen.parse("all") == Strengthen() and Strengthen.parse("none") == Strengthen.none()
     assert Strengthen.parse("energy,clique") == replace(Strengthen.none(), energy=True, clique=True)
-    assert Strengthen.parse("-energy") == replace(Strengthen(), energy=False)
+    assert Strengthen.parse("-energy") == Strengthen.parse("no-energy") == replace(Strengthen(), energy=False)
+    assert Strengthen.parse("no-energy,no-start") == replace(Strengthen(), energy=False, start=False)
     assert Strengthen.parse("energy,clique").label() == "energy+clique"
-    for bad in ("bogus", "energy,-clique"):
+    for bad in ("bogus", "energy,-clique", "no-bogus"):
         with pytest.raises(ValueError):
             Strengthen.parse(bad)
 
