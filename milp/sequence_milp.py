@@ -19,7 +19,11 @@ Variables (the paper's names):
   y[j,b] = Σ_q mPartDep[k_j,q,b]·exPb[j,q] says whether j's partition covers block b;
 * st[j], rst[j], et[j] — start, restart, end (completion); stSeq[s,b].
 
-Big-M values come from the instance horizon H (``Instance.horizon``): every time is in [0, H].
+Big-M values come from per-job completion bounds ub_j (default: the instance horizon H,
+``Instance.horizon``; with the ``horizons`` strengthening, :func:`milp.cpsat.job_upper_bounds`):
+the start side of job j uses max ub − r_j, the end side ub_j.  ``options`` adds the valid
+inequalities and symmetry breaking of :mod:`milp.strengthen` (none by default: the model as
+transcribed; :func:`milp.solve.solve` switches them all on unless told otherwise).
 """
 from __future__ import annotations
 

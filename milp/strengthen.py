@@ -17,7 +17,10 @@ without it).  None of them changes the problem:
 * ``symmetry`` — identical jobs start in id order; on a complete block tree (M = 1, 2, 4, 8, 16)
   the widest job with several candidate partitions is fixed to the leftmost (the tree's
   automorphisms act transitively on each level; milp/cpsat.py does the same);
-* ``start`` — the greedy/heuristic plan given to the solver as a MIP start.
+* ``start`` — the greedy/heuristic plan given to the solver as a MIP start;
+* ``relaxation`` — with a binding sequence cap T, the BJ stage first solves the uncapped problem
+  (the disjunctive MILP, a relaxation: every capped plan is an uncapped plan): its bound is added
+  as the cut Σ SD >= bound, and its plan, when it fits in T slots, is the MIP start (then optimal).
 
 Branching priorities are not offered: none of the open-source back ends (HiGHS, CBC through PuLP,
 SCIP through OR-Tools' linear solver wrapper) takes them through the interfaces used here.
@@ -45,6 +48,7 @@ class Strengthen:
     clique: bool = True
     symmetry: bool = True
     start: bool = True
+    relaxation: bool = True
 
     @classmethod
     def none(cls) -> "Strengthen":
@@ -211,3 +215,19 @@ def rtj_bound(model: LinearModel, instance: Instance, et: dict[int, Var], theta,
 
 
 __all__ += ["rtj_bound"]
+
+
+def objective_floor(model: LinearModel, instance: Instance, et: dict[int, Var], objective: str,
+                    floor_sum: float | None, tol: float = 1e-6) -> LinearModel:
+    """``model`` plus Σ SD >= ``floor_sum`` − tol over the objective's jobs, for a valid lower bound
+    ``floor_sum`` (e.g. a relaxation's proven bound); unchanged for None."""
+    jobs = {"bj": instance.batch_jobs, "rt": instance.rt_jobs}.get(objective, [])
+    if floor_sum is None or not jobs:
+        return model
+    out = LinearModel(model.name, model.vars, list(model.cons), model.objectives)
+    expr = vsum(lin(et[j.id]) * (1.0 / j.runtime) for j in jobs)
+    out.add(expr, ">=", floor_sum + sum(j.submit / j.runtime for j in jobs) - tol, "objective_floor")
+    return out
+
+
+__all__ += ["objective_floor"]
