@@ -316,25 +316,9 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         if relax.values is not None:
             # The relaxation's RTJ placements with the BJs appended: when that plan fits in T slots
             # it meets the floor, so it is the capped θ* as well (a MIP start that closes the gap).
-            relaxed_plan = append_batch(instance, sub_f.placements(relax.values))
-            if sm.mip_start(relaxed_plan) is not None and (hint is None or sm.mip_start(hint) is None or
-                                                         evaluate(instance, relaxed_plan).rt_sum
-                                                         <= evaluate(instance, hint).rt_sum):
-                hint = relaxed_plan
+            hint = better_start("rt", append_batch(instance, sub_f.placements(relax.values)), hint, None)
         f, res = run(instance, "rt", None, rest, hint, floor=floor)
-        bound = res.bound
-        if floor is not None and res.status != "infeasible":
-            bound = floor if bound is None else max(bound, floor)
-        status = res.status
-        if status == "feasible" and res.objective is not None and bound is not None \
-                and res.objective <= bound + 1e-6 * max(1.0, abs(bound)):
-            status = "optimal"  # the incumbent meets the relaxation's bound: nothing better exists
-        plan = f.placements(res.values) if res.values is not None else None
-        stats = _stats(res)
-        if relax.nodes is not None and stats["nodes"] is not None:
-            stats["nodes"] += relax.nodes
-        return _Stage(status, plan, bound, time.perf_counter() - t_start, kept["rt"].size(),
-                      solver_gap=_solver_gap(res.objective, bound), **stats)
+        return closed_by_relaxation("rt", f, res, relax, floor, t_start)
 
     def restricted_bj(bound, limit: float | None, hint) -> _Stage:
         # The capped BJ stage's tree closes slowly (Table 2, 4/3/16: gap 0.19 after 600 s with the
@@ -346,25 +330,37 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
                         form="disjunctive", keep=False)
         floor = relax.bound if relax.status in ("optimal", "feasible") else None
         if relax.values is not None:
-            plan = rf.placements(relax.values)
-            if _meets(instance, plan, bound) and sm.mip_start(plan) is not None and (
-                    hint is None or evaluate(instance, plan).bj_sum <= evaluate(instance, hint).bj_sum):
-                hint = plan
+            hint = better_start("bj", rf.placements(relax.values), hint, bound)
         rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))
         f, res = run(instance, "bj", bound, rest, hint, floor=floor)
-        bound_sum = res.bound
+        return closed_by_relaxation("bj", f, res, relax, floor, t_start)
+
+    def better_start(objective: str, plan, hint, bound):
+        """``plan`` (a relaxation's) instead of ``hint`` as the MIP start when it fits in T slots,
+        meets θ and is no worse on the objective."""
+        if not _meets(instance, plan, bound) or sm.mip_start(plan) is None:
+            return hint
+        if hint is None or sm.mip_start(hint) is None:
+            return plan
+        a, b = evaluate(instance, plan), evaluate(instance, hint)
+        return plan if (a.bj_sum <= b.bj_sum if objective == "bj" else a.rt_sum <= b.rt_sum) else hint
+
+    def closed_by_relaxation(objective: str, f, res, relax, floor, t_start: float) -> _Stage:
+        """The stage's result with a relaxation's proven bound ``floor``: the larger of the two
+        bounds, and "optimal" when the incumbent meets it (nothing better exists)."""
+        bound = res.bound
         if floor is not None and res.status != "infeasible":
-            bound_sum = floor if bound_sum is None else max(bound_sum, floor)
+            bound = floor if bound is None else max(bound, floor)
         status = res.status
-        if status == "feasible" and res.objective is not None and bound_sum is not None \
-                and res.objective <= bound_sum + 1e-6 * max(1.0, abs(bound_sum)):
-            status = "optimal"  # the capped incumbent meets the uncapped optimum: nothing better exists
+        if status == "feasible" and res.objective is not None and bound is not None \
+                and res.objective <= bound + 1e-6 * max(1.0, abs(bound)):
+            status = "optimal"
         plan = f.placements(res.values) if res.values is not None else None
         stats = _stats(res)
         if relax.nodes is not None and stats["nodes"] is not None:
             stats["nodes"] += relax.nodes
-        return _Stage(status, plan, bound_sum, time.perf_counter() - t_start, kept["bj"].size(),
-                      solver_gap=_solver_gap(res.objective, bound_sum), **stats)
+        return _Stage(status, plan, bound, time.perf_counter() - t_start, kept[objective].size(),
+                      solver_gap=_solver_gap(res.objective, bound), **stats)
 
     return stage, sm
 
