@@ -93,8 +93,8 @@ def _solve_options(p: argparse.ArgumentParser, methods) -> None:
     p.add_argument("--workers", type=positive_int, help="CP-SAT workers (default 2; 1 per process with compare -j N)")
     p.add_argument("--threads", type=positive_int, help="MILP solver threads")
     p.add_argument("--strengthen", default="all",
-                   help="MILP strengthenings: all (default), none, a comma list of horizons, energy, clique, symmetry, start, "
-                        "relaxation to switch on, or no-NAME,... to switch off (docs/milp.md)")
+                   help="MILP strengthenings: all (default), none, a comma list of horizons, energy, clique, "
+                        "symmetry, start, relaxation to switch on, or no-NAME,... to switch off (docs/milp.md)")
     p.add_argument("--milp-backend", choices=["highs", "ortools", "cbc"],
                    help="back end of --method milp / milp-disjunctive (default: the best installed)")
 
