@@ -88,9 +88,12 @@ def test_disjunctive_milp_agrees_with_cpsat_on_table3_instances():
         inst = table3_instance(seed)
         ref = solve(inst, "cpsat", time_limit=60)
         res = solve(inst, "milp-disjunctive", time_limit=60)
-        assert ref.status == res.status == "optimal"
+        assert res.status == "optimal" and ref.status in ("optimal", "feasible")
         assert res.theta_used == pytest.approx(ref.theta_used, abs=1e-9)
-        assert res.bj_sd_mean == pytest.approx(ref.bj_sd_mean, abs=1e-6)
+        if ref.status == "optimal":
+            assert res.bj_sd_mean == pytest.approx(ref.bj_sd_mean, abs=1e-6)
+        else:  # CP-SAT (2 workers, not deterministic) may stop unproven on a loaded machine
+            assert res.bj_sd_mean <= ref.bj_sd_mean + 1e-9 and ref.best_bound <= res.bj_sd_mean + 1e-9
         assert res.nodes is not None and res.root_bound is not None
         assert res.root_bound <= res.bj_sd_mean + 1e-9
 
