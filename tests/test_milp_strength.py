@@ -60,7 +60,7 @@ def test_every_milp_variant_agrees_with_bruteforce_without_preemption(inst):
 
 @pytest.mark.parametrize("inst", [_small()[0], pytest.param(_small()[1], marks=pytest.mark.slow)],
                          ids=lambda i: i.name)
-@pytest.mark.parametrize("formulation", ["milp-highs", "milp-disjunctive"])
+@pytest.mark.parametrize("formulation", [pytest.param("milp-highs", marks=pytest.mark.slow), "milp-disjunctive"])
 def test_each_strengthening_alone_keeps_the_optimum(inst, formulation):
     """Every cut switched on alone (and all, and none) gives CP-SAT's optimum: none cuts it off."""
     ref = solve(inst, "cpsat")
