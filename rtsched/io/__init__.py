@@ -21,8 +21,10 @@ import os
 from dataclasses import fields
 from typing import Any, Mapping
 
+import numpy as np
+
 from rtsched.errors import InputError
-from rtsched.io.cleaning import MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions
+from rtsched.io.cleaning import MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, first_n_positions
 from rtsched.io.source import STDIN
 from rtsched.jobs import Job, Workload
 
@@ -66,6 +68,20 @@ def cleaning_counts(workload: Workload) -> dict[str, int]:
     """What the reader's cleaning rules did (dropped, clipped, ... counts); empty if unknown."""
     header = workload.header
     return dict(header.cleaning) if isinstance(header, TraceHeader) else {}
+
+
+def log_workload(jobs: list[Job], extras: dict[int, Any], fmt: str, counts: dict[str, int], first_n: int | None,
+                 name: str, max_nodes: int | None, start_time: int) -> Workload:
+    """The workload of a job log (Cobalt, ALCF): the first ``first_n`` jobs in (submit, id) order,
+    each with its log-only fields (``extras``), the jobs as read and the cleaning counts."""
+    keep = first_n_positions(np.array([j.submit for j in jobs]), np.array([j.id for j in jobs]), first_n, counts)
+    if keep is not None:
+        jobs = [jobs[i] for i in keep.tolist()]
+    th = TraceHeader(fmt=fmt)
+    th.extras = {j.id: extras[j.id] for j in jobs}
+    th.as_read = {j.id: j for j in jobs}
+    th.cleaning = counts
+    return Workload(jobs, name=name, max_nodes=max_nodes, start_time=start_time, header=th)
 
 
 def trace_name(path: str | os.PathLike[str]) -> str:
