@@ -181,23 +181,25 @@ class CommittedHead:
         if strict and 0 <= free <= self._scanned_free:
             # No job ended since the last scan for this head: only the newcomers can start.
             cands = self._new
-            self._new = []
-            if free > 0 and cands:
-                free = self._start_flat(scan_flat(cands, free, now, res, True, head), out)
+            if cands:
+                self._new = []
+                if free > 0:
+                    jobs, free = scan_flat(cands, free, now, res, True, head)
+                    if jobs:
+                        self._start_flat(jobs, out)
             self._scanned_free = free
             return
         self._new = []
         if free <= 0:
             self._scanned_free = free if strict else -1
             return
-        free = self._start_flat(scan_flat(self.q, free, now, res, strict, head), out)
+        jobs, free = scan_flat(self.q, free, now, res, strict, head)
+        if jobs:
+            self._start_flat(jobs, out)
         self._scanned_free = free if strict else -1
 
-    def _start_flat(self, scanned: tuple[list, int], out: list) -> int:
-        """Carry out a flat scan's starts (decisions, queue); returns the free nodes left."""
-        jobs, free = scanned
-        if not jobs:
-            return free
+    def _start_flat(self, jobs: list, out: list) -> None:
+        """Carry out a flat scan's starts (decisions, queue)."""
         q = self.q
         if len(jobs) <= 8:  # list.remove is a C-level identity scan: cheaper than a rebuild
             for js in jobs:
@@ -207,7 +209,6 @@ class CommittedHead:
             self.q = [js for js in q if id(js) not in gone]
         out.extend(Start(js.info.id, FLAT) for js in jobs)
         self.n_started += len(jobs)
-        return free
 
     def _backfill_partitioned(self, view: SimView, head, plan, started, out: list) -> None:
         machine = view.machine

@@ -102,10 +102,10 @@ class JobPickingEnv(gym.Env):
         sim = self.trace.simulator(start, self.seq_len, self.machine)
         wl = sim.workload
         self.sim = sim
-        ids = np.fromiter((j.id for j in wl.jobs), dtype=np.int64, count=len(wl.jobs))
-        if np.array_equal(ids, self._ids[start:start + self.seq_len]):
+        if self.trace.in_order():  # windows are plain slices of the trace
             pos = np.arange(start, start + self.seq_len)
         else:  # non-monotone submit times: the workload re-sorted them
+            ids = np.fromiter((j.id for j in wl.jobs), dtype=np.int64, count=len(wl.jobs))
             where = {int(j): i for i, j in enumerate(self._ids[start:start + self.seq_len])}
             pos = np.array([start + where[int(j)] for j in ids], dtype=np.int64)
         self._pos = pos

@@ -25,11 +25,14 @@ waiting jobs that would be backfilled now against the inspected job's reservatio
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 MAX_WAIT = 43200.0
 HI = 1.0 - 1e-5
 LO = 1e-5
+_idx_of = attrgetter("idx")
 PICK_FEATURE_SETS = {"code": 8, "code+free": 9}
 INSPECT_FEATURE_SETS = {"paper": 8, "code": 7}
 
@@ -79,7 +82,7 @@ class PickObservation:
 
     def observe(self, visible: list, view) -> np.ndarray:
         """The observation of the ``visible`` waiting jobs (window order) at the view's time."""
-        idx = np.fromiter((js.idx for js in visible), dtype=np.intp, count=len(visible))
+        idx = np.fromiter(map(_idx_of, visible), dtype=np.intp, count=len(visible))
         state = view.state
         fits = partition_fits(state, self.nodes[idx]) if view.machine.partitioned else None
         return self.build(idx, view.now, state.free_nodes, view.machine.total_nodes, fits)
@@ -92,10 +95,12 @@ class PickObservation:
         obs = np.empty((w, nf), dtype=np.float32)
         k = len(idx)
         if k:
-            obs[:k, 0] = np.minimum((now - self.submit[idx]) * (1.0 / MAX_WAIT), HI)
-            obs[:k, 1:7] = self.static[idx]
+            # take() rather than fancy indexing: a few times cheaper on these small arrays (the
+            # environments' hot path); the values are the same.
+            obs[:k, 0] = np.minimum((now - self.submit.take(idx)) * (1.0 / MAX_WAIT), HI)
+            obs[:k, 1:7] = self.static.take(idx, axis=0)
             if fits is None:
-                fits = self.nodes[idx] <= free_nodes
+                fits = self.nodes.take(idx) <= free_nodes
             obs[:k, 7] = np.where(fits, HI, LO)
             if nf > 8:
                 obs[:k, 8] = min(free_nodes / machine_nodes, HI)
