@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 
@@ -69,37 +70,71 @@ def run_peer(env: PeerPickEnv, start: int, draws: np.ndarray) -> tuple[int, floa
     return steps, t2 - t0, t2 - t1
 
 
+def worker(which: str, backfill: str, trace_path: str, peer_path: str | None, starts: list[int], seed: int,
+           first: int) -> dict:
+    """One environment in this process: the episodes ``starts`` (episode i draws its actions from
+    the stream (seed, first + i)); returns the step count and CPU seconds."""
+    if which == "ours":
+        env = JobPickingEnv(read_rl_trace(trace_path), seq_len=256, window=128, backfill=backfill)
+        env.reset(seed=seed)
+        fn = run_ours
+    else:
+        env = PeerPickEnv(trace_path, backfill=backfill != "none", path=peer_path)
+        fn = run_peer
+    steps, total, in_step = 0, 0.0, 0.0
+    for i, s in enumerate(starts):
+        draws = np.random.default_rng([seed, first + i]).random(4096)
+        st, t, t_step = fn(env, s, draws)
+        steps += st
+        total += t
+        in_step += t_step
+    return {"steps": steps, "total_s": total, "step_s": in_step}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", default=DEFAULT_TRACE)
     ap.add_argument("--rlscheduler-dir", default=None, help="the peer checkout (default: $RLSCHEDULER_DIR)")
-    ap.add_argument("--episodes", type=int, default=40, help="episodes per environment and setting")
+    ap.add_argument("--episodes", type=int, default=60, help="episodes per environment and setting")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (the episodes are split among them)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="write the rows to this JSON file")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)  # internal: ours|peer,backfill,first,start,start,...
     args = ap.parse_args(argv)
+    if args.worker:
+        which, backfill, first, *starts = args.worker.split(",")
+        print(json.dumps(worker(which, backfill, args.trace, args.rlscheduler_dir, [int(s) for s in starts],
+                                args.seed, int(first))))
+        return 0
     if not os.path.exists(args.trace):
         print(f"trace not found: {args.trace}", file=sys.stderr)
         return 2
-    trace = read_rl_trace(args.trace)
+    from peer_rlscheduler import peer_dir
+
+    peer = peer_dir(args.rlscheduler_dir)
+    n_jobs = len(read_rl_trace(args.trace).jobs)
     rows = []
     print(f"{time.strftime('%Y-%m-%d %H:%M')} · {platform.node()} · {os.cpu_count()} cores · load "
-          f"{os.getloadavg()[0]:.2f} · Python {platform.python_version()} · {args.episodes} episodes x 256 jobs")
+          f"{os.getloadavg()[0]:.2f} · Python {platform.python_version()} · {args.episodes} episodes x 256 jobs "
+          f"per environment, {args.rounds} alternating rounds, CPU time of each environment's own process")
     for backfill in ("none", "rlscheduler"):
-        ours = JobPickingEnv(trace, seq_len=256, window=128, backfill=backfill)
-        ours.reset(seed=args.seed)
-        peer = PeerPickEnv(args.trace, backfill=backfill != "none", path=args.rlscheduler_dir)
-        n = peer.env.loads.size()
         rng = np.random.default_rng(args.seed)
-        starts = rng.integers(256, n - 256 - 1, size=args.episodes)
+        starts = rng.integers(256, n_jobs - 256 - 1, size=args.episodes).tolist()
+        chunks = np.array_split(np.arange(args.episodes), args.rounds)
         tot = {"ours": [0, 0.0, 0.0], "peer": [0, 0.0, 0.0]}
-        for i, s in enumerate(starts.tolist()):
-            draws = np.random.default_rng([args.seed, i]).random(4096)
-            for name, fn, env in (("ours", run_ours, ours), ("peer", run_peer, peer)):
-                st, total, in_step = fn(env, s, draws)
-                t = tot[name]
-                t[0] += st
-                t[1] += total
-                t[2] += in_step
+        for chunk in chunks:
+            if not len(chunk):
+                continue
+            for which in ("ours", "peer"):
+                spec = ",".join([which, backfill, str(int(chunk[0]))] + [str(starts[i]) for i in chunk])
+                cmd = [sys.executable, os.path.abspath(__file__), "--trace", args.trace, "--rlscheduler-dir", peer,
+                       "--seed", str(args.seed), "--worker", spec]
+                out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+                r = json.loads(out.strip().splitlines()[-1])
+                t = tot[which]
+                t[0] += r["steps"]
+                t[1] += r["total_s"]
+                t[2] += r["step_s"]
         o, p = tot["ours"], tot["peer"]
         row = {"backfill": backfill, "episodes": args.episodes,
                "ours_steps": o[0], "peer_steps": p[0],
@@ -113,6 +148,7 @@ def main(argv=None) -> int:
         print(f"{'':21} steps/s (step only):  ours {row['ours_step_only_per_s']:9.0f}  RLScheduler "
               f"{row['peer_step_only_per_s']:8.0f}  ratio {row['ratio_step_only']:6.2f}   "
               f"steps: {o[0]} / {p[0]}")
+    print(f"load at the end {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

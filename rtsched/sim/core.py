@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import weakref
 from itertools import repeat
 from operator import attrgetter
 from typing import Callable, Iterable, Protocol
@@ -74,7 +75,10 @@ class SimView:
                  "machine", "checkpoint", "io")
 
     def __init__(self, sim: "Simulator") -> None:
-        self._sim = sim
+        # A weak reference: a strong one would make every simulator a reference cycle that only
+        # the cyclic garbage collector frees (an RL environment builds one per episode).  A view
+        # is meaningful while its simulation exists.
+        self._sim = weakref.ref(sim)
         self.run_id = sim.run_id
         self.machine = sim.machine
         self.state = sim.machine_state
@@ -89,19 +93,19 @@ class SimView:
 
     @property
     def woken(self) -> bool:
-        return self._sim._woken
+        return self._sim()._woken
 
     @property
     def n_done(self) -> int:
-        return self._sim.n_done
+        return self._sim().n_done
 
     def job(self, job_id: int) -> JobState:
         """The state of job ``job_id`` (any job that has arrived)."""
-        return self._sim.by_id[job_id]
+        return self._sim().by_id[job_id]
 
     def holders(self, alloc: int) -> list[JobState]:
         """Jobs holding partition ``alloc`` or a partition that conflicts with it."""
-        return self._sim.blockers(alloc)
+        return self._sim().blockers(alloc)
 
 
 _run_ids = itertools.count(1)
