@@ -59,10 +59,11 @@ class CommittedHead:
     """
 
     __slots__ = ("backfill", "fcfs_queue", "run_id", "q", "head", "reservation", "n_started", "partitioned",
-                 "machine", "_scanned_free", "_new", "_fcfs_sorted")
+                 "machine", "_scanned_free", "_new", "_fcfs_sorted", "_strict")
 
     def __init__(self, backfill="none", *, fcfs_queue: bool = False) -> None:
         self.backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
+        self._strict = self.backfill == "rlscheduler"
         self.fcfs_queue = fcfs_queue
         self.run_id = None
         self.q: list = []
@@ -170,14 +171,15 @@ class CommittedHead:
 
     def _backfill_flat(self, view: SimView, head, free: int, started, out: list) -> None:
         now = view.now
-        strict = self.backfill == "rlscheduler"
+        strict = self._strict
         if strict:
             res = self.reservation
             if res is None:
                 res = self.reservation = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
         else:  # easy: recomputed at every pass
             res = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
-        self._sort_fcfs()
+        if not self._fcfs_sorted:
+            self._sort_fcfs()
         if strict and 0 <= free <= self._scanned_free:
             # No job ended since the last scan for this head: only the newcomers can start.
             cands = self._new
