@@ -121,6 +121,22 @@ class CommittedHead:
     def run(self, view: SimView, pick) -> list[Decision]:
         """Start the committed head (and the next ones) while they fit, then backfill around the
         one that does not; ``pick`` chooses each new head."""
+        if self._scanned_free >= 0:  # the head waits under the strict rule on a flat cluster
+            free = view.state.free_nodes
+            if 0 <= free <= self._scanned_free:
+                # No job ended since the last scan for this head (free nodes only shrank, time only
+                # grew): the head still does not fit and the older jobs still cannot start; only
+                # the newcomers can.  (The RL environments' hot path: most passes follow an arrival.)
+                out: list[Decision] = []
+                cands = self._new
+                if cands:
+                    self._new = []
+                    if free > 0:
+                        jobs, free = scan_flat(cands, free, view.now, self.reservation, True, self.head)
+                        if jobs:
+                            self._start_flat(jobs, out)
+                self._scanned_free = free
+                return out
         partitioned = self.partitioned
         plan = view.state.copy() if partitioned else None  # flat: a node counter is enough
         free = view.state.free_nodes
@@ -180,18 +196,7 @@ class CommittedHead:
             res = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
         if not self._fcfs_sorted:
             self._sort_fcfs()
-        if strict and 0 <= free <= self._scanned_free:
-            # No job ended since the last scan for this head: only the newcomers can start.
-            cands = self._new
-            if cands:
-                self._new = []
-                if free > 0:
-                    jobs, free = scan_flat(cands, free, now, res, True, head)
-                    if jobs:
-                        self._start_flat(jobs, out)
-            self._scanned_free = free
-            return
-        self._new = []
+        self._new = []  # a full scan (the incremental one is at the top of run)
         if free <= 0:
             self._scanned_free = free if strict else -1
             return
