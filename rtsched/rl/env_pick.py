@@ -123,17 +123,18 @@ class JobPickingEnv(gym.Env):
         sim = self.sim
         view = sim.view
         n = self.seq_len
+        run, apply, advance, sync = d.run, sim.apply, sim.advance, d.sync  # bound once: a loop per event
         while True:
-            decisions = d.run(view, _no_pick)
+            decisions = run(view, _no_pick)
             if decisions:
-                sim.apply(decisions)
+                apply(decisions)
             if d.n_started >= n:
                 return True
             if d.head is None and d.q:
                 return False
-            if not sim.advance():
+            if not advance():
                 raise RuntimeError("simulation ended with unstarted jobs")  # cannot happen
-            d.sync(view)
+            sync(view)
 
     def _obs(self) -> np.ndarray:
         if self._done:
