@@ -1,22 +1,26 @@
 """Job-picking environment speed against RLScheduler's own environment, side by side in one run
 (issue 11: ours with backfilling >= 10x the authors' steps per second).
 
-    RLSCHEDULER_DIR=/work/peer PYTHONPATH=. python bench/bench_rl_env.py [--trace PATH] [--episodes 40]
-        [--rlscheduler-dir DIR] [--seed 0] [--json OUT]
+    RLSCHEDULER_DIR=/work/peer PYTHONPATH=. python bench/bench_rl_env.py [--trace PATH] [--episodes 60]
+        [--rounds 3] [--rlscheduler-dir DIR] [--seed 0] [--json OUT]
 
-Setting up the peer: see bench/peer_rlscheduler.py (a checkout of DIR-LAB/deep-batch-scheduler; its
-2019 ``gym``/``tensorflow`` imports are shimmed when missing, nothing of its environment is changed).
+Setting up the peer: see bench/peer_rlscheduler.py (a checkout of DIR-LAB/deep-batch-scheduler, e.g.
+``git clone https://github.com/DIR-LAB/deep-batch-scheduler /work/peer``; its 2019 ``gym`` /
+``tensorflow`` imports are shimmed when missing, nothing of its environment is changed; no separate
+venv is needed).
 
 Both environments get the same episodes (256 consecutive jobs of lublin_256 from the same first
 jobs, drawn with ``--seed`` from the authors' range) and the same action policy: at every step a
-uniform draw u from one seeded stream picks slot ``floor(u·k)`` among the k occupied window slots
-(random masked actions).  Reported, for each backfilling setting:
+uniform draw u from one seeded stream (one stream per episode) picks slot ``floor(u·k)`` among the
+k occupied window slots (random masked actions; k costs O(1) in both).  Each environment runs in
+its own fresh process (so neither's objects weigh on the other's garbage collector), the two
+alternating in ``--rounds`` rounds; the time is each process's CPU time (on a shared, loaded
+machine the steadier figure).  Reported, for each backfilling setting:
 
 * steps/s counting the whole episode loop (``reset`` + ``step`` calls): what training sees.  The
   authors' ``reset`` also schedules the sequence twice (SJF and F1) for its reward baseline;
 * steps/s counting only the ``step`` calls (the reset time left out of both);
-* the ratios ours / theirs.  The environments alternate episode by episode so that load changes on
-  a shared machine hit both alike.
+* the ratios ours / theirs.
 """
 from __future__ import annotations
 
