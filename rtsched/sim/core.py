@@ -148,8 +148,9 @@ class Simulator:
         jobs = workload.jobs
         # Per-job set-up in C-level loops (map/zip): an RL environment builds one simulator per episode.
         nodes = list(map(_nodes_of, jobs))
-        sizes = {n: machine.allocated_nodes(n) for n in set(nodes) if machine.fits(n)}
-        if len(sizes) != len(set(nodes)):
+        distinct = set(nodes)
+        sizes = {n: machine.allocated_nodes(n) for n in distinct if machine.fits(n)}
+        if len(sizes) != len(distinct):
             job = next(j for j in jobs if j.nodes not in sizes)
             raise InfeasibleError(
                 f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
