@@ -115,7 +115,11 @@ def main(argv=None) -> int:
         return 2
     from peer_rlscheduler import peer_dir
 
-    peer = peer_dir(args.rlscheduler_dir)
+    try:
+        peer = peer_dir(args.rlscheduler_dir)
+    except FileNotFoundError as exc:
+        print(f"skipped: {exc}", file=sys.stderr)
+        return 2
     n_jobs = len(read_rl_trace(args.trace).jobs)
     rows = []
     print(f"{time.strftime('%Y-%m-%d %H:%M')} · {platform.node()} · {os.cpu_count()} cores · load "
