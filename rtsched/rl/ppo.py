@@ -482,10 +482,18 @@ class LoadedModel:
     arch: dict
     epoch: int
     history: list
+    # The actor's logits of one observation (``NumpyActor.logits``'s interface) when the actor is not
+    # one of rtsched's networks (a stable-baselines3 policy); None: ``NumpyActor(actor)``.
+    scorer: object | None = None
 
 
 def load_model(path: str) -> LoadedModel:
-    """A trained model (actor and critic in eval mode) from a model or checkpoint file or folder."""
+    """A trained model (actor and critic in eval mode) from a model or checkpoint file or folder,
+    or a stable-baselines3 / sb3-contrib ``.zip`` (``rtsched.rl.sb3``)."""
+    if os.fspath(path).lower().endswith(".zip"):
+        from rtsched.rl.sb3 import load_sb3_model
+
+        return load_sb3_model(path)
     st = read_model_file(path)
     arch = st["arch"]
     try:
