@@ -8,9 +8,11 @@ clip 0.2, γ = 1, GAE λ = 0.97, policy iterations stop early when the approxima
 greedily (argmax) unless asked to sample.
 
 Trajectories are collected from ``n_envs`` environments stepped together (one batched forward
-pass per step).  Trajectory k of epoch e starts from ``reset(seed=s)`` with s drawn from
-``SeedSequence([seed, e])``, and action sampling uses a dedicated ``torch.Generator`` whose state is
-checkpointed, so a resumed run repeats an uninterrupted one exactly.
+pass per step), which live in this process or in ``workers`` rollout workers (subprocesses, or Ray
+actors with ``backend="ray"``; ``rtsched.rl.rollouts``) that simulate in parallel.  Trajectory k of
+epoch e starts from ``reset(seed=s)`` with s drawn from ``SeedSequence([seed, e])``, and action
+sampling uses a dedicated ``torch.Generator`` whose state is checkpointed, so a resumed run repeats
+an uninterrupted one exactly, and the number of workers and the backend change nothing but speed.
 
 A checkpoint (``checkpoint.pt`` in the output folder, rewritten atomically after every epoch) holds
 the format tag, the configuration (PPO and environment), the normalisation constants, both
@@ -35,6 +37,7 @@ import torch
 from rtsched.errors import RtschedError
 from rtsched.files import atomic_write, atomic_write_text
 from rtsched.rl.nets import build_networks
+from rtsched.rl.rollouts import make_pool
 
 FORMAT = "rtsched-rl-model"
 VERSION = 1
@@ -69,6 +72,8 @@ class PPOConfig:
     hidden: tuple[int, ...] = (32, 16, 8)
     max_traj_len: int | None = None  # discard longer trajectories (the inspector code uses 10 × 128)
     torch_threads: int | None = None  # intra-op threads of the update (None: 1); collection always uses 1
+    workers: int = 1  # rollout workers stepping the n_envs environments (1: in this process); speed only
+    backend: str = "local"  # rollout workers: "local" (subprocesses) or "ray" (Ray actors); speed only
 
 
 # Occupied job slots per policy-gradient chunk.  The kernel actor's MLP runs once per occupied slot
@@ -124,7 +129,8 @@ class PPOTrainer:
     """
 
     def __init__(self, agent: str, make_env: Callable[[], object], config: PPOConfig, env_config: dict,
-                 norms: dict, out: str | None = None, progress: Callable | None = None) -> None:
+                 norms: dict, out: str | None = None, progress: Callable | None = None, *,
+                 first_env=None, ray_address: str | None = None) -> None:
         self.agent = agent
         self.config = config
         self.env_config = dict(env_config)
@@ -132,8 +138,10 @@ class PPOTrainer:
         self.out = out
         self.progress = progress
         n_envs = max(1, min(config.n_envs, config.trajs_per_epoch))
-        self.envs = [make_env() for _ in range(n_envs)]
-        env0 = self.envs[0]
+        # ``first_env`` (or a new one): the spaces, and environment 0 itself when the environments live here.
+        env0 = first_env if first_env is not None else make_env()
+        # With workers, ``make_env`` is sent to them (it must pickle: ``rtsched.rl.rollouts.EnvFactory``).
+        self.pool = make_pool(make_env, n_envs, config.workers, config.backend, first=env0, address=ray_address)
         self.obs_dim = int(np.prod(env0.observation_space.shape))
         self.n_actions = int(env0.action_space.n)
         if agent == "rlscheduler":
@@ -164,15 +172,17 @@ class PPOTrainer:
         cfg = self.config
         n_traj = cfg.trajs_per_epoch
         seeds = np.random.SeedSequence([cfg.seed, epoch]).generate_state(n_traj + 1024)
-        envs = self.envs
+        pool = self.pool
+        n_envs = len(pool)
         next_seed = 0
         traj_count = 0  # trajectories started (kept or discarded)
         done_trajs: list[tuple] = []
-        bufs: list[dict | None] = [None] * len(envs)
-        obs_now: list[np.ndarray | None] = [None] * len(envs)
-        active: list[int] = []
+        bufs: list[dict | None] = [None] * n_envs
+        obs_now: list = [None] * n_envs
+        mask_now: list = [None] * n_envs
         max_len = cfg.max_traj_len
         infos: list[dict] = []
+        resets: list[tuple[int, int]] = []  # (env, seed) to reset before the next step
 
         def start(i: int) -> bool:
             nonlocal next_seed, traj_count
@@ -180,38 +190,44 @@ class PPOTrainer:
                 return False
             if next_seed >= len(seeds):
                 raise RuntimeError("too many discarded trajectories; raise max_traj_len")
-            o, _ = envs[i].reset(seed=int(seeds[next_seed]))
+            resets.append((i, int(seeds[next_seed])))
             next_seed += 1
             traj_count += 1
-            obs_now[i] = o
             bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "id": traj_count - 1}
             return True
 
-        for i in range(len(envs)):
-            if start(i):
-                active.append(i)
+        def do_resets() -> None:
+            # Environments are independent: resetting them together after the step gives each the
+            # seed it would get reset one by one.
+            for (i, _s), (o, m) in zip(resets, pool.reset_many(resets)):
+                obs_now[i], mask_now[i] = o, m
+            resets.clear()
+
+        active = [i for i in range(n_envs) if start(i)]
+        do_resets()
         steps = 0
         while active:
             obs_b = torch.as_tensor(np.stack([obs_now[i] for i in active]))
-            mask_b = torch.as_tensor(np.stack([envs[i].action_masks() for i in active]))
+            mask_b = torch.as_tensor(np.stack([mask_now[i] for i in active]))
             with torch.no_grad():
                 logits = self.actor(obs_b, mask_b)
                 vals = self.critic(obs_b)
                 probs = torch.softmax(logits, dim=-1)
                 acts = torch.multinomial(probs, 1, generator=self.gen).squeeze(-1)
                 logps = torch.log_softmax(logits, dim=-1).gather(1, acts[:, None]).squeeze(-1)
+            act_list = [int(a) for a in acts]
+            results = pool.step_many(list(zip(active, act_list)))
             still = []
             for j, i in enumerate(active):
                 b = bufs[i]
-                a = int(acts[j])
                 b["obs"].append(obs_now[i])
-                b["mask"].append(mask_b[j].numpy())
-                b["act"].append(a)
+                b["mask"].append(mask_now[i])
+                b["act"].append(act_list[j])
                 b["logp"].append(float(logps[j]))
                 b["val"].append(float(vals[j]))
-                o, r, term, trunc, info = envs[i].step(a)
+                o, m, r, term, trunc, info = results[j]
                 steps += 1
-                obs_now[i] = o
+                obs_now[i], mask_now[i] = o, m
                 if term or trunc:
                     done_trajs.append((b["id"], b, float(r)))
                     infos.append(info)
@@ -225,6 +241,7 @@ class PPOTrainer:
                         still.append(i)
                 else:
                     still.append(i)
+            do_resets()
             active = still
         done_trajs.sort(key=lambda t: t[0])
         return self._finish(done_trajs, infos, steps)
@@ -329,6 +346,10 @@ class PPOTrainer:
                 self.progress(e, epochs, row)
         return self.history
 
+    def close(self) -> None:
+        """Stop the rollout workers (a trainer in one process has nothing to stop)."""
+        self.pool.close()
+
     # ------------------------------------------------------------------------------ files
     def state(self) -> dict:
         cfg = dataclasses.asdict(self.config)
@@ -419,7 +440,8 @@ def _require_training_state(path: str, st: dict, purpose: str) -> None:
 def _comparable(d: dict, key: str) -> dict:
     d = _jsonable(d)
     if key == "ppo":
-        d.pop("torch_threads", None)  # speed only
+        for k in ("torch_threads", "workers", "backend"):  # speed only
+            d.pop(k, None)
     if key == "env":
         d.pop("trace_path", None)  # the same trace may be found elsewhere
     return d

@@ -1,0 +1,301 @@
+"""Where the PPO trainer's environments live while it collects trajectories.
+
+The trainer (``rtsched.rl.ppo``) keeps the networks and the sampling generator; it hands each
+step's actions to an *environment pool* and gets back, for every environment stepped, the next
+observation, its action mask, the reward and the end flags.  Three pools, one protocol:
+
+* ``LocalEnvs`` — the environments in the trainer's process (``workers=1``);
+* ``ProcessEnvs`` — ``workers`` subprocesses, environment i in worker ``i mod workers``; each step
+  sends every worker the actions of its environments and waits for all replies, so workers
+  simulate in parallel while the trainer waits;
+* ``RayEnvs`` — the same with Ray actors (``backend="ray"``; the ``ray`` extra), for workers on
+  other machines of a Ray cluster.
+
+Which process steps an environment changes nothing in what it computes: an environment's
+trajectory depends only on its reset seed and the actions it is given, the seeds and actions are
+drawn in the trainer in the same order for every pool, and the results are read back in
+environment order.  So a training run gives the same weights with 1, 2 or 16 workers (and on
+any backend) for the same seed and ``n_envs`` (``tests/test_rl_rollouts.py``).
+
+This module imports no PyTorch: the workers only simulate.  ``EnvFactory`` is the picklable
+recipe a worker builds its environments from.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import subprocess
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+BACKENDS = ("local", "ray")
+
+# (observation, action mask, reward, terminated, truncated, info) of one environment step.
+StepResult = tuple
+
+
+@dataclass
+class EnvFactory:
+    """Builds one environment of ``agent`` ("rlscheduler" or "inspector") on ``trace`` (an
+    ``RLTrace``; pickled once per worker) with the environment ``options``."""
+
+    agent: str
+    trace: Any
+    goal: str = "bsld"
+    backfill: str = "none"
+    machine: Any = None
+    options: dict = field(default_factory=dict)
+
+    def __call__(self):
+        if self.agent == "rlscheduler":
+            from rtsched.rl.env_pick import JobPickingEnv
+
+            return JobPickingEnv(self.trace, machine=self.machine, goal=self.goal, backfill=self.backfill,
+                                 **self.options)
+        if self.agent == "inspector":
+            from rtsched.rl.env_inspect import InspectorEnv
+
+            return InspectorEnv(self.trace, machine=self.machine, goal=self.goal, backfill=self.backfill,
+                                **self.options)
+        raise ValueError(f"unknown agent {self.agent!r}; use 'rlscheduler' or 'inspector'")
+
+
+def _mask(env):
+    m = getattr(env, "action_masks", None)
+    if m is not None:
+        return m()
+    import numpy as np
+
+    return np.ones(env.action_space.n, dtype=bool)
+
+
+def _reset(env, seed: int):
+    obs, _info = env.reset(seed=int(seed))
+    return obs, _mask(env)
+
+
+def _step(env, action: int) -> StepResult:
+    obs, r, term, trunc, info = env.step(int(action))
+    return obs, _mask(env), float(r), bool(term), bool(trunc), info
+
+
+class LocalEnvs:
+    """The environments in this process."""
+
+    def __init__(self, envs: Sequence) -> None:
+        self.envs = list(envs)
+
+    def __len__(self) -> int:
+        return len(self.envs)
+
+    def reset_many(self, items: list[tuple[int, int]]) -> list[tuple]:
+        """Reset environment i with seed s for each (i, s); returns [(obs, mask)] in that order."""
+        return [_reset(self.envs[i], s) for i, s in items]
+
+    def step_many(self, items: list[tuple[int, int]]) -> list[StepResult]:
+        """Step environment i with action a for each (i, a); returns the results in that order."""
+        return [_step(self.envs[i], a) for i, a in items]
+
+    def close(self) -> None:
+        self.envs = []
+
+
+# ------------------------------------------------------------------------------------ subprocesses
+def _serve(conn) -> None:
+    """A worker: receive (make_env, indices), build the environments, then answer
+    ("reset" | "step", [(i, x)]) until "close" or until the trainer's end of the pipe closes."""
+    try:
+        make_env, indices = conn.recv()
+        envs = {i: make_env() for i in indices}
+        conn.send(("ok", None))
+    except EOFError:
+        return
+    except BaseException as exc:  # noqa: BLE001 - reported to the trainer, which raises it
+        conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+        return
+    while True:
+        try:
+            cmd, items = conn.recv()
+        except (EOFError, KeyboardInterrupt):  # the trainer is gone
+            return
+        if cmd == "close":
+            return
+        try:
+            fn = _reset if cmd == "reset" else _step
+            conn.send(("ok", [fn(envs[i], x) for i, x in items]))
+        except BaseException as exc:  # noqa: BLE001
+            conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+def worker_main(fd: int) -> None:
+    """Entry point of a rollout worker process: serve on the inherited pipe end ``fd``."""
+    from multiprocessing.connection import Connection
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle; it closes the pipe
+    _serve(Connection(fd))
+
+
+class WorkerError(RuntimeError):
+    """An environment raised in a rollout worker (the message carries the worker's traceback)."""
+
+
+class _Sharded:
+    """Environment i lives in worker i mod n; requests are split by worker and answers merged back
+    in request order."""
+
+    n_workers: int
+
+    def _split(self, items: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+        parts: list[list[tuple[int, int]]] = [[] for _ in range(self.n_workers)]
+        for i, x in items:
+            parts[i % self.n_workers].append((i, x))
+        return parts
+
+    def _merge(self, items, parts, answers) -> list:
+        it = [iter(a) for a in answers]
+        return [next(it[i % self.n_workers]) for i, _x in items]
+
+    def reset_many(self, items):
+        return self._call("reset", items)
+
+    def step_many(self, items):
+        return self._call("step", items)
+
+
+class ProcessEnvs(_Sharded):
+    """``n_envs`` environments in ``workers`` subprocesses.
+
+    Each worker is a fresh interpreter (``python -c "...worker_main(FD)"``, this process's
+    ``sys.path`` as its ``PYTHONPATH``) talking over an inherited pipe: neither ``fork`` (unsafe
+    beside PyTorch's and a progress bar's threads) nor ``spawn`` (which re-imports the caller's
+    main script, breaking scripts without a ``__main__`` guard)."""
+
+    def __init__(self, make_env: Callable, n_envs: int, workers: int) -> None:
+        self.n = n_envs
+        self.n_workers = max(1, min(workers, n_envs))
+        self.conns = []
+        self.procs = []
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        try:
+            for w in range(self.n_workers):
+                parent, child = mp.Pipe()
+                fd = child.fileno()
+                code = f"from rtsched.rl.rollouts import worker_main; worker_main({fd})"
+                self.procs.append(subprocess.Popen([sys.executable, "-c", code], pass_fds=(fd,), env=env,
+                                                   stdin=subprocess.DEVNULL))
+                child.close()
+                self.conns.append(parent)
+                parent.send((make_env, list(range(w, n_envs, self.n_workers))))
+            for c in self.conns:
+                self._answer(c)
+        except BaseException:
+            self.close()
+            raise
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _answer(self, conn):
+        try:
+            status, payload = conn.recv()
+        except EOFError:
+            raise WorkerError("a rollout worker died (killed, or out of memory)") from None
+        if status != "ok":
+            raise WorkerError(f"rollout worker failed: {payload}")
+        return payload
+
+    def _call(self, cmd: str, items):
+        parts = self._split(items)
+        busy = [w for w, part in enumerate(parts) if part]
+        for w in busy:
+            self.conns[w].send((cmd, parts[w]))
+        answers = [[] for _ in parts]
+        for w in busy:
+            answers[w] = self._answer(self.conns[w])
+        return self._merge(items, parts, answers)
+
+    def close(self) -> None:
+        for c in self.conns:
+            try:
+                c.send(("close", None))
+            except (OSError, BrokenPipeError):
+                pass
+            c.close()
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=5)
+        self.conns, self.procs = [], []
+
+
+# ------------------------------------------------------------------------------------ Ray actors
+class _RayWorker:
+    """A Ray actor holding some environments (the body of ``_serve`` without the pipe)."""
+
+    def __init__(self, make_env: Callable, indices: list[int]) -> None:
+        self.envs = {i: make_env() for i in indices}
+
+    def call(self, cmd: str, items):
+        fn = _reset if cmd == "reset" else _step
+        return [fn(self.envs[i], x) for i, x in items]
+
+
+class RayEnvs(_Sharded):
+    """``n_envs`` environments in ``workers`` Ray actors (one CPU each).  ``address``: an existing
+    cluster (``"auto"``, ``HOST:PORT``), or None to start a local Ray instance (shut down on close)."""
+
+    def __init__(self, make_env: Callable, n_envs: int, workers: int, address: str | None = None) -> None:
+        from rtsched.cluster import ensure_ray
+
+        self.n = n_envs
+        self.n_workers = max(1, min(workers, n_envs))
+        # a local instance gets a CPU per actor at least (actors ask for one CPU each)
+        self.ray, self.started = ensure_ray(address, max(self.n_workers, os.cpu_count() or 1))
+        ray = self.ray
+        actor = ray.remote(num_cpus=1)(_RayWorker)
+        self.actors = [actor.remote(make_env, list(range(w, n_envs, self.n_workers)))
+                       for w in range(self.n_workers)]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _call(self, cmd: str, items):
+        parts = self._split(items)
+        refs = {w: self.actors[w].call.remote(cmd, part) for w, part in enumerate(parts) if part}
+        try:
+            got = dict(zip(refs, self.ray.get(list(refs.values()))))
+        except self.ray.exceptions.RayError as exc:
+            raise WorkerError(f"rollout actor failed: {str(exc).splitlines()[0]}") from None
+        return self._merge(items, parts, [got.get(w, []) for w in range(len(parts))])
+
+    def close(self) -> None:
+        for a in getattr(self, "actors", []):
+            self.ray.kill(a)
+        self.actors = []
+        if getattr(self, "started", False) and self.ray.is_initialized():
+            self.ray.shutdown()
+            self.started = False
+
+
+def make_pool(make_env: Callable, n_envs: int, workers: int = 1, backend: str = "local", *,
+              first=None, address: str | None = None):
+    """The pool for ``workers`` (1: this process) on ``backend``.  ``first``: an environment already
+    built here (reused by ``LocalEnvs`` as environment 0)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown rollout backend {backend!r}; choose from {', '.join(BACKENDS)}")
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    if backend == "ray":
+        return RayEnvs(make_env, n_envs, workers, address)
+    if workers == 1:
+        envs = ([first] if first is not None else []) + [make_env() for _ in range(n_envs - (first is not None))]
+        return LocalEnvs(envs)
+    return ProcessEnvs(make_env, n_envs, workers)
+
+
+__all__ = ["BACKENDS", "EnvFactory", "LocalEnvs", "ProcessEnvs", "RayEnvs", "WorkerError", "make_pool"]

@@ -1,0 +1,126 @@
+"""Parallel RL rollouts (``rtsched.rl.rollouts``): workers change the speed of PPO training, never
+its results.
+
+Tiny settings on the shipped Lublin sample (32-job sequences, 6 trajectories, 2 PPO iterations).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the rl extra (torch) is not installed")
+pytest.importorskip("gymnasium", reason="the rl extra (gymnasium) is not installed")
+
+from rtsched.cli import main  # noqa: E402
+from rtsched.rl.rollouts import EnvFactory, LocalEnvs, ProcessEnvs, WorkerError, make_pool  # noqa: E402
+from rtsched.rl.trace import load_trace  # noqa: E402
+
+from conftest import REPO  # noqa: E402
+
+SAMPLE = str(REPO / "traces" / "lublin_256_sample.swf")
+TINY = ["--seq-len", "32", "--trajs-per-epoch", "6", "--n-envs", "3", "--train-pi-iters", "2",
+        "--train-v-iters", "2", "--no-progress", "--json"]
+
+
+def _train(out, *extra):
+    return main(["rl", "train", "--agent", "rlscheduler", "--trace", SAMPLE, "--backfill", "rlscheduler",
+                 "--epochs", "2", "--out", out, "--seed", "7", *TINY, *extra])
+
+
+def _weights(out):
+    st = torch.load(os.path.join(out, "checkpoint.pt"), weights_only=True)
+    return st
+
+
+def _same(a, b):
+    for part in ("actor", "critic"):
+        assert a[part].keys() == b[part].keys()
+        for k in a[part]:
+            assert torch.equal(a[part][k], b[part][k]), (part, k)
+    assert torch.equal(a["rng"]["torch_gen"], b["rng"]["torch_gen"])
+    strip = ("collect_s", "update_s")
+    assert [{k: v for k, v in h.items() if k not in strip} for h in a["history"]] == \
+           [{k: v for k, v in h.items() if k not in strip} for h in b["history"]]
+
+
+@pytest.mark.slow  # two trainings, each starting two worker interpreters: about 6 s on the loaded 2-core machine
+def test_same_seed_and_workers_give_identical_weights_and_histories(tmp_path, capsys):
+    """Two runs with the same seed and 2 workers end with the same weights, generator state and
+    history (timings aside)."""
+    runs = {}
+    for name in ("a", "b"):
+        out = str(tmp_path / name)
+        assert _train(out, "--workers", "2") == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["epochs"] == 2 and len(summary["history"]) == 2
+        runs[name] = _weights(out)
+    _same(runs["a"], runs["b"])
+    assert runs["a"]["ppo"]["workers"] == 2
+    assert all(0 < h["steps"] <= 6 * 32 and h["trajectories"] == 6 for h in runs["a"]["history"])
+
+
+def test_resume_with_another_worker_count(tmp_path, capsys):
+    """Workers are speed only: a run checkpointed after one epoch with 2 workers resumes with 1 and
+    ends exactly as an uninterrupted run in one process."""
+    full, part = str(tmp_path / "full"), str(tmp_path / "part")
+    assert _train(full) == 0
+    assert main(["rl", "train", "--agent", "rlscheduler", "--trace", SAMPLE, "--backfill", "rlscheduler",
+                 "--epochs", "1", "--out", part, "--seed", "7", *TINY, "--workers", "2"]) == 0
+    assert _train(part, "--resume") == 0
+    capsys.readouterr()
+    _same(_weights(full), _weights(part))
+
+
+def test_process_pool_steps_like_the_local_one():
+    tr = load_trace(SAMPLE)
+    factory = EnvFactory("inspector", tr, "bsld", "none", None, {"seq_len": 32})
+    local = make_pool(factory, 3, 1)
+    assert isinstance(local, LocalEnvs)
+    remote = make_pool(factory, 3, 2)
+    try:
+        assert isinstance(remote, ProcessEnvs) and remote.n_workers == 2 and len(remote) == 3
+        items = [(0, 11), (1, 12), (2, 13)]
+        for (o1, m1), (o2, m2) in zip(local.reset_many(items), remote.reset_many(items)):
+            assert np.array_equal(o1, o2) and np.array_equal(m1, m2)
+        rng = np.random.default_rng(0)
+        active = [0, 1, 2]
+        n = 0
+        while active:
+            acts = [(i, int(rng.integers(2))) for i in active]
+            a, b = local.step_many(acts), remote.step_many(acts)
+            assert len(a) == len(b) == len(acts)
+            for ra, rb in zip(a, b):
+                assert np.array_equal(ra[0], rb[0]) and ra[2:5] == rb[2:5]
+            active = [i for (i, _), r in zip(acts, a) if not (r[3] or r[4])]
+            n += 1
+        assert n >= 32
+    finally:
+        remote.close()
+        local.close()
+    assert remote.procs == []
+
+
+def test_a_failing_worker_is_reported_not_hung():
+    bad = EnvFactory("nosuch-agent", load_trace(SAMPLE))
+    with pytest.raises(WorkerError, match="nosuch-agent"):
+        ProcessEnvs(bad, 2, 2)
+
+
+def test_bad_worker_options_are_usage_errors(tmp_path, capsys):
+    assert _train(str(tmp_path / "a"), "--workers", "0") == 2
+    assert "--workers" in capsys.readouterr().err
+    assert _train(str(tmp_path / "b"), "--address", "auto") == 2
+    assert "--address" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_ray_actors_give_the_same_weights(tmp_path, capsys):
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    a, b = str(tmp_path / "local"), str(tmp_path / "ray")
+    assert _train(a) == 0
+    assert _train(b, "--workers", "2", "--backend", "ray") == 0
+    capsys.readouterr()
+    _same(_weights(a), _weights(b))
