@@ -1,0 +1,101 @@
+"""Parallel RL rollouts: PPO collection steps per second with N rollout workers against one process.
+
+Run:  PYTHONPATH=. python bench/bench_rl_rollouts.py [--trace PATH] [--workers 1,2] [--trajs 32]
+          [--seq-len 256] [--n-envs 8] [--backfill none] [--repeat 3] [--backend local|ray] [--json OUT]
+
+One RLScheduler trainer per worker count, built alike (same seed, the papers' 128-job window and
+kernel network, ``n_envs`` environments); each collects the same epochs (``trainer.collect``:
+environment steps, the batched forward passes, the hand-offs to the workers), alternating between
+the set-ups ``--repeat`` times so that load changes on a shared machine hit all of them.  Reported:
+the best collection time, its steps per second, and the speed-up against the 1-worker set-up
+measured in the same run.  The collected batches are compared too: any worker count must give the
+same actions (the run stops with an error otherwise).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from rtsched.rl.ppo import PPOConfig, PPOTrainer  # noqa: E402
+from rtsched.rl.rollouts import EnvFactory  # noqa: E402
+from rtsched.rl.trace import read_rl_trace  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(REPO, "..", "shared", "data", "traces", "swf", "lublin_256.swf")
+SAMPLE = os.path.join(REPO, "traces", "lublin_256_sample.swf")
+
+
+def build(trace, workers: int, args) -> PPOTrainer:
+    opts = {"seq_len": args.seq_len, "window": 128}
+    factory = EnvFactory("rlscheduler", trace, "bsld", args.backfill, None, opts)
+    cfg = PPOConfig(trajs_per_epoch=args.trajs, n_envs=args.n_envs, seed=0, workers=workers, backend=args.backend)
+    env0 = factory()
+    return PPOTrainer("rlscheduler", factory, cfg, {"agent": "rlscheduler"}, env0.norms, first_env=env0)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trace", default=SHARED if os.path.exists(SHARED) else SAMPLE)
+    ap.add_argument("--workers", default="1,2", help="comma-separated worker counts; the first is the baseline")
+    ap.add_argument("--trajs", type=int, default=32, help="trajectories per collected epoch")
+    ap.add_argument("--seq-len", type=int, default=256)
+    ap.add_argument("--n-envs", type=int, default=8)
+    ap.add_argument("--backfill", default="none")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--backend", default="local", choices=["local", "ray"])
+    ap.add_argument("--json", help="write the rows here")
+    args = ap.parse_args(argv)
+    counts = [int(w) for w in args.workers.split(",")]
+    trace = read_rl_trace(args.trace)
+    print(f"trace {os.path.basename(args.trace)} ({len(trace)} jobs) · {args.trajs} trajectories x {args.seq_len} jobs "
+          f"per epoch · {args.n_envs} environments · backfill {args.backfill} · backend {args.backend} · "
+          f"{os.cpu_count()} CPUs · load {os.getloadavg()[0]:.2f}")
+    trainers = {}
+    for w in counts:
+        t0 = time.perf_counter()
+        trainers[w] = build(trace, w, args)
+        print(f"  {w} worker(s): started in {time.perf_counter() - t0:.2f} s")
+    best = {w: float("inf") for w in counts}
+    steps = {}
+    acts = {}
+    try:
+        for rep in range(args.repeat):
+            for w in counts:
+                t0 = time.perf_counter()
+                batch = trainers[w].collect(rep + 1)
+                dt = time.perf_counter() - t0
+                best[w] = min(best[w], dt)
+                steps[w] = batch.steps
+                if rep == 0:
+                    acts[w] = batch.act
+        base = counts[0]
+        for w in counts[1:]:
+            if not np.array_equal(acts[w], acts[base]):
+                raise SystemExit(f"{w} workers collected other actions than {base}: results must not depend on "
+                                 "the worker count")
+    finally:
+        for t in trainers.values():
+            t.close()
+    rows = []
+    for w in counts:
+        rate = steps[w] / best[w]
+        rows.append({"workers": w, "steps": steps[w], "best_s": round(best[w], 3), "steps_per_s": round(rate),
+                     "speedup": round(best[base] / best[w], 2)})
+        print(f"  {w:>2} worker(s): {steps[w]:,} steps in {best[w]:.3f} s (best of {args.repeat}) = {rate:,.0f} steps/s"
+              f" · x{best[base] / best[w]:.2f} vs {base} worker(s)")
+    print(f"  same actions for every worker count: yes · load after: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"args": vars(args), "rows": rows}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
