@@ -18,7 +18,7 @@ from rtsched.cli import main  # noqa: E402
 from rtsched.rl.rollouts import EnvFactory, LocalEnvs, ProcessEnvs, WorkerError, make_pool  # noqa: E402
 from rtsched.rl.trace import load_trace  # noqa: E402
 
-from conftest import REPO  # noqa: E402
+from conftest import REPO, FailsInASubprocess  # noqa: E402
 
 SAMPLE = str(REPO / "traces" / "lublin_256_sample.swf")
 TINY = ["--seq-len", "32", "--trajs-per-epoch", "6", "--n-envs", "3", "--train-pi-iters", "2",
@@ -62,6 +62,7 @@ def test_same_seed_and_workers_give_identical_weights_and_histories(tmp_path, ca
     assert all(0 < h["steps"] <= 6 * 32 and h["trajectories"] == 6 for h in runs["a"]["history"])
 
 
+@pytest.mark.slow  # three trainings: 3 to 7 s on the loaded 2-core machine
 def test_resume_with_another_worker_count(tmp_path, capsys):
     """Workers are speed only: a run checkpointed after one epoch with 2 workers resumes with 1 and
     ends exactly as an uninterrupted run in one process."""
@@ -82,6 +83,7 @@ def test_process_pool_steps_like_the_local_one():
     remote = make_pool(factory, 3, 2)
     try:
         assert isinstance(remote, ProcessEnvs) and remote.n_workers == 2 and len(remote) == 3
+        assert len(remote.procs) == 1 and sorted(remote.local) == [0, 2]  # this process steps worker 0's share
         items = [(0, 11), (1, 12), (2, 13)]
         for (o1, m1), (o2, m2) in zip(local.reset_many(items), remote.reset_many(items)):
             assert np.array_equal(o1, o2) and np.array_equal(m1, m2)
@@ -100,13 +102,12 @@ def test_process_pool_steps_like_the_local_one():
     finally:
         remote.close()
         local.close()
-    assert remote.procs == []
+    assert remote.procs == [] and remote.local == {}
 
 
 def test_a_failing_worker_is_reported_not_hung():
-    bad = EnvFactory("nosuch-agent", load_trace(SAMPLE))
-    with pytest.raises(WorkerError, match="nosuch-agent"):
-        ProcessEnvs(bad, 2, 2)
+    with pytest.raises(WorkerError, match="boom in a rollout worker"):
+        ProcessEnvs(FailsInASubprocess(), 2, 2)
 
 
 def test_bad_worker_options_are_usage_errors(tmp_path, capsys):

@@ -5,9 +5,9 @@ step's actions to an *environment pool* and gets back, for every environment ste
 observation, its action mask, the reward and the end flags.  Three pools, one protocol:
 
 * ``LocalEnvs`` — the environments in the trainer's process (``workers=1``);
-* ``ProcessEnvs`` — ``workers`` subprocesses, environment i in worker ``i mod workers``; each step
-  sends every worker the actions of its environments and waits for all replies, so workers
-  simulate in parallel while the trainer waits;
+* ``ProcessEnvs`` — ``workers`` processes (this one and ``workers - 1`` subprocesses), environment
+  i in worker ``i mod workers``; each step sends every subprocess the actions of its environments,
+  steps worker 0's here meanwhile, then reads the replies, so the workers simulate in parallel;
 * ``RayEnvs`` — the same with Ray actors (``backend="ray"``; the ``ray`` extra), for workers on
   other machines of a Ray cluster.
 
@@ -166,21 +166,23 @@ class _Sharded:
 
 
 class ProcessEnvs(_Sharded):
-    """``n_envs`` environments in ``workers`` subprocesses.
+    """``n_envs`` environments in ``workers`` processes: this one (shard 0) and ``workers - 1``
+    subprocesses.  A step sends the subprocesses their actions first, steps shard 0 here meanwhile,
+    then reads their answers, so the trainer works instead of waiting.
 
-    Each worker is a fresh interpreter (``python -c "...worker_main(FD)"``, this process's
+    Each subprocess is a fresh interpreter (``python -c "...worker_main(FD)"``, this process's
     ``sys.path`` as its ``PYTHONPATH``) talking over an inherited pipe: neither ``fork`` (unsafe
     beside PyTorch's and a progress bar's threads) nor ``spawn`` (which re-imports the caller's
     main script, breaking scripts without a ``__main__`` guard)."""
 
-    def __init__(self, make_env: Callable, n_envs: int, workers: int) -> None:
+    def __init__(self, make_env: Callable, n_envs: int, workers: int, first=None) -> None:
         self.n = n_envs
         self.n_workers = max(1, min(workers, n_envs))
-        self.conns = []
+        self.conns = [None]  # shard 0: this process
         self.procs = []
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         try:
-            for w in range(self.n_workers):
+            for w in range(1, self.n_workers):
                 parent, child = mp.Pipe()
                 fd = child.fileno()
                 code = f"from rtsched.rl.rollouts import worker_main; worker_main({fd})"
@@ -189,7 +191,10 @@ class ProcessEnvs(_Sharded):
                 child.close()
                 self.conns.append(parent)
                 parent.send((make_env, list(range(w, n_envs, self.n_workers))))
-            for c in self.conns:
+            # shard 0 is built while the subprocesses build theirs
+            mine = list(range(0, n_envs, self.n_workers))
+            self.local = {i: (first if (i == 0 and first is not None) else make_env()) for i in mine}
+            for c in self.conns[1:]:
                 self._answer(c)
         except BaseException:
             self.close()
@@ -209,16 +214,19 @@ class ProcessEnvs(_Sharded):
 
     def _call(self, cmd: str, items):
         parts = self._split(items)
-        busy = [w for w, part in enumerate(parts) if part]
+        busy = [w for w, part in enumerate(parts) if part and w > 0]
         for w in busy:
             self.conns[w].send((cmd, parts[w]))
+        fn = _reset if cmd == "reset" else _step
         answers = [[] for _ in parts]
+        answers[0] = [fn(self.local[i], x) for i, x in parts[0]]
         for w in busy:
             answers[w] = self._answer(self.conns[w])
         return self._merge(items, parts, answers)
 
     def close(self) -> None:
-        for c in self.conns:
+        self.local = {}
+        for c in self.conns[1:]:
             try:
                 c.send(("close", None))
             except (OSError, BrokenPipeError):
@@ -295,7 +303,7 @@ def make_pool(make_env: Callable, n_envs: int, workers: int = 1, backend: str = 
     if workers == 1:
         envs = ([first] if first is not None else []) + [make_env() for _ in range(n_envs - (first is not None))]
         return LocalEnvs(envs)
-    return ProcessEnvs(make_env, n_envs, workers)
+    return ProcessEnvs(make_env, n_envs, workers, first)
 
 
 __all__ = ["BACKENDS", "EnvFactory", "LocalEnvs", "ProcessEnvs", "RayEnvs", "WorkerError", "make_pool"]
