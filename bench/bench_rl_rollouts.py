@@ -7,8 +7,10 @@ One RLScheduler trainer per worker count, built alike (same seed, the papers' 12
 kernel network, ``n_envs`` environments); each collects the same epochs (``trainer.collect``:
 environment steps, the batched forward passes, the hand-offs to the workers), alternating between
 the set-ups ``--repeat`` times so that load changes on a shared machine hit all of them.  Reported:
-the best collection time, its steps per second, and the speed-up against the 1-worker set-up
-measured in the same run.  The collected batches are compared too: any worker count must give the
+the best collection time, its steps per second, the speed-up against the 1-worker set-up
+measured in the same run, and the CPU time of all the set-up's processes per 1,000 steps (its
+cost, which a busy shared machine does not change much; the wall times show how much of the
+machine the set-up was given).  The collected batches are compared too: any worker count must give the
 same actions (the run stops with an error otherwise).
 """
 from __future__ import annotations
@@ -30,6 +32,20 @@ from rtsched.rl.trace import read_rl_trace  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data", "traces", "swf", "lublin_256.swf")
 SAMPLE = os.path.join(REPO, "traces", "lublin_256_sample.swf")
+
+
+def cpu_seconds(trainer) -> float:
+    """CPU seconds (user + system) used so far by this process and the trainer's rollout subprocesses."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    total = ru.ru_utime + ru.ru_stime
+    tick = os.sysconf("SC_CLK_TCK")
+    for p in getattr(trainer.pool, "procs", []):
+        with open(f"/proc/{p.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
 
 
 def build(trace, workers: int, args) -> PPOTrainer:
@@ -63,15 +79,18 @@ def main(argv=None) -> int:
         trainers[w] = build(trace, w, args)
         print(f"  {w} worker(s): started in {time.perf_counter() - t0:.2f} s")
     best = {w: float("inf") for w in counts}
+    cpu = {w: float("inf") for w in counts}
     steps = {}
     acts = {}
     try:
         for rep in range(args.repeat):
             for w in counts:
+                c0 = cpu_seconds(trainers[w])
                 t0 = time.perf_counter()
                 batch = trainers[w].collect(rep + 1)
                 dt = time.perf_counter() - t0
                 best[w] = min(best[w], dt)
+                cpu[w] = min(cpu[w], cpu_seconds(trainers[w]) - c0)
                 steps[w] = batch.steps
                 if rep == 0:
                     acts[w] = batch.act
@@ -86,10 +105,11 @@ def main(argv=None) -> int:
     rows = []
     for w in counts:
         rate = steps[w] / best[w]
+        cpu_ms = 1000 * cpu[w] / steps[w] * 1000
         rows.append({"workers": w, "steps": steps[w], "best_s": round(best[w], 3), "steps_per_s": round(rate),
-                     "speedup": round(best[base] / best[w], 2)})
+                     "speedup": round(best[base] / best[w], 2), "cpu_ms_per_1000_steps": round(cpu_ms, 1)})
         print(f"  {w:>2} worker(s): {steps[w]:,} steps in {best[w]:.3f} s (best of {args.repeat}) = {rate:,.0f} steps/s"
-              f" · x{best[base] / best[w]:.2f} vs {base} worker(s)")
+              f" · x{best[base] / best[w]:.2f} vs {base} worker(s) · CPU {cpu_ms:.0f} ms per 1,000 steps (all processes)")
     print(f"  same actions for every worker count: yes · load after: {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as fh:

@@ -186,8 +186,11 @@ class ProcessEnvs(_Sharded):
                 parent, child = mp.Pipe()
                 fd = child.fileno()
                 code = f"from rtsched.rl.rollouts import worker_main; worker_main({fd})"
+                # Its own session: a terminal's Ctrl-C reaches the trainer alone (which closes the pipes), and
+                # the worker is scheduled as a separately started process (Linux shares a busy machine
+                # between sessions: workers in the trainer's session would share its one slice).
                 self.procs.append(subprocess.Popen([sys.executable, "-c", code], pass_fds=(fd,), env=env,
-                                                   stdin=subprocess.DEVNULL))
+                                                   stdin=subprocess.DEVNULL, start_new_session=True))
                 child.close()
                 self.conns.append(parent)
                 parent.send((make_env, list(range(w, n_envs, self.n_workers))))
