@@ -1,7 +1,8 @@
 """Parallel RL rollouts: PPO collection steps per second with N rollout workers against one process.
 
 Run:  PYTHONPATH=. python bench/bench_rl_rollouts.py [--trace PATH] [--workers 1,2] [--trajs 32]
-          [--seq-len 256] [--n-envs 8] [--backfill none] [--repeat 3] [--backend local|ray] [--json OUT]
+          [--seq-len 256] [--n-envs 8] [--backfill none] [--repeat 3] [--backend local|ray]
+          [--rollout lockstep|trajectories] [--json OUT]
 
 One RLScheduler trainer per worker count, built alike (same seed, the papers' 128-job window and
 kernel network, ``n_envs`` environments); each collects the same epochs (``trainer.collect``:
@@ -51,7 +52,8 @@ def cpu_seconds(trainer) -> float:
 def build(trace, workers: int, args) -> PPOTrainer:
     opts = {"seq_len": args.seq_len, "window": 128}
     factory = EnvFactory("rlscheduler", trace, "bsld", args.backfill, None, opts)
-    cfg = PPOConfig(trajs_per_epoch=args.trajs, n_envs=args.n_envs, seed=0, workers=workers, backend=args.backend)
+    cfg = PPOConfig(trajs_per_epoch=args.trajs, n_envs=args.n_envs, seed=0, workers=workers, backend=args.backend,
+                    rollout=args.rollout)
     env0 = factory()
     return PPOTrainer("rlscheduler", factory, cfg, {"agent": "rlscheduler"}, env0.norms, first_env=env0)
 
@@ -66,12 +68,14 @@ def main(argv=None) -> int:
     ap.add_argument("--backfill", default="none")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--backend", default="local", choices=["local", "ray"])
+    ap.add_argument("--rollout", default="lockstep", choices=["lockstep", "trajectories"])
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args(argv)
     counts = [int(w) for w in args.workers.split(",")]
     trace = read_rl_trace(args.trace)
     print(f"trace {os.path.basename(args.trace)} ({len(trace)} jobs) · {args.trajs} trajectories x {args.seq_len} jobs "
           f"per epoch · {args.n_envs} environments · backfill {args.backfill} · backend {args.backend} · "
+          f"rollout {args.rollout} · "
           f"{os.cpu_count()} CPUs · load {os.getloadavg()[0]:.2f}")
     trainers = {}
     for w in counts:

@@ -28,6 +28,7 @@ AGENTS = ("rlscheduler", "inspector")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
+ROLLOUT_MODES = ("lockstep", "trajectories")
 
 
 
@@ -121,7 +122,7 @@ def cmd_train(args) -> int:
     if args.address and args.backend != "ray":
         raise UsageError("--address applies to --backend ray only")
     for name in ("seq_len", "trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters", "torch_threads",
-                 "actor", "critic", "workers"):
+                 "actor", "critic", "workers", "rollout"):
         v = getattr(args, name)
         if v is not None:
             options[name] = v
@@ -305,6 +306,9 @@ def register(subparsers) -> None:
     tr.add_argument("--backend", choices=ROLLOUT_BACKENDS, default="local",
                     help="rollout workers: local subprocesses, or Ray actors (the ray extra)")
     tr.add_argument("--address", help="--backend ray: the cluster to join (auto, HOST:PORT; default: a local Ray)")
+    tr.add_argument("--rollout", choices=ROLLOUT_MODES,
+                    help="lockstep (default: the trainer samples every step) or trajectories (each worker samples "
+                         "whole trajectories; scales better, other random stream)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)

@@ -14,6 +14,14 @@ epoch e starts from ``reset(seed=s)`` with s drawn from ``SeedSequence([seed, e]
 sampling uses a dedicated ``torch.Generator`` whose state is checkpointed, so a resumed run repeats
 an uninterrupted one exactly, and the number of workers and the backend change nothing but speed.
 
+``rollout="trajectories"`` hands out whole trajectories instead: worker w samples trajectories
+w, w + N, ... of the epoch with the actor evaluated in NumPy and trajectory k's own random stream
+``default_rng([seed, epoch, k])`` (reset seed and actions), and returns them when done; the trainer
+then computes their log-probabilities and values in batched passes.  One hand-off per worker and
+epoch instead of one per step, so it scales where lock-step collection waits on every hand-off
+(busy machines, many workers); results again do not depend on the workers or backend, but they
+differ from the lock-step mode's (another random stream).
+
 A checkpoint (``checkpoint.pt`` in the output folder, rewritten atomically after every epoch) holds
 the format tag, the configuration (PPO and environment), the normalisation constants, both
 networks, both optimisers, the generator state, the epoch and the training history.  It is also
@@ -36,8 +44,8 @@ import torch
 
 from rtsched.errors import RtschedError
 from rtsched.files import atomic_write, atomic_write_text
-from rtsched.rl.nets import build_networks
-from rtsched.rl.rollouts import make_pool
+from rtsched.rl.nets import NumpyActor, build_networks
+from rtsched.rl.rollouts import MODES, make_pool
 
 FORMAT = "rtsched-rl-model"
 VERSION = 1
@@ -74,6 +82,7 @@ class PPOConfig:
     torch_threads: int | None = None  # intra-op threads of the update (None: 1); collection always uses 1
     workers: int = 1  # rollout workers stepping the n_envs environments (1: in this process); speed only
     backend: str = "local"  # rollout workers: "local" (subprocesses) or "ray" (Ray actors); speed only
+    rollout: str = "lockstep"  # "lockstep" (the trainer samples every step) | "trajectories" (see module docstring)
 
 
 # Occupied job slots per policy-gradient chunk.  The kernel actor's MLP runs once per occupied slot
@@ -137,6 +146,8 @@ class PPOTrainer:
         self.norms = dict(norms)
         self.out = out
         self.progress = progress
+        if config.rollout not in MODES:
+            raise ValueError(f"unknown rollout mode {config.rollout!r}; choose from {', '.join(MODES)}")
         n_envs = max(1, min(config.n_envs, config.trajs_per_epoch))
         # ``first_env`` (or a new one): the spaces, and environment 0 itself when the environments live here.
         env0 = first_env if first_env is not None else make_env()
@@ -169,6 +180,40 @@ class PPOTrainer:
             return self._collect(epoch)
 
     def _collect(self, epoch: int) -> EpochBatch:
+        if self.config.rollout == "trajectories":
+            return self._collect_trajectories(epoch)
+        return self._collect_lockstep(epoch)
+
+    def _collect_trajectories(self, epoch: int) -> EpochBatch:
+        """Workers sample whole trajectories with the actor in NumPy (``rollouts.sample_trajectory``);
+        the trainer then evaluates log-probabilities and values in batched passes."""
+        cfg = self.config
+        forward = NumpyActor(self.actor).plain()
+        trajs = self.pool.trajectories(forward, cfg.seed, epoch, cfg.trajs_per_epoch, cfg.max_traj_len)
+        obs = torch.as_tensor(np.concatenate([t["obs"] for t in trajs]).astype(np.float32))
+        mask_np = np.concatenate([t["mask"] for t in trajs]).astype(bool)
+        mask = torch.as_tensor(mask_np)
+        act = torch.as_tensor(np.concatenate([t["act"] for t in trajs]))
+        logps, vals = [], []
+        with torch.no_grad():
+            for r0, r1 in _row_chunks(mask_np, PI_CHUNK_SLOTS):
+                logits = self.actor(obs[r0:r1], mask[r0:r1])
+                logps.append(torch.log_softmax(logits, dim=-1).gather(1, act[r0:r1, None]).squeeze(-1))
+                vals.append(self.critic(obs[r0:r1]))
+        logp = torch.cat(logps).numpy()
+        val = torch.cat(vals).numpy()
+        done, infos, pos = [], [], 0
+        for t in trajs:
+            n = len(t["act"])
+            b = {"obs": t["obs"], "mask": t["mask"], "act": t["act"], "logp": logp[pos:pos + n], "val": val[pos:pos + n]}
+            pos += n
+            done.append((t["k"], b, float(t["ret"])))
+            infos.append(t["info"])
+            if self.on_trajectory is not None:
+                self.on_trajectory(len(done), cfg.trajs_per_epoch, float(t["ret"]), t["info"])
+        return self._finish(done, infos, pos)
+
+    def _collect_lockstep(self, epoch: int) -> EpochBatch:
         cfg = self.config
         n_traj = cfg.trajs_per_epoch
         seeds = np.random.SeedSequence([cfg.seed, epoch]).generate_state(n_traj + 1024)

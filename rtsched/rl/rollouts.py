@@ -31,7 +31,10 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 BACKENDS = ("local", "ray")
+MODES = ("lockstep", "trajectories")  # PPOConfig.rollout
 
 # (observation, action mask, reward, terminated, truncated, info) of one environment step.
 StepResult = tuple
@@ -67,8 +70,6 @@ def _mask(env):
     m = getattr(env, "action_masks", None)
     if m is not None:
         return m()
-    import numpy as np
-
     return np.ones(env.action_space.n, dtype=bool)
 
 
@@ -80,6 +81,51 @@ def _reset(env, seed: int):
 def _step(env, action: int) -> StepResult:
     obs, r, term, trunc, info = env.step(int(action))
     return obs, _mask(env), float(r), bool(term), bool(trunc), info
+
+
+MAX_TRAJECTORY_TRIES = 1024
+
+
+def sample_trajectory(env, forward, seed: int, epoch: int, k: int, max_len: int | None = None) -> dict:
+    """Trajectory ``k`` of ``epoch`` in the ``"trajectories"`` rollout mode: ``env`` reset and
+    stepped with actions sampled from ``forward``'s logits (a ``NumpyForward``), every random draw
+    from ``numpy.random.default_rng([seed, epoch, k])`` — so the trajectory is the same in any
+    worker.  A trajectory longer than ``max_len`` is discarded and the slot draws another sequence
+    from the same stream.  Returns ``{"k", "obs", "mask", "act", "ret", "info", "discarded"}``."""
+    rng = np.random.default_rng([seed, epoch, k])
+    for tries in range(MAX_TRAJECTORY_TRIES):
+        obs, mask = _reset(env, int(rng.integers(2**32)))
+        o_list, m_list, a_list = [], [], []
+        while True:
+            logits = forward.logits(obs, mask).astype(np.float64)
+            p = np.exp(logits - logits.max())
+            cdf = np.cumsum(p)
+            a = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), len(p) - 1)
+            while not mask[a]:  # float ties at a masked edge (probability ~0): the previous legal slot
+                a -= 1
+            o_list.append(obs)
+            m_list.append(mask)
+            a_list.append(a)
+            obs, mask, r, term, trunc, info = _step(env, a)
+            if term or trunc:
+                return {"k": k, "obs": np.stack(o_list), "mask": np.stack(m_list),
+                        "act": np.asarray(a_list, dtype=np.int64), "ret": r, "info": info, "discarded": tries}
+            if max_len is not None and len(a_list) >= max_len:
+                break  # discarded: draw another sequence
+    raise RuntimeError("too many discarded trajectories; raise max_traj_len")
+
+
+def _handle(envs: dict, cmd: str, payload):
+    """One request to the environments ``envs`` {index: env} (every pool and worker answers with this)."""
+    if cmd == "reset":
+        return [_reset(envs[i], x) for i, x in payload]
+    if cmd == "step":
+        return [_step(envs[i], x) for i, x in payload]
+    if cmd == "trajectories":  # payload: (forward, seed, epoch, [k, ...], max_len); one env runs them all
+        forward, seed, epoch, ks, max_len = payload
+        env = envs[min(envs)]
+        return [sample_trajectory(env, forward, seed, epoch, k, max_len) for k in ks]
+    raise ValueError(f"unknown rollout request {cmd!r}")
 
 
 class LocalEnvs:
@@ -98,6 +144,10 @@ class LocalEnvs:
     def step_many(self, items: list[tuple[int, int]]) -> list[StepResult]:
         """Step environment i with action a for each (i, a); returns the results in that order."""
         return [_step(self.envs[i], a) for i, a in items]
+
+    def trajectories(self, forward, seed: int, epoch: int, n: int, max_len: int | None = None) -> list[dict]:
+        """Trajectories 0 .. n−1 of ``epoch`` sampled with ``forward`` (``sample_trajectory``), in order."""
+        return _handle({0: self.envs[0]}, "trajectories", (forward, seed, epoch, list(range(n)), max_len))
 
     def close(self) -> None:
         self.envs = []
@@ -124,8 +174,7 @@ def _serve(conn) -> None:
         if cmd == "close":
             return
         try:
-            fn = _reset if cmd == "reset" else _step
-            conn.send(("ok", [fn(envs[i], x) for i, x in items]))
+            conn.send(("ok", _handle(envs, cmd, items)))
         except BaseException as exc:  # noqa: BLE001
             conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
 
@@ -163,6 +212,17 @@ class _Sharded:
 
     def step_many(self, items):
         return self._call("step", items)
+
+    def trajectories(self, forward, seed: int, epoch: int, n: int, max_len: int | None = None) -> list[dict]:
+        """Trajectories 0 .. n−1 of ``epoch``: trajectory k sampled by worker k mod workers, each
+        worker one request for all of its trajectories; returned in k order."""
+        forward = forward.plain() if hasattr(forward, "plain") else forward
+        payloads = [(forward, seed, epoch, list(range(w, n, self.n_workers)), max_len)
+                    for w in range(self.n_workers)]
+        answers = self._gather("trajectories", payloads)
+        out = [t for part in answers for t in part]
+        out.sort(key=lambda t: t["k"])
+        return out
 
 
 class ProcessEnvs(_Sharded):
@@ -215,17 +275,21 @@ class ProcessEnvs(_Sharded):
             raise WorkerError(f"rollout worker failed: {payload}")
         return payload
 
-    def _call(self, cmd: str, items):
-        parts = self._split(items)
-        busy = [w for w, part in enumerate(parts) if part and w > 0]
+    def _gather(self, cmd: str, payloads: list) -> list:
+        """Send payload w to worker w (w ≥ 1), answer worker 0's here meanwhile, collect the replies."""
+        busy = [w for w, payload in enumerate(payloads) if payload and w > 0]
         for w in busy:
-            self.conns[w].send((cmd, parts[w]))
-        fn = _reset if cmd == "reset" else _step
-        answers = [[] for _ in parts]
-        answers[0] = [fn(self.local[i], x) for i, x in parts[0]]
+            self.conns[w].send((cmd, payloads[w]))
+        answers = [[] for _ in payloads]
+        if payloads[0]:
+            answers[0] = _handle(self.local, cmd, payloads[0])
         for w in busy:
             answers[w] = self._answer(self.conns[w])
-        return self._merge(items, parts, answers)
+        return answers
+
+    def _call(self, cmd: str, items):
+        parts = self._split(items)
+        return self._merge(items, parts, self._gather(cmd, parts))
 
     def close(self) -> None:
         self.local = {}
@@ -251,9 +315,8 @@ class _RayWorker:
     def __init__(self, make_env: Callable, indices: list[int]) -> None:
         self.envs = {i: make_env() for i in indices}
 
-    def call(self, cmd: str, items):
-        fn = _reset if cmd == "reset" else _step
-        return [fn(self.envs[i], x) for i, x in items]
+    def call(self, cmd: str, payload):
+        return _handle(self.envs, cmd, payload)
 
 
 class RayEnvs(_Sharded):
@@ -275,14 +338,17 @@ class RayEnvs(_Sharded):
     def __len__(self) -> int:
         return self.n
 
-    def _call(self, cmd: str, items):
-        parts = self._split(items)
-        refs = {w: self.actors[w].call.remote(cmd, part) for w, part in enumerate(parts) if part}
+    def _gather(self, cmd: str, payloads: list) -> list:
+        refs = {w: self.actors[w].call.remote(cmd, payload) for w, payload in enumerate(payloads) if payload}
         try:
             got = dict(zip(refs, self.ray.get(list(refs.values()))))
         except self.ray.exceptions.RayError as exc:
             raise WorkerError(f"rollout actor failed: {str(exc).splitlines()[0]}") from None
-        return self._merge(items, parts, [got.get(w, []) for w in range(len(parts))])
+        return [got.get(w, []) for w in range(len(payloads))]
+
+    def _call(self, cmd: str, items):
+        parts = self._split(items)
+        return self._merge(items, parts, self._gather(cmd, parts))
 
     def close(self) -> None:
         for a in getattr(self, "actors", []):

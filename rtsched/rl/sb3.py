@@ -36,7 +36,7 @@ import numpy as np
 
 from rtsched.files import atomic_write
 from rtsched.rl.features import INSPECT_FEATURE_SETS, PICK_FEATURE_SETS
-from rtsched.rl.nets import MASKED_LOGIT
+from rtsched.rl.inference import MASKED_LOGIT
 from rtsched.rl.ppo import LoadedModel, ModelFileError
 
 META = "rtsched.json"
