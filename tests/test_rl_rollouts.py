@@ -125,3 +125,64 @@ def test_ray_actors_give_the_same_weights(tmp_path, capsys):
     assert _train(b, "--workers", "2", "--backend", "ray") == 0
     capsys.readouterr()
     _same(_weights(a), _weights(b))
+
+
+# ------------------------------------------------------------------------------ rollout="trajectories"
+def _forward(agent_window=16):
+    from rtsched.rl.nets import NumpyActor, PickActor
+
+    torch.manual_seed(0)
+    return NumpyActor(PickActor(8, agent_window)).plain()
+
+
+def test_sampled_trajectory_is_legal_and_depends_only_on_its_stream():
+    """Trajectory k of an epoch: only legal (masked-in) actions, the environment's own terminal
+    reward, and the same trajectory from another environment instance; another k or epoch differs."""
+    from rtsched.rl.rollouts import sample_trajectory
+
+    tr = load_trace(SAMPLE)
+    factory = EnvFactory("rlscheduler", tr, options={"seq_len": 32, "window": 16})
+    fwd = _forward()
+    a = sample_trajectory(factory(), fwd, 3, 1, 5)
+    b = sample_trajectory(factory(), fwd, 3, 1, 5)
+    assert a["k"] == 5 and a["discarded"] == 0
+    assert np.array_equal(a["act"], b["act"]) and np.array_equal(a["obs"], b["obs"]) and a["ret"] == b["ret"]
+    assert all(m[x] for m, x in zip(a["mask"], a["act"]))
+    assert len(a["act"]) == 32 and a["ret"] == -a["info"]["bsld"]  # no backfilling: every job is a decision
+    others = [sample_trajectory(factory(), fwd, 3, e, k)["act"] for e, k in ((1, 6), (2, 5))]
+    assert not any(np.array_equal(a["act"], o) for o in others)
+    # A length cap below the sequence length discards every try of the slot: a clear error.
+    with pytest.raises(RuntimeError, match="max_traj_len"):
+        sample_trajectory(factory(), fwd, 3, 1, 5, max_len=10)
+
+
+def test_process_pool_samples_the_same_trajectories_as_one_process():
+    tr = load_trace(SAMPLE)
+    factory = EnvFactory("rlscheduler", tr, "bsld", "rlscheduler", None, {"seq_len": 32, "window": 16})
+    fwd = _forward()
+    local = make_pool(factory, 2, 1)
+    remote = make_pool(factory, 3, 3)
+    try:
+        a = local.trajectories(fwd, 9, 4, 5)
+        b = remote.trajectories(fwd, 9, 4, 5)
+    finally:
+        remote.close()
+    assert [t["k"] for t in a] == [t["k"] for t in b] == [0, 1, 2, 3, 4]
+    for x, y in zip(a, b):
+        assert np.array_equal(x["act"], y["act"]) and np.array_equal(x["obs"], y["obs"]) and x["ret"] == y["ret"]
+
+
+@pytest.mark.slow  # two trainings with workers: about 5 s on the loaded 2-core machine
+def test_trajectory_rollouts_train_the_same_with_any_worker_count(tmp_path, capsys):
+    a, b = str(tmp_path / "w1"), str(tmp_path / "w2")
+    assert _train(a, "--rollout", "trajectories") == 0
+    assert _train(b, "--rollout", "trajectories", "--workers", "2") == 0
+    capsys.readouterr()
+    wa, wb = _weights(a), _weights(b)
+    _same(wa, wb)
+    assert wa["ppo"]["rollout"] == "trajectories"
+    # It is another random stream than the lock-step mode's: a lock-step run differs.
+    c = str(tmp_path / "lockstep")
+    assert _train(c) == 0
+    capsys.readouterr()
+    assert [h["mean_return"] for h in _weights(c)["history"]] != [h["mean_return"] for h in wa["history"]]
