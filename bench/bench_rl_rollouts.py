@@ -1,18 +1,20 @@
 """Parallel RL rollouts: PPO collection steps per second with N rollout workers against one process.
 
-Run:  PYTHONPATH=. python bench/bench_rl_rollouts.py [--trace PATH] [--workers 1,2] [--trajs 32]
-          [--seq-len 256] [--n-envs 8] [--backfill none] [--repeat 3] [--backend local|ray]
-          [--rollout lockstep|trajectories] [--json OUT]
+Run:  PYTHONPATH=. python bench/bench_rl_rollouts.py [--trace PATH]
+          [--setups lockstep:1,lockstep:2,trajectories:1,trajectories:2] [--trajs 32] [--seq-len 256]
+          [--n-envs 8] [--backfill none] [--repeat 3] [--backend local|ray] [--json OUT]
 
-One RLScheduler trainer per worker count, built alike (same seed, the papers' 128-job window and
-kernel network, ``n_envs`` environments); each collects the same epochs (``trainer.collect``:
-environment steps, the batched forward passes, the hand-offs to the workers), alternating between
-the set-ups ``--repeat`` times so that load changes on a shared machine hit all of them.  Reported:
-the best collection time, its steps per second, the speed-up against the 1-worker set-up
-measured in the same run, and the CPU time of all the set-up's processes per 1,000 steps (its
+One RLScheduler trainer per set-up (rollout mode x workers), built alike (same seed, the papers'
+128-job window and kernel network, ``n_envs`` environments); each collects the same epochs
+(``trainer.collect``: environment steps, forward passes, the hand-offs to the workers, and in the
+trajectories mode the batched log-probability and value passes), alternating between the set-ups
+``--repeat`` times so that load changes on a shared machine hit all of them.  Reported: the best
+collection time, its steps per second, the speed-up against the first set-up (by default one
+process in the default lock-step mode: what ``rtsched rl train`` does without options) measured in
+the same run, and the CPU time of all the set-up's processes per 1,000 steps (its
 cost, which a busy shared machine does not change much; the wall times show how much of the
-machine the set-up was given).  The collected batches are compared too: any worker count must give the
-same actions (the run stops with an error otherwise).
+machine the set-up was given).  The collected batches are compared too: within a mode, any worker count must give
+the same actions (the run stops with an error otherwise).
 """
 from __future__ import annotations
 
@@ -49,72 +51,82 @@ def cpu_seconds(trainer) -> float:
     return total
 
 
-def build(trace, workers: int, args) -> PPOTrainer:
+def build(trace, rollout: str, workers: int, args) -> PPOTrainer:
     opts = {"seq_len": args.seq_len, "window": 128}
     factory = EnvFactory("rlscheduler", trace, "bsld", args.backfill, None, opts)
     cfg = PPOConfig(trajs_per_epoch=args.trajs, n_envs=args.n_envs, seed=0, workers=workers, backend=args.backend,
-                    rollout=args.rollout)
+                    rollout=rollout)
     env0 = factory()
     return PPOTrainer("rlscheduler", factory, cfg, {"agent": "rlscheduler"}, env0.norms, first_env=env0)
+
+
+def parse_setups(text: str) -> list[tuple[str, int]]:
+    out = []
+    for part in text.split(","):
+        mode, _, workers = part.strip().partition(":")
+        out.append((mode, int(workers or 1)))
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", default=SHARED if os.path.exists(SHARED) else SAMPLE)
-    ap.add_argument("--workers", default="1,2", help="comma-separated worker counts; the first is the baseline")
+    ap.add_argument("--setups", default="lockstep:1,lockstep:2,trajectories:1,trajectories:2",
+                    help="comma-separated MODE:WORKERS (MODE lockstep or trajectories); the first is the baseline")
     ap.add_argument("--trajs", type=int, default=32, help="trajectories per collected epoch")
     ap.add_argument("--seq-len", type=int, default=256)
     ap.add_argument("--n-envs", type=int, default=8)
     ap.add_argument("--backfill", default="none")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--backend", default="local", choices=["local", "ray"])
-    ap.add_argument("--rollout", default="lockstep", choices=["lockstep", "trajectories"])
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args(argv)
-    counts = [int(w) for w in args.workers.split(",")]
+    setups = parse_setups(args.setups)
     trace = read_rl_trace(args.trace)
     print(f"trace {os.path.basename(args.trace)} ({len(trace)} jobs) · {args.trajs} trajectories x {args.seq_len} jobs "
           f"per epoch · {args.n_envs} environments · backfill {args.backfill} · backend {args.backend} · "
-          f"rollout {args.rollout} · "
           f"{os.cpu_count()} CPUs · load {os.getloadavg()[0]:.2f}")
     trainers = {}
-    for w in counts:
+    for su in setups:
         t0 = time.perf_counter()
-        trainers[w] = build(trace, w, args)
-        print(f"  {w} worker(s): started in {time.perf_counter() - t0:.2f} s")
-    best = {w: float("inf") for w in counts}
-    cpu = {w: float("inf") for w in counts}
+        trainers[su] = build(trace, su[0], su[1], args)
+        print(f"  {su[0]:>12} x {su[1]} worker(s): started in {time.perf_counter() - t0:.2f} s")
+    best = {su: float("inf") for su in setups}
+    cpu = {su: float("inf") for su in setups}
     steps = {}
     acts = {}
     try:
         for rep in range(args.repeat):
-            for w in counts:
-                c0 = cpu_seconds(trainers[w])
+            for su in setups:
+                c0 = cpu_seconds(trainers[su])
                 t0 = time.perf_counter()
-                batch = trainers[w].collect(rep + 1)
+                batch = trainers[su].collect(rep + 1)
                 dt = time.perf_counter() - t0
-                best[w] = min(best[w], dt)
-                cpu[w] = min(cpu[w], cpu_seconds(trainers[w]) - c0)
-                steps[w] = batch.steps
+                best[su] = min(best[su], dt)
+                cpu[su] = min(cpu[su], cpu_seconds(trainers[su]) - c0)
+                steps[su] = batch.steps
                 if rep == 0:
-                    acts[w] = batch.act
-        base = counts[0]
-        for w in counts[1:]:
-            if not np.array_equal(acts[w], acts[base]):
-                raise SystemExit(f"{w} workers collected other actions than {base}: results must not depend on "
-                                 "the worker count")
+                    acts[su] = batch.act
+        first_of_mode = {}
+        for su in setups:
+            ref = first_of_mode.setdefault(su[0], su)
+            if not np.array_equal(acts[su], acts[ref]):
+                raise SystemExit(f"{su} collected other actions than {ref}: results must not depend on the workers")
     finally:
         for t in trainers.values():
             t.close()
     rows = []
-    for w in counts:
-        rate = steps[w] / best[w]
-        cpu_ms = 1000 * cpu[w] / steps[w] * 1000
-        rows.append({"workers": w, "steps": steps[w], "best_s": round(best[w], 3), "steps_per_s": round(rate),
-                     "speedup": round(best[base] / best[w], 2), "cpu_ms_per_1000_steps": round(cpu_ms, 1)})
-        print(f"  {w:>2} worker(s): {steps[w]:,} steps in {best[w]:.3f} s (best of {args.repeat}) = {rate:,.0f} steps/s"
-              f" · x{best[base] / best[w]:.2f} vs {base} worker(s) · CPU {cpu_ms:.0f} ms per 1,000 steps (all processes)")
-    print(f"  same actions for every worker count: yes · load after: {os.getloadavg()[0]:.2f}")
+    base = setups[0]
+    for su in setups:
+        rate = steps[su] / best[su]
+        cpu_ms = 1000 * cpu[su] / steps[su] * 1000
+        rows.append({"rollout": su[0], "workers": su[1], "steps": steps[su], "best_s": round(best[su], 3),
+                     "steps_per_s": round(rate), "speedup": round(rate / (steps[base] / best[base]), 2),
+                     "cpu_ms_per_1000_steps": round(cpu_ms, 1)})
+        print(f"  {su[0]:>12} x {su[1]} worker(s): {steps[su]:,} steps in {best[su]:.3f} s (best of {args.repeat}) = "
+              f"{rate:,.0f} steps/s · x{rate / (steps[base] / best[base]):.2f} vs {base[0]} x {base[1]} · "
+              f"CPU {cpu_ms:.0f} ms per 1,000 steps (all processes)")
+    print(f"  same actions for every worker count of a mode: yes · load after: {os.getloadavg()[0]:.2f}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"args": vars(args), "rows": rows}, fh, indent=1)
