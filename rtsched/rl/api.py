@@ -51,7 +51,9 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     ``max_rejections``) and PPO options (``PPOConfig`` fields: ``trajs_per_epoch``, ``n_envs``,
     ``seed``, ``pi_lr``, ``workers``, ``backend``, ...).  ``workers`` > 1 steps the environments in
     that many subprocesses (``backend="local"``) or Ray actors (``backend="ray"``, on the cluster at
-    ``ray_address``, or a local Ray instance); results do not depend on either.  ``progress(epoch, epochs, stats)`` is called after every epoch.
+    ``ray_address``, or a local Ray instance); results do not depend on either.  ``rollout``:
+    ``"lockstep"`` (default) or ``"trajectories"`` (workers sample whole trajectories; see
+    ``rtsched.rl.ppo``).  ``progress(epoch, epochs, stats)`` is called after every epoch.
     With ``resume`` and an existing ``out/checkpoint.pt`` of the same settings, training continues
     from its epoch; a checkpoint of other settings raises ``ModelFileError`` naming the file.
     ``init_from`` (a model file or folder) starts a *new* run from that model's weights, e.g. stage 2
