@@ -181,6 +181,9 @@ def test_trajectory_rollouts_train_the_same_with_any_worker_count(tmp_path, caps
     wa, wb = _weights(a), _weights(b)
     _same(wa, wb)
     assert wa["ppo"]["rollout"] == "trajectories"
+    # The mode is part of the settings: resuming in the lock-step mode is refused, naming it.
+    assert _train(a, "--resume") == 1
+    assert "rollout" in capsys.readouterr().err
     # It is another random stream than the lock-step mode's: a lock-step run differs.
     c = str(tmp_path / "lockstep")
     assert _train(c) == 0

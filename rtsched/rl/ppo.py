@@ -149,6 +149,8 @@ class PPOTrainer:
         if config.rollout not in MODES:
             raise ValueError(f"unknown rollout mode {config.rollout!r}; choose from {', '.join(MODES)}")
         n_envs = max(1, min(config.n_envs, config.trajs_per_epoch))
+        if config.rollout == "trajectories":  # a worker samples its trajectories one after another
+            n_envs = max(1, min(config.workers, config.trajs_per_epoch))
         # ``first_env`` (or a new one): the spaces, and environment 0 itself when the environments live here.
         env0 = first_env if first_env is not None else make_env()
         # With workers, ``make_env`` is sent to them (it must pickle: ``rtsched.rl.rollouts.EnvFactory``).
