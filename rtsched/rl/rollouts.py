@@ -1,24 +1,33 @@
 """Where the PPO trainer's environments live while it collects trajectories.
 
-The trainer (``rtsched.rl.ppo``) keeps the networks and the sampling generator; it hands each
-step's actions to an *environment pool* and gets back, for every environment stepped, the next
-observation, its action mask, the reward and the end flags.  Three pools, one protocol:
+Two rollout modes (``PPOConfig.rollout``), one set of pools:
+
+* ``"lockstep"``: the trainer keeps the networks and the sampling generator; it hands each step's
+  actions to an *environment pool* (``reset_many`` / ``step_many``) and gets back, for every
+  environment stepped, the next observation, its action mask, the reward and the end flags.
+* ``"trajectories"``: the pool's workers sample whole trajectories themselves
+  (``sample_trajectory``: the actor as a ``NumpyForward``, trajectory k's own random stream) and
+  hand them back once per epoch (``trajectories``).
+
+The pools:
 
 * ``LocalEnvs`` — the environments in the trainer's process (``workers=1``);
 * ``ProcessEnvs`` — ``workers`` processes (this one and ``workers - 1`` subprocesses), environment
-  i in worker ``i mod workers``; each step sends every subprocess the actions of its environments,
-  steps worker 0's here meanwhile, then reads the replies, so the workers simulate in parallel;
-* ``RayEnvs`` — the same with Ray actors (``backend="ray"``; the ``ray`` extra), for workers on
-  other machines of a Ray cluster.
+  i (trajectory k) in worker ``i mod workers`` (``k mod workers``); each request goes to the
+  subprocesses first, worker 0's share is done here meanwhile, then the replies are read, so the
+  workers simulate in parallel;
+* ``RayEnvs`` — the same with Ray actors only (``backend="ray"``; the ``ray`` extra), for workers
+  on other machines of a Ray cluster.
 
 Which process steps an environment changes nothing in what it computes: an environment's
-trajectory depends only on its reset seed and the actions it is given, the seeds and actions are
-drawn in the trainer in the same order for every pool, and the results are read back in
-environment order.  So a training run gives the same weights with 1, 2 or 16 workers (and on
-any backend) for the same seed and ``n_envs`` (``tests/test_rl_rollouts.py``).
+trajectory depends only on its reset seed and the actions it is given; in the lock-step mode the
+seeds and actions are drawn in the trainer in the same order for every pool and the results are
+read back in environment order; in the trajectories mode each trajectory draws from its own
+stream and the trainer orders them by index.  So a training run gives the same weights with 1, 2
+or 16 workers (and on any backend) for the same settings (``tests/test_rl_rollouts.py``).
 
-This module imports no PyTorch: the workers only simulate.  ``EnvFactory`` is the picklable
-recipe a worker builds its environments from.
+This module imports no PyTorch.  ``EnvFactory`` is the picklable recipe a worker builds its
+environments from.
 """
 from __future__ import annotations
 
