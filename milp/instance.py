@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from rtsched.checkpoint import DEFAULT_IO, IOModel
+from rtsched.files import atomic_write_text
 from rtsched.errors import InputError
 from rtsched.jobs import BATCH, RT, Job, Workload
 from rtsched.machines.mira import aligned_partitions as machine_partitions
@@ -131,10 +131,13 @@ class Instance:
         return [j for j in self.jobs if j.kind == BATCH]
 
     def job(self, job_id: int) -> Job:
-        for j in self.jobs:
-            if j.id == job_id:
-                return j
-        raise KeyError(job_id)
+        by_id = self.__dict__.get("_by_id")
+        if by_id is None or len(by_id) != len(self.jobs):  # built once (jobs are not edited after that)
+            by_id = self.__dict__["_by_id"] = {j.id: j for j in self.jobs}
+        job = by_id.get(job_id)
+        if job is None or job.id != job_id:
+            raise KeyError(job_id)
+        return job
 
     def horizon(self, preempt: bool = True) -> int:
         """Upper bound on every completion time of some optimal schedule.
@@ -277,17 +280,7 @@ def save_instance(instance: Instance, path: str | os.PathLike) -> None:
     for i, job in enumerate(d["jobs"]):
         lines.append("    " + json.dumps(job) + ("," if i + 1 < len(d["jobs"]) else ""))
     lines += ["  ]", "}"]
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-instance-")  # atomic: write, then rename
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(path, "\n".join(lines) + "\n")  # atomic, and the mode a plain write gives
 
 
 # ---------------------------------------------------------------------------------------------

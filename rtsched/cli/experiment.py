@@ -106,6 +106,7 @@ def cmd_report(args) -> int:
 
     from rtsched.experiments import store
     from rtsched.experiments.report import report, report_tables
+    from rtsched.files import atomic_write
     from rtsched.experiments.results import summary_is_stale, write_summary
 
     if summary_is_stale(args.dir):  # runs finished since (other shards, machines): bring it up to date
@@ -121,7 +122,7 @@ def cmd_report(args) -> int:
         out = Path(args.csv)
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in tables.items():
-            frame.to_csv(out / f"{name}.csv", index=False)
+            atomic_write(out / f"{name}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
         print(f"tables written to {out}/")
     return 0
 

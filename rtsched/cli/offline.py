@@ -130,10 +130,11 @@ def result_json(res) -> dict[str, Any]:
 
 def cmd_solve(args) -> int:
     from milp.instance import load_instance
-    from milp.solve import solve
+    from milp.solve import check_size, solve
 
     check_output(args.schedule_out, "--schedule-out")
     inst = load_instance(args.instance)
+    check_size(inst, args.instance)
     res = solve(inst, **_solve_kwargs(args))
     if args.schedule_out and res.schedule is not None:
         machine = inst.machine()
@@ -230,6 +231,7 @@ def cmd_compare(args) -> int:
     from heuristics.registry import SCHEMES
     from milp.compare import compare, reading, table3
     from milp.instance import SHIPPED_DIR, load_instance
+    from milp.solve import check_size
 
     shipped = not args.instances
     paths = sorted(str(p) for p in SHIPPED_DIR.glob("*.json")) if shipped else list(args.instances)
@@ -242,6 +244,8 @@ def cmd_compare(args) -> int:
         policies = list(SCHEMES) if shipped else ["wcjs-jit"]
     _check_policies(policies, args.checkpoint)
     instances = [load_instance(p) for p in paths]
+    for inst, path in zip(instances, paths):
+        check_size(inst, path)
     kwargs = _solve_kwargs(args)
     done: list[str] = []
     with progress_bar("optimum + policies", not args.json and not args.no_progress, len(instances)) as update:

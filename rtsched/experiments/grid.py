@@ -853,6 +853,9 @@ def load_grid(path: str | os.PathLike) -> Grid:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"grid file not found: {p}")
+    if p.is_dir():
+        raise FileNotFoundError(f"{p} is a folder, not a grid TOML file (give the grid file; a results folder "
+                                "is named with --out)")
     return parse_grid(p.read_text(encoding="utf-8"), p)
 
 

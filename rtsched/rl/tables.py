@@ -23,6 +23,7 @@ import numpy as np
 
 from heuristics.backfill import normalize_backfill
 from heuristics.committed import COMMITTED_BACKFILLS
+from rtsched.files import atomic_write_text
 from rtsched.rl.api import train
 from rtsched.rl.policy import policy_from_model
 from rtsched.rl.ppo import export_model, read_model_file
@@ -218,11 +219,7 @@ def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str 
                             "trace_file": st["env"].get("trace_path"), "seed": st["ppo"].get("seed"),
                             "last_mean_return": last.get("mean_return"), "bytes": info["bytes"]})
     manifest = {"format": "rtsched-table5-models", "note": note, "models": entries}
-    tmp = os.path.join(dest, "manifest.json.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(manifest, fh, indent=1)
-        fh.write("\n")
-    os.replace(tmp, os.path.join(dest, "manifest.json"))
+    atomic_write_text(os.path.join(dest, "manifest.json"), json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
