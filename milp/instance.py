@@ -31,7 +31,7 @@ from rtsched.files import atomic_write_text
 from rtsched.errors import InputError
 from rtsched.jobs import BATCH, RT, Job, Workload
 from rtsched.machines.mira import aligned_partitions as machine_partitions
-from rtsched.machines.sizes import BLOCK_NODES, PARTITION_BLOCKS, partition_blocks_for
+from rtsched.machines.sizes import BLOCK_NODES, MIRA_BLOCKS, PARTITION_BLOCKS, partition_blocks_for
 
 # ---------------------------------------------------------------------------------------------
 # Partitions of the aligned block model
@@ -203,6 +203,9 @@ def _parse(data: Any, path: str | None, name: str | None) -> Instance:
     blocks = data["blocks"]
     if not _is_int(blocks) or blocks < 1:
         raise fail(f"'blocks' must be a positive integer (512-node blocks), got {blocks!r}", "blocks")
+    if blocks > MIRA_BLOCKS:
+        raise fail(f"'blocks' is at most {MIRA_BLOCKS} (Mira, {MIRA_BLOCKS * BLOCK_NODES:,} nodes), got {blocks}",
+                   "blocks")
     jobs_raw = data["jobs"]
     if not isinstance(jobs_raw, list):
         raise fail(f"'jobs' must be a list of job objects, got {type(jobs_raw).__name__}", "jobs")

@@ -48,6 +48,36 @@ def positive_float(text: str) -> float:
     return _checked(text, float, lambda v: math.isfinite(v) and v > 0, "a number > 0", "must be a finite number > 0")
 
 
+def int_in(lo: int, hi: int, what: str = ""):
+    """argparse type: an integer in [lo, hi] (``what``: why the upper limit, for the message)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number in [{lo:,}, {hi:,}], got {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must be in [{lo:,}, {hi:,}]{' (' + what + ')' if what else ''}, "
+                                             f"got {value:,}")
+        return value
+
+    return parse
+
+
+def float_in(lo: float, hi: float, what: str = ""):
+    """argparse type: a finite number in (lo, hi]."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number in ({lo:g}, {hi:g}], got {text!r}") from None
+        if not math.isfinite(value) or not lo < value <= hi:
+            raise argparse.ArgumentTypeError(f"must be a finite number in ({lo:g}, {hi:g}]"
+                                             f"{' (' + what + ')' if what else ''}, got {text!r}")
+        return value
+
+    return parse
+
+
 def percent(text: str) -> float:
     """argparse type: a percentage in [0, 100]."""
     return _checked(text, float, lambda v: math.isfinite(v) and 0 <= v <= 100, "a percentage in [0, 100]",
@@ -143,5 +173,5 @@ def pct(x) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x * 100:+.0f} %"
 
 
-__all__ = ["UsageError", "check_output", "console", "fmt", "name_list", "nonneg_int", "pct", "percent",
-           "positive_float", "positive_int", "progress_bar"]
+__all__ = ["UsageError", "check_output", "console", "float_in", "fmt", "int_in", "name_list", "nonneg_int", "pct",
+           "percent", "positive_float", "positive_int", "progress_bar"]

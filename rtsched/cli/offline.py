@@ -14,10 +14,14 @@ import os
 import sys
 from typing import Any
 
-from rtsched.cli.common import (UsageError, check_output, console, fmt, name_list, nonneg_int, pct,
+from rtsched.cli.common import (UsageError, check_output, console, float_in, fmt, int_in, name_list, nonneg_int, pct,
                                 positive_float, positive_int, progress_bar)
 
 EXIT_INFEASIBLE = 3
+# Limits of ``instances generate`` (MAX_SOLVE_JOBS: milp.solve's, checked by tests/test_cli_errors.py).
+MAX_COUNT = 10_000
+MAX_SOLVE_JOBS = 5000
+MAX_SECONDS = 365 * 86400
 EXIT_NO_SOLUTION = 4
 # The exact methods of milp.solve (kept here so that building the parser imports no solver;
 # tests/test_layers.py checks the two lists agree).
@@ -39,18 +43,24 @@ def register(sub: Any) -> None:
     gen.add_argument("--shipped", action="store_true",
                      help="rewrite the instance set shipped in traces/instances/ (rtsched compare's default) byte "
                           "for byte; --out writes it elsewhere")
-    gen.add_argument("--count", type=positive_int, default=20, help="number of instances (seeds SEED .. SEED+COUNT-1)")
+    gen.add_argument("--count", type=int_in(1, MAX_COUNT, "MAX_COUNT"), default=20,
+                     help=f"number of instances (seeds SEED .. SEED+COUNT-1; at most {MAX_COUNT:,})")
     gen.add_argument("--seed", type=nonneg_int, default=0, help="first seed")
-    gen.add_argument("--bj", type=nonneg_int, default=5, help="batch jobs per instance (#BJ)")
-    gen.add_argument("--rt", type=nonneg_int, default=2, help="real-time jobs per instance (#RTJ)")
-    gen.add_argument("--blocks", type=positive_int, default=16, help="512-node blocks of the machine (16 = 8,192 nodes)")
+    gen.add_argument("--bj", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=5,
+                     help="batch jobs per instance (#BJ)")
+    gen.add_argument("--rt", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=2,
+                     help="real-time jobs per instance (#RTJ)")
+    gen.add_argument("--blocks", type=int_in(1, 96, "Mira's 96 blocks"), default=16,
+                     help="512-node blocks of the machine (16 = 8,192 nodes; at most 96, Mira)")
     gen.add_argument("--sizes", help="comma-separated job sizes in nodes (default 512,1024,2048,4096,8192 "
                                      "that fit the machine)")
-    gen.add_argument("--submit-window", type=nonneg_int, default=3600, help="submit times uniform over [0, S] s")
-    gen.add_argument("--runtime-min", type=positive_int, default=600, help="s")
-    gen.add_argument("--runtime-max", type=positive_int, default=7200, help="s")
-    gen.add_argument("--runtime-step", type=positive_int, default=60, help="runtime grid, s")
-    gen.add_argument("--walltime-factor", type=positive_float, nargs=2, default=(1.0, 2.0), metavar=("LO", "HI"),
+    seconds = int_in(1, MAX_SECONDS, "a year")
+    gen.add_argument("--submit-window", type=int_in(0, MAX_SECONDS, "a year"), default=3600,
+                     help="submit times uniform over [0, S] s")
+    gen.add_argument("--runtime-min", type=seconds, default=600, help="s")
+    gen.add_argument("--runtime-max", type=seconds, default=7200, help="s")
+    gen.add_argument("--runtime-step", type=seconds, default=60, help="runtime grid, s")
+    gen.add_argument("--walltime-factor", type=float_in(0, 100, "at most 100"), nargs=2, default=(1.0, 2.0), metavar=("LO", "HI"),
                      help="walltime = ceil(runtime × U(LO, HI))")
     gen.add_argument("--prefix", default="table3", help="file name prefix: PREFIX-SEED.json (a plain name, no folders)")
     gen.add_argument("--out", help="output folder (created if missing; required unless --shipped)")
@@ -205,6 +215,9 @@ def cmd_instances_generate(args) -> int:
         raise UsageError(f"--walltime-factor needs 1 <= LO <= HI (a walltime is never below the runtime), got {lo} {hi}")
     if args.bj + args.rt < 1:
         raise UsageError("--bj and --rt give no job: an instance needs at least one")
+    if args.bj + args.rt > MAX_SOLVE_JOBS:
+        raise UsageError(f"--bj + --rt = {args.bj + args.rt:,} jobs: more than an exact solve accepts "
+                         f"(MAX_SOLVE_JOBS = {MAX_SOLVE_JOBS:,})")
     try:
         sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
     except ValueError:

@@ -4,9 +4,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rtsched.cli.common import UsageError, check_output, console, fmt, nonneg_int, positive_float, positive_int
+from rtsched.cli.common import UsageError, check_output, console, float_in, fmt, int_in, nonneg_int, positive_int
 
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
+# Largest generated traces (a few seconds and a few hundred MB): Lublin jobs, Mira-like days.
+MAX_JOBS = 2_000_000
+MAX_DAYS = 3660
+MAX_SIZE = 10**8  # rtsched.io.cleaning.MAX_SIZE (the readers' largest size)
 
 
 def register(sub) -> None:
@@ -15,9 +19,11 @@ def register(sub) -> None:
     gen = tsub.add_parser("generate", help="generate a synthetic trace (or regenerate the shipped ones)")
     gen.add_argument("--shipped", action="store_true", help="regenerate the traces shipped in traces/ byte-for-byte")
     gen.add_argument("--model", choices=["lublin", "miralike"], default="miralike")
-    gen.add_argument("--jobs", type=positive_int, default=10000, help="Lublin: number of jobs (>= 1)")
-    gen.add_argument("--nodes", type=positive_int, help="Lublin: processors (default 256)")
-    gen.add_argument("--days", type=positive_float, default=7.0, help="Mira-like: days of arrivals (> 0)")
+    gen.add_argument("--jobs", type=int_in(1, MAX_JOBS, "MAX_JOBS"), default=10000,
+                     help=f"Lublin: number of jobs (1 .. {MAX_JOBS:,})")
+    gen.add_argument("--nodes", type=int_in(1, MAX_SIZE, "MAX_SIZE"), help="Lublin: processors (default 256)")
+    gen.add_argument("--days", type=float_in(0, MAX_DAYS, "MAX_DAYS"), default=7.0,
+                     help=f"Mira-like: days of arrivals (> 0, at most {MAX_DAYS:,})")
     gen.add_argument("--seed", type=nonneg_int, default=0)
     gen.add_argument("--out", help="output SWF file (--shipped: output folder)")
     gen.set_defaults(func=generate)
