@@ -202,11 +202,11 @@ def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) ->
         if run.status in ("optimal", "infeasible"):
             return _Stage(run.status, run.plan, run.bound_sum, run.seconds, run.size, run.eps)
         best = run.plan if run.plan is not None and _meets(instance, run.plan, bound) else inc
-        rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))
         cm2 = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=best,
                           incumbent=best, layout=CPSAT_LAYOUT)
         if best is not None or start is not None:
             cm2.hint(best if best is not None else start)
+        rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))  # after the build
         run2 = solve_cpsat_model(cm2, rest, workers, seed, params=_proof_params(workers))
         seconds = time.perf_counter() - t_start
         if run2.plan is None:  # the proof phase timed out without re-finding a schedule: keep phase 1's
@@ -309,6 +309,23 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     check_size(instance)
+    try:
+        return _solve(instance, method, theta, time_limit, preempt, sequences, lexicographic, binary_search,
+                      workers=workers, seed=seed, threads=threads, splits=splits)
+    except RuntimeError as exc:
+        if "CP-SAT rejected the model" not in str(exc):
+            raise
+        from rtsched.errors import InputError
+
+        why = str(exc).split("\n", 1)[0].removesuffix(":").removesuffix(": linear {")
+        raise InputError(f"{len(instance.jobs):,} jobs: {why} (the instance's times are too far apart for "
+                         "CP-SAT's 64-bit arithmetic; solve fewer jobs or a shorter submit window)",
+                         path=instance.name or None) from None
+
+
+def _solve(instance: Instance, method: str, theta: float | Fraction, time_limit: float | None, preempt: bool,
+           sequences: int | None, lexicographic: bool, binary_search: bool, *, workers: int, seed: int,
+           threads: int | None, splits: Any) -> SolveResult:
     t0 = time.perf_counter()
     theta_f = _frac(theta)
     if method == "bruteforce":

@@ -141,11 +141,15 @@ def result_json(res) -> dict[str, Any]:
 def cmd_solve(args) -> int:
     from milp.instance import load_instance
     from milp.solve import check_size, solve
+    from rtsched.errors import InputError
 
     check_output(args.schedule_out, "--schedule-out")
     inst = load_instance(args.instance)
     check_size(inst, args.instance)
-    res = solve(inst, **_solve_kwargs(args))
+    try:
+        res = solve(inst, **_solve_kwargs(args))
+    except InputError as exc:  # said of the instance (by its name): say it of the user's path
+        raise InputError(exc.reason, path=args.instance) from None
     if args.schedule_out and res.schedule is not None:
         machine = inst.machine()
         res.schedule.write(args.schedule_out, machine.partition_names())

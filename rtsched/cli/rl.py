@@ -19,7 +19,7 @@ import json
 import os
 import sys
 
-from rtsched.cli.common import UsageError
+from rtsched.cli.common import UsageError, check_output
 from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
@@ -111,6 +111,7 @@ def cmd_train(args) -> int:
         raise UsageError(f"--epochs: must be at least 1, got {args.epochs}")
     out = args.out or os.path.join("runs", f"{args.agent}-{os.path.splitext(os.path.basename(args.trace))[0]}-"
                                            f"{args.goal}-{args.backfill}")
+    check_output(out, "--out", folder=True)
     ckpt = os.path.join(out, CHECKPOINT)
     if os.path.exists(ckpt) and not args.resume:
         raise UsageError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
@@ -342,6 +343,7 @@ def register(subparsers) -> None:
 def cmd_export(args) -> int:
     from rtsched.rl.ppo import export_model
 
+    check_output(args.out, "out")
     info = export_model(args.model, args.out)
     if args.json:
         print(json.dumps(info))
