@@ -281,14 +281,17 @@ def cmd_compare(args) -> int:
         print(json.dumps({**what, "runs": [r.to_json() for r in runs], "table": table, "reading": reading(rows)},
                          indent=2, allow_nan=False))
         return 0
+    from rich import box
     from rich.table import Table
 
     where = "traces/instances (shipped)" if shipped else f"{len(paths)} instance file(s)"
+    # Compact (no column rules, two-line headers): the table fits an 80-column terminal or pipe.
     t = Table(title=f"{len(instances)} instances ({where}) · optimum: {args.method}, θ = {args.theta:g} "
                     f"({args.theta_mode}) · non-scheme policies under {args.checkpoint} checkpointing",
-              title_justify="left")
+              title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), pad_edge=False,
+              collapse_padding=True)
     t.add_column("algorithm", no_wrap=True)
-    for col in ("BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "worst BJ", "worst RTJ", "=opt", "s/inst"):
+    for col in ("BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "worst\nBJ gap", "worst\nRTJ gap", "=opt", "s/inst"):
         t.add_column(col, justify="right", no_wrap=True)
     for r in rows:
         t.add_row(r["algorithm"], fmt(r["bj_sd"], 3), fmt(r["rtj_sd"], 3), pct(r["bj_gap_mean"]), pct(r["rtj_gap_mean"]),
