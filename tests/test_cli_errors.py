@@ -357,3 +357,42 @@ def test_solve_time_limit_holds_for_a_3000_job_instance(tmp_path, capsys):
     allowed = 15 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
     assert seconds < allowed, (seconds, allowed)
     assert json.loads(out)["seconds"] < allowed
+
+
+# ------------------------------------------------------------------------ grid files
+def _grid(tmp_path, seeds: str):
+    trace = (REPO / "traces" / "mira_like_week.swf").as_posix()
+    path = tmp_path / "g.toml"
+    path.write_text(f'''name = "g"
+[trace]
+name = "w"
+path = "{trace}"
+machine = "mira"
+first_n = 50
+[grid]
+rt_percent = [10]
+marking = ["random"]
+schemes = ["baseline"]
+seeds = {seeds}
+''')
+    return path
+
+
+@pytest.mark.parametrize("seeds,why", [("100000000", "MAX_SEEDS = 10,000"), ("[1180591620717411303424]", "MAX_SEED"),
+                                       ("[-1]", "non-negative"), ("[1.5]", "non-negative")])
+def test_grid_seeds_out_of_range_are_refused_before_any_run(tmp_path, capsys, seeds, why):
+    rc, _, err = _run(capsys, ["experiment", "run", str(_grid(tmp_path, seeds)), "--out", str(tmp_path / "r"),
+                               "--no-progress", "-j", "1"])
+    assert rc == 1 and why in err and "[grid].seeds" in err and err.count("\n") == 1
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("data,why", [(b"\xff\xfe\x00\x01binary", "binary data"),
+                                      ("name = \"caf\xe9\"\n".encode("latin-1"), "not UTF-8 text")])
+def test_a_grid_file_that_is_not_utf8_is_an_encoding_error(tmp_path, capsys, data, why):
+    path = tmp_path / "bad.toml"
+    path.write_bytes(data)
+    for cmd in (["experiment", "run", str(path), "--out", str(tmp_path / "r")], ["experiment", "status", str(path)]):
+        rc, _, err = _run(capsys, cmd)
+        assert rc == 1 and str(path) in err and "encoding" in err and why in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
