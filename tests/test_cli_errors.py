@@ -62,6 +62,15 @@ USAGE = [
     (["traces", "generate", "--jobs", "1000000000", "--model", "lublin", "--out", "x.swf"], "--jobs", "MAX_JOBS"),
     (["traces", "generate", "--days", "1e9", "--out", "x.swf"], "--days", "MAX_DAYS"),
     (["traces", "generate", "--nodes", "0", "--model", "lublin", "--out", "x.swf"], "--nodes", "MAX_SIZE"),
+    # rl options: a negative --n-envs hung, --trajs-per-epoch 0 ended in a NumPy message, --n-sequences 0 ran nothing
+    (["rl", "train", "--trace", SAMPLE, "--n-envs", "-1", "--out", "r"], "--n-envs", "[1, 1,024]"),
+    (["rl", "train", "--trace", SAMPLE, "--trajs-per-epoch", "0", "--out", "r"], "--trajs-per-epoch", "[1, 100,000]"),
+    (["rl", "train", "--trace", SAMPLE, "--seed", "-1", "--out", "r"], "--seed", ">= 0"),
+    (["rl", "train", "--trace", SAMPLE, "--train-pi-iters", "0", "--out", "r"], "--train-pi-iters", "[1, 100,000]"),
+    (["rl", "train", "--trace", SAMPLE, "--seq-len", "0", "--out", "r"], "--seq-len", ">= 1"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--n-sequences", "0"], "--n-sequences", "[1, 100,000]"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--seq-len", "0"], "--seq-len", ">= 1"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--seed", "-5"], "--seed", ">= 0"),
     (["rl", "export", str(REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-none.pt"),
       "missing/m.pt"], "out", "does not exist"),
 ]

@@ -19,7 +19,7 @@ import json
 import os
 import sys
 
-from rtsched.cli.common import UsageError, check_output
+from rtsched.cli.common import UsageError, check_output, int_in, nonneg_int, positive_int
 from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
@@ -283,23 +283,23 @@ def register(subparsers) -> None:
     tr.add_argument("--trace", required=True, help="SWF trace (the papers' cleaning is applied)")
     tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
-    tr.add_argument("--epochs", type=int, default=100, help="total epochs (a resumed run counts the earlier ones)")
+    tr.add_argument("--epochs", type=int_in(1, 1_000_000), default=100, help="total epochs (a resumed run counts the earlier ones)")
     tr.add_argument("--out", "--model-dir", dest="out",
                     help="output folder for checkpoint.pt and progress.json (default runs/AGENT-TRACE-GOAL-BACKFILL)")
-    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--seed", type=nonneg_int, default=0)
     tr.add_argument("--resume", action="store_true", help="continue the checkpoint in --out (same settings)")
     tr.add_argument("--init-from", help="start a new run from this model's weights (e.g. stage 2 after filtering)")
     tr.add_argument("--base", default="sjf", help="inspector: the inspected priority (sjf, f1, fcfs, wfp3, ...)")
-    tr.add_argument("--seq-len", type=int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
+    tr.add_argument("--seq-len", type=positive_int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
     tr.add_argument("--start-range", help="LO,HI first jobs of training sequences (indices, or fractions like 0,0.2)")
     tr.add_argument("--sjf-filter", help="trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
-    tr.add_argument("--trajs-per-epoch", type=int, help="trajectories per epoch (default 100)")
-    tr.add_argument("--n-envs", type=int, help="environments stepped together (default 8)")
-    tr.add_argument("--train-pi-iters", type=int, help="policy iterations per epoch (default 80)")
-    tr.add_argument("--train-v-iters", type=int, help="value iterations per epoch (default 80)")
+    tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000), help="trajectories per epoch (default 100)")
+    tr.add_argument("--n-envs", type=int_in(1, 1024), help="environments stepped together (default 8)")
+    tr.add_argument("--train-pi-iters", type=int_in(1, 100_000), help="policy iterations per epoch (default 80)")
+    tr.add_argument("--train-v-iters", type=int_in(1, 100_000), help="value iterations per epoch (default 80)")
     tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"], help="rlscheduler policy network")
     tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network")
-    tr.add_argument("--torch-threads", type=int,
+    tr.add_argument("--torch-threads", type=int_in(1, 1024),
                     help="PyTorch intra-op threads of the PPO update (default 1; collection always uses 1)")
     tr.add_argument("--workers", type=int,
                     help="rollout workers simulating the --n-envs environments in parallel (default 1: in this "
@@ -320,11 +320,11 @@ def register(subparsers) -> None:
                     help="comma-separated heuristics (fcfs, sjf, f1, wfp3, unicep, wfp3-authors, unicep-authors, "
                          "...) and model files/folders")
     ev.add_argument("--starts", help="comma-separated first jobs (0-based) of the sequences, e.g. 1981,2756,...")
-    ev.add_argument("--n-sequences", type=int, default=10, help="sequences drawn with --seed when --starts is absent")
-    ev.add_argument("--seq-len", type=int, default=1024, help="jobs per sequence")
+    ev.add_argument("--n-sequences", type=int_in(1, 100_000), default=10, help="sequences drawn with --seed when --starts is absent")
+    ev.add_argument("--seq-len", type=positive_int, default=1024, help="jobs per sequence")
     ev.add_argument("--backfill", default="none",
                     help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler)")
-    ev.add_argument("--seed", type=int, default=1, help="seed of the drawn sequence starts")
+    ev.add_argument("--seed", type=nonneg_int, default=1, help="seed of the drawn sequence starts")
     ev.add_argument("--machine", help="machine spec (default: a flat cluster of the trace's MaxNodes)")
     ev.add_argument("--norms", choices=["trace", "model"], default="trace",
                     help="normalise model features by the evaluated trace (authors) or the training trace")
