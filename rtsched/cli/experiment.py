@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from rtsched.cli.common import UsageError, check_output, name_list, positive_int
+from rtsched.cli.common import UsageError, check_output, int_in, name_list
 
 BACKENDS = ("local", "ray")  # rtsched.experiments.backends.BACKENDS (checked by the tests)
 
@@ -19,7 +19,7 @@ def register(subparsers) -> None:
     run = esub.add_parser("run", help="run (or resume) every unfinished run of a grid")
     run.add_argument("grid", help="grid TOML file (e.g. experiments/headline_wk1.toml)")
     run.add_argument("--out", help="results folder (default: the grid's out_dir, else ./results/<name>)")
-    run.add_argument("-j", "--jobs", type=positive_int, default=2,
+    run.add_argument("-j", "--jobs", type=int_in(1, 1024), default=2,
                      help="worker processes (default 2; 1 = in this process); with --backend ray and no "
                           "--address: the CPUs of the local Ray instance")
     run.add_argument("--backend", choices=BACKENDS, default="local",
@@ -46,7 +46,8 @@ def register(subparsers) -> None:
     plt.add_argument("dir", help="results folder")
     plt.add_argument("--out", help="figure folder (default DIR/figures)")
     plt.add_argument("--schemes", help="comma-separated schemes to show (default: the grid's figure_schemes)")
-    plt.add_argument("--dpi", type=positive_int, default=120, help="PNG resolution (default 120)")
+    plt.add_argument("--dpi", type=int_in(1, 1200, "larger figures exhaust memory"), default=120,
+                     help="PNG resolution (default 120, at most 1200)")
     plt.set_defaults(func=cmd_plot)
 
     st = esub.add_parser("status", help="how many runs of a grid are done, running, failed, corrupt, pending")

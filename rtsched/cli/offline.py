@@ -73,7 +73,7 @@ def register(sub: Any) -> None:
     cp.add_argument("instances", nargs="*", help="instance JSON files (default: traces/instances/*.json)")
     cp.add_argument("--policies", help="comma-separated scheme or policy names, or model files (default: every "
                                        "seed-002 scheme with the shipped instances, else wcjs-jit)")
-    cp.add_argument("-j", "--jobs", type=positive_int, default=1,
+    cp.add_argument("-j", "--jobs", type=int_in(1, 1024), default=1,
                     help="instances solved in parallel processes (each CP-SAT solve then gets one worker)")
     cp.add_argument("--no-progress", action="store_true", help="no progress bar")
     cp.add_argument("--checkpoint", default="jit",
