@@ -413,3 +413,24 @@ def test_a_grid_file_that_is_not_utf8_is_an_encoding_error(tmp_path, capsys, dat
         rc, _, err = _run(capsys, cmd)
         assert rc == 1 and str(path) in err and "encoding" in err and why in err and "Traceback" not in err
     assert not (tmp_path / "r").exists()
+
+
+def test_plot_of_a_folder_without_finished_runs_says_so(tmp_path, capsys):
+    grid = tmp_path / "fail.toml"
+    grid.write_text(f'''name = "f"
+[trace]
+name = "w"
+path = "{SAMPLE}"
+machine = "flat:1"
+first_n = 20
+[grid]
+policy = ["fcfs"]
+seeds = 1
+''')
+    out = tmp_path / "r"
+    rc, _, err = _run(capsys, ["experiment", "run", str(grid), "--out", str(out), "--no-progress", "-j", "1"])
+    assert rc == 1 and "more than flat-1" in err  # why every run failed, also without a progress bar
+    rc, _, err = _run(capsys, ["experiment", "plot", str(out)])
+    assert rc == 1 and "no figure written" in err and "no finished run" in err
+    rc, _, err = _run(capsys, ["experiment", "plot", str(out), "--schemes", "x,y"])
+    assert rc == 1 and "none of --schemes x,y" in err

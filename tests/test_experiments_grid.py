@@ -455,8 +455,8 @@ def test_cli_option_errors_name_the_option(tmp_path, capsys):
     out = tmp_path / "out"
     assert cli("experiment", "run", grid, "--out", out, "-j", "1", "--no-progress") == 0
     capsys.readouterr()
-    for argv, needle in ((("plot", out, "--dpi", "0"), "--dpi: must be >= 1"),
-                         (("run", grid, "-j", "0"), "--jobs: must be >= 1"),
+    for argv, needle in ((("plot", out, "--dpi", "0"), "--dpi: must be in [1, 1,200]"),
+                         (("run", grid, "-j", "0"), "--jobs: must be in [1, 1,024]"),
                          (("run", grid, "--backend", "dask"), "--backend: invalid choice: 'dask'")):
         with pytest.raises(SystemExit) as exc:
             cli("experiment", *argv)

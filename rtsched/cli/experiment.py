@@ -133,6 +133,14 @@ def cmd_plot(args) -> int:
 
     schemes = name_list(args.schemes, "--schemes") if args.schemes is not None else None
     check_output(args.out, "--out", folder=True)
-    for path in plot(args.dir, args.out, schemes=schemes, dpi=args.dpi):
+    paths = plot(args.dir, args.out, schemes=schemes, dpi=args.dpi)
+    for path in paths:
         print(path)
+    if not paths:  # not silently nothing: say why
+        from rtsched.errors import InputError
+
+        what = (f"none of --schemes {','.join(schemes)} has a finished run here" if schemes
+                else "the folder has no finished run to plot")
+        raise InputError(f"no figure written: {what} (rtsched experiment report {args.dir} lists the runs)",
+                         path=args.dir)
     return 0
