@@ -70,6 +70,10 @@ USAGE = [
     (["traces", "generate", "--jobs", "1000000000", "--model", "lublin", "--out", "x.swf"], "--jobs", "MAX_JOBS"),
     (["traces", "generate", "--days", "1e9", "--out", "x.swf"], "--days", "MAX_DAYS"),
     (["traces", "generate", "--nodes", "0", "--model", "lublin", "--out", "x.swf"], "--nodes", "MAX_SIZE"),
+    # "-" made a file named "-" where standard output is not written
+    (["simulate", SAMPLE, "--policy", "fcfs", "--schedule-out", "-"], "--schedule-out", "standard output"),
+    (["solve", "x.json", "--schedule-out", "-"], "--schedule-out", "standard output"),
+    (["traces", "generate", "--out", "-"], "--out", "standard output"),
     # rl options: a negative --n-envs hung, --trajs-per-epoch 0 ended in a NumPy message, --n-sequences 0 ran nothing
     (["rl", "train", "--trace", SAMPLE, "--n-envs", "-1", "--out", "r"], "--n-envs", "[1, 1,024]"),
     (["rl", "train", "--trace", SAMPLE, "--trajs-per-epoch", "0", "--out", "r"], "--trajs-per-epoch", "[1, 100,000]"),
@@ -434,3 +438,15 @@ seeds = 1
     assert rc == 1 and "no figure written" in err and "no finished run" in err
     rc, _, err = _run(capsys, ["experiment", "plot", str(out), "--schemes", "x,y"])
     assert rc == 1 and "none of --schemes x,y" in err
+
+
+def test_convert_to_standard_output_pipes_into_simulate(tmp_path):
+    py = f"{sys.executable} -m rtsched"
+    cmd = (f"{py} traces convert {SAMPLE} - | {py} simulate - --format swf --policy fcfs --first-n 50 --json")
+    proc = subprocess.run(cmd, shell=True, capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert rec["trace"] == "-" and rec["summary"]["all"]["n"] == 50
+    assert proc.stderr.strip() == "-: 2000 jobs"  # the count on stderr, the SWF alone on stdout
+    assert list(tmp_path.iterdir()) == []  # no file named "-"

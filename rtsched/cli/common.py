@@ -93,15 +93,22 @@ def name_list(text: str, option: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------- output paths
-def check_output(path: str | None, option: str, *, folder: bool = False) -> None:
+def check_output(path: str | None, option: str, *, folder: bool = False, stdout: bool = False) -> None:
     """Refuse an output path that cannot be written, before any long work starts.
 
     ``folder``: the path is a folder that will be created (its nearest existing ancestor must be
     a writable folder).  Otherwise the path is a file: its folder must exist and be writable, and
-    the path must not be a folder.
+    the path must not be a folder.  ``-`` (standard output) is accepted only where ``stdout`` says
+    the command writes it there; elsewhere it is refused (it would make a file named ``-``).
     """
-    if path is None or path == "-":
+    if path is None:
         return
+    if path == "-":
+        if stdout:
+            return
+        kind = "folder" if folder else "file"
+        raise UsageError(f"{option}: '-' (standard output) is not supported here; give a {kind} name "
+                         f"(./- for a {kind} named -)")
     p = Path(path)
     if folder:
         if p.exists() and not p.is_dir():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from rtsched.cli.common import UsageError, check_output, console, float_in, fmt, int_in, nonneg_int, positive_int
@@ -34,7 +35,8 @@ def register(sub) -> None:
     st.set_defaults(func=stats)
     cv = tsub.add_parser("convert", help="convert a Cobalt log or ALCF CSV (or SWF) to SWF, or to a Batsim workload")
     cv.add_argument("input", help="trace file, or - for standard input (then --format is needed)")
-    cv.add_argument("output", help="SWF file to write; a name ending in .json writes a Batsim workload")
+    cv.add_argument("output", help="SWF file to write (- for standard output); a name ending in .json writes a "
+                                   "Batsim workload")
     cv.add_argument("--nb-res", type=positive_int,
                     help="Batsim output: the machine's resources (default: the trace header's size)")
     cv.add_argument("--format", choices=["swf", "cobalt", "alcf"])
@@ -90,12 +92,20 @@ def convert(args) -> int:
     from rtsched.io import read_workload
     from rtsched.io.swf import write_swf
 
-    check_output(args.output, "output")
+    check_output(args.output, "output", stdout=True)
     wl = read_workload(args.input, args.format)
     if args.normalize_to_mira:
         from rtsched.io.normalize import normalize_to_mira
 
         wl = normalize_to_mira(wl)
+    if args.output == "-":  # SWF on standard output (the count goes to stderr)
+        from rtsched.io.swf import swf_lines
+
+        for line in swf_lines(wl):
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        print(f"-: {len(wl)} jobs", file=sys.stderr)
+        return 0
     if args.output.lower().endswith(".json"):
         from rtsched.export import write_batsim_workload
 
