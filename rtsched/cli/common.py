@@ -48,34 +48,22 @@ def positive_float(text: str) -> float:
     return _checked(text, float, lambda v: math.isfinite(v) and v > 0, "a number > 0", "must be a finite number > 0")
 
 
+def _why(what: str) -> str:
+    return f" ({what})" if what else ""
+
+
 def int_in(lo: int, hi: int, what: str = ""):
     """argparse type: an integer in [lo, hi] (``what``: why the upper limit, for the message)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number in [{lo:,}, {hi:,}], got {text!r}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"must be in [{lo:,}, {hi:,}]{' (' + what + ')' if what else ''}, "
-                                             f"got {value:,}")
-        return value
-
-    return parse
+    allowed = f"in [{lo:,}, {hi:,}]"
+    return lambda text: _checked(text, int, lambda v: lo <= v <= hi, f"a whole number {allowed}",
+                                 f"must be {allowed}{_why(what)}")
 
 
 def float_in(lo: float, hi: float, what: str = ""):
     """argparse type: a finite number in (lo, hi]."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number in ({lo:g}, {hi:g}], got {text!r}") from None
-        if not math.isfinite(value) or not lo < value <= hi:
-            raise argparse.ArgumentTypeError(f"must be a finite number in ({lo:g}, {hi:g}]"
-                                             f"{' (' + what + ')' if what else ''}, got {text!r}")
-        return value
-
-    return parse
+    allowed = f"in ({lo:g}, {hi:g}]"
+    return lambda text: _checked(text, float, lambda v: math.isfinite(v) and lo < v <= hi, f"a number {allowed}",
+                                 f"must be a finite number {allowed}{_why(what)}")
 
 
 def percent(text: str) -> float:
