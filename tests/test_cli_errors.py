@@ -70,6 +70,8 @@ USAGE = [
     (["traces", "generate", "--jobs", "1000000000", "--model", "lublin", "--out", "x.swf"], "--jobs", "MAX_JOBS"),
     (["traces", "generate", "--days", "1e9", "--out", "x.swf"], "--days", "MAX_DAYS"),
     (["traces", "generate", "--nodes", "0", "--model", "lublin", "--out", "x.swf"], "--nodes", "MAX_SIZE"),
+    (["traces"], "COMMAND", "required"),  # not argparse's internal name traces_command
+    (["rl", "nosuch"], "COMMAND", "train"),
     # "-" made a file named "-" where standard output is not written
     (["simulate", SAMPLE, "--policy", "fcfs", "--schedule-out", "-"], "--schedule-out", "standard output"),
     (["solve", "x.json", "--schedule-out", "-"], "--schedule-out", "standard output"),

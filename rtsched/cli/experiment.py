@@ -14,7 +14,7 @@ def register(subparsers) -> None:
                                 description="Experiment grids: a TOML file -> one result file per run "
                                             "(resumable, parallel, on one machine or a Ray cluster) -> "
                                             "summary.parquet, tables and figures.")
-    esub = exp.add_subparsers(dest="experiment_command", required=True)
+    esub = exp.add_subparsers(dest="experiment_command", required=True, metavar="COMMAND")
 
     run = esub.add_parser("run", help="run (or resume) every unfinished run of a grid")
     run.add_argument("grid", help="grid TOML file (e.g. experiments/headline_wk1.toml)")

@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
     sv.set_defaults(func=cmd_solve)
 
     ins = sub.add_parser("instances", help="generate offline instances (seed 002 Table 2/3 settings)")
-    isub = ins.add_subparsers(dest="instances_command", required=True)
+    isub = ins.add_subparsers(dest="instances_command", required=True, metavar="COMMAND")
     gen = isub.add_parser("generate", help="write seeded random instances (default: the Table 3 set)")
     gen.add_argument("--shipped", action="store_true",
                      help="rewrite the instance set shipped in traces/instances/ (rtsched compare's default) byte "

@@ -16,7 +16,7 @@ MAX_SIZE = 10**8  # rtsched.io.cleaning.MAX_SIZE (the readers' largest size)
 
 def register(sub) -> None:
     traces = sub.add_parser("traces", help="generate, inspect and convert traces")
-    tsub = traces.add_subparsers(dest="traces_command", required=True)
+    tsub = traces.add_subparsers(dest="traces_command", required=True, metavar="COMMAND")
     gen = tsub.add_parser("generate", help="generate a synthetic trace (or regenerate the shipped ones)")
     gen.add_argument("--shipped", action="store_true", help="regenerate the traces shipped in traces/ byte-for-byte")
     gen.add_argument("--model", choices=["lublin", "miralike"], default="miralike")
