@@ -30,11 +30,13 @@ def test_compare_table_fits_80_columns_and_reads_out(capsys, monkeypatch, tmp_pa
 
     save_instance(random_instance(0, 2, 1, 4, name="tiny"), tmp_path / "tiny.json")  # solved in well under 1 s
     monkeypatch.setenv("COLUMNS", "80")
-    rc = main(["compare", str(tmp_path / "tiny.json"), "--policies", "wcjs-jit,baseline,app-ckpt-10",
+    model = REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-none.pt"  # a long path: its name shown
+    rc = main(["compare", str(tmp_path / "tiny.json"), "--policies", f"wcjs-jit,baseline,app-ckpt-10,{model}",
                "--no-progress"])
     out = capsys.readouterr().out
     assert rc == 0
     assert "…" not in out  # no column cut short
+    assert "\nrl-lublin-1-none " in out and str(model) not in out
     assert max(len(line) for line in out.splitlines()) <= 80
     for col in ("algorithm", "BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "=opt"):
         assert col in out

@@ -290,11 +290,11 @@ def cmd_compare(args) -> int:
                     f"({args.theta_mode}) · non-scheme policies under {args.checkpoint} checkpointing",
               title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), pad_edge=False,
               collapse_padding=True)
-    t.add_column("algorithm", no_wrap=True)
+    t.add_column("algorithm", max_width=24, overflow="fold")
     for col in ("BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "worst\nBJ gap", "worst\nRTJ gap", "=opt", "s/inst"):
         t.add_column(col, justify="right", no_wrap=True)
     for r in rows:
-        t.add_row(r["algorithm"], fmt(r["bj_sd"], 3), fmt(r["rtj_sd"], 3), pct(r["bj_gap_mean"]), pct(r["rtj_gap_mean"]),
+        t.add_row(_short(r["algorithm"]), fmt(r["bj_sd"], 3), fmt(r["rtj_sd"], 3), pct(r["bj_gap_mean"]), pct(r["rtj_gap_mean"]),
                   pct(r["bj_gap_worst"]), pct(r["rtj_gap_worst"]), f"{r['matches_optimum']}/{r['instances']}",
                   f"{r['decision_seconds']:.3f}")
     con = console()
@@ -307,8 +307,16 @@ def cmd_compare(args) -> int:
               "per instance (mean, and worst); =opt: instances where the policy's BJ SD is no worse than the "
               "optimum's and its RTJ SD meets the θ the optimum used; s/inst: seconds deciding per instance (the "
               "optimum: solving).", style="dim")
-    con.print(reading(rows))
+    con.print(reading([{**r, "algorithm": _short(r["algorithm"])} for r in rows]))
     return 0
+
+
+def _short(name: str) -> str:
+    """A policy's label in the table: a model file by its file name (the JSON keeps the path)."""
+    if os.sep not in name:
+        return name
+    base = os.path.basename(os.path.normpath(name))
+    return base.removesuffix(".pt")
 
 
 def _check_policies(policies: list[str], checkpoint: str) -> None:
