@@ -434,7 +434,14 @@ def solve_cpsat_model(cm: CpsatModel, time_limit: float | None = None, workers: 
     ow = cm.objective_weights
     eps = ow.eps if ow else 0.0
     if st == cp_model.MODEL_INVALID:
-        raise RuntimeError(f"CP-SAT rejected the model: {cm.model.Validate()}")
+        why = cm.model.Validate()
+        if "overflow" in why:  # the data, not the model, is at fault: a one-line error naming the instance
+            from rtsched.errors import InputError
+
+            raise InputError(f"{len(cm.instance.jobs):,} jobs: CP-SAT rejected the model: possible integer overflow "
+                             "(the instance's times are too far apart for CP-SAT's 64-bit arithmetic; solve fewer "
+                             "jobs or a shorter submit window)", path=cm.instance.name or None)
+        raise RuntimeError(f"CP-SAT rejected the model: {why}")
     if st == cp_model.INFEASIBLE:
         return CpsatRun("infeasible", None, None, None, eps, seconds, size)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

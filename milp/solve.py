@@ -30,7 +30,7 @@ METHODS = ("cpsat", "milp-cbc", "milp-ortools", "bruteforce")
 
 # The largest instance an exact solve accepts (jobs).  The greedy warm starts are quadratic in the
 # number of jobs, so with a time limit they get at most GREEDY_SHARE of the time left and are
-# abandoned at that point; a 3,000-job instance then answers within its limit (tests/test_milp.py).
+# abandoned at that point; a 3,000-job instance then answers within its limit (tests/test_cli_errors.py).
 MAX_SOLVE_JOBS = 5000
 GREEDY_SHARE = 0.25
 
@@ -169,6 +169,8 @@ def _proof_params(workers: int) -> dict[str, Any]:
 def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) -> Callable[..., _Stage]:
     from milp.cpsat import append_batch, best_greedy_plan, build_cpsat, rt_subinstance, solve_cpsat_model
 
+    check_size(instance)
+
     def stage(objective: str, bound: Fraction | None, limit: float | None, hint) -> _Stage:
         if objective == "rt":
             # θ* needs the RTJs only (BJs can always be appended after them: no sequence cap here).
@@ -225,7 +227,7 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
                  threads: int | None) -> tuple[Callable[..., _Stage], Any]:
     from milp.sequence_milp import build_sequence_milp
 
-    from milp.cpsat import GreedyTimeout, append_batch, greedy_plan, rt_subinstance
+    from milp.cpsat import append_batch, greedy_plan, rt_subinstance
 
     sm = build_sequence_milp(instance, sequences, preempt)
 
@@ -233,11 +235,7 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         """The θ* model of the RTJs alone without a cap: (its MILP, its solve)."""
         sub = rt_subinstance(instance)
         sub_sm = build_sequence_milp(sub, None, preempt)
-        try:
-            start = greedy_plan(sub, deadline=_greedy_deadline(limit))
-        except GreedyTimeout:
-            start = None
-        return sub_sm, sub_sm.solve("rt", None, backend, time_limit=limit, threads=threads, start=start)
+        return sub_sm, sub_sm.solve("rt", None, backend, time_limit=limit, threads=threads, start=greedy_plan(sub))
 
     def stage(objective: str, bound: Fraction | None, limit: float | None, hint) -> _Stage:
         if objective == "rt" and not sm.restricted:
@@ -308,24 +306,6 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
-    check_size(instance)
-    try:
-        return _solve(instance, method, theta, time_limit, preempt, sequences, lexicographic, binary_search,
-                      workers=workers, seed=seed, threads=threads, splits=splits)
-    except RuntimeError as exc:
-        if "CP-SAT rejected the model" not in str(exc):
-            raise
-        from rtsched.errors import InputError
-
-        why = str(exc).split("\n", 1)[0].removesuffix(":").removesuffix(": linear {")
-        raise InputError(f"{len(instance.jobs):,} jobs: {why} (the instance's times are too far apart for "
-                         "CP-SAT's 64-bit arithmetic; solve fewer jobs or a shorter submit window)",
-                         path=instance.name or None) from None
-
-
-def _solve(instance: Instance, method: str, theta: float | Fraction, time_limit: float | None, preempt: bool,
-           sequences: int | None, lexicographic: bool, binary_search: bool, *, workers: int, seed: int,
-           threads: int | None, splits: Any) -> SolveResult:
     t0 = time.perf_counter()
     theta_f = _frac(theta)
     if method == "bruteforce":

@@ -304,12 +304,13 @@ def test_solve_refuses_an_instance_over_the_size_limit(tmp_path, capsys, monkeyp
 def test_a_model_cp_sat_rejects_is_a_one_line_error_naming_the_file(tmp_path, capsys, monkeypatch):
     import importlib
 
-    msolve = importlib.import_module("milp.solve")
+    from ortools.sat.python import cp_model
 
-    def rejected(*a, **k):
-        raise RuntimeError("CP-SAT rejected the model: Possible integer overflow in constraint: linear {\n vars: 1")
-
-    monkeypatch.setattr(msolve, "_solve", rejected)
+    cpsat = importlib.import_module("milp.cpsat")
+    monkeypatch.setattr(cp_model.CpSolver, "Solve", lambda self, model: cp_model.MODEL_INVALID)
+    monkeypatch.setattr(cp_model.CpModel, "validate",
+                        lambda self: "Possible integer overflow in constraint: linear {\n vars: 1")
+    assert cpsat.cp_model is cp_model
     path = str(REPO / "traces" / "instances" / "table3-00.json")
     rc, _, err = _run(capsys, ["solve", path])
     assert rc == 1 and err.count("\n") == 1 and path in err and "integer overflow" in err and "vars" not in err
