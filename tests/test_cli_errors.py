@@ -71,7 +71,7 @@ USAGE = [
     (["traces", "generate", "--days", "1e9", "--out", "x.swf"], "--days", "MAX_DAYS"),
     (["traces", "generate", "--nodes", "0", "--model", "lublin", "--out", "x.swf"], "--nodes", "MAX_SIZE"),
     (["traces"], "COMMAND", "required"),  # not argparse's internal name traces_command
-    (["rl", "nosuch"], "COMMAND", "train"),
+    (["instances", "nosuch"], "COMMAND", "generate"),
     # "-" made a file named "-" where standard output is not written
     (["simulate", SAMPLE, "--policy", "fcfs", "--schedule-out", "-"], "--schedule-out", "standard output"),
     (["solve", "x.json", "--schedule-out", "-"], "--schedule-out", "standard output"),

@@ -276,7 +276,7 @@ def _print_evaluation(rows: list[dict], args) -> None:
 def register(subparsers) -> None:
     """Add ``rl train``, ``rl evaluate`` and ``rl export`` to the ``rtsched`` argparse sub-commands."""
     rl = subparsers.add_parser("rl", help="train and evaluate the RL schedulers (RLScheduler, SchedInspector)")
-    rsub = rl.add_subparsers(dest="rl_command", required=True, metavar="COMMAND")
+    rsub = rl.add_subparsers(dest="rl_command", required=True)
 
     tr = rsub.add_parser("train", help="train an agent with PPO (checkpoint every epoch; --resume continues)")
     tr.add_argument("--agent", choices=AGENTS, default="rlscheduler")
