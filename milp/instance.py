@@ -29,7 +29,8 @@ import numpy as np
 from rtsched.checkpoint import DEFAULT_IO, IOModel
 from rtsched.files import atomic_write_text
 from rtsched.errors import InputError
-from rtsched.jobs import BATCH, RT, Job, Workload
+from rtsched.io.cleaning import MAX_ID
+from rtsched.jobs import BATCH, MAX_TIME_S, RT, Job, Workload
 from rtsched.machines.mira import aligned_partitions as machine_partitions
 from rtsched.machines.sizes import BLOCK_NODES, MIRA_BLOCKS, PARTITION_BLOCKS, partition_blocks_for
 
@@ -209,6 +210,8 @@ def _parse(data: Any, path: str | None, name: str | None) -> Instance:
     jobs_raw = data["jobs"]
     if not isinstance(jobs_raw, list):
         raise fail(f"'jobs' must be a list of job objects, got {type(jobs_raw).__name__}", "jobs")
+    if not jobs_raw:
+        raise fail("no jobs: 'jobs' is empty", "jobs")
     jobs: list[Job] = []
     seen: dict[int, int] = {}
     for idx, raw in enumerate(jobs_raw):
@@ -226,6 +229,8 @@ def _parse(data: Any, path: str | None, name: str | None) -> Instance:
             if not _is_int(raw[key]):
                 raise fail(f"job index {idx}{jid_txt}: {key!r} must be an integer, got {raw[key]!r}",
                            f"{where}.{key}")
+        if not 0 <= raw["id"] <= MAX_ID:
+            raise fail(f"job index {idx}: 'id' must be in 0 .. MAX_ID = 2**53 - 1, got {raw['id']}", f"{where}.id")
         kind = raw["kind"]
         if kind not in (RT, BATCH):
             raise fail(f"job index {idx}{jid_txt}: 'kind' must be \"rt\" or \"batch\", got {kind!r}", f"{where}.kind")
@@ -248,6 +253,10 @@ def _parse(data: Any, path: str | None, name: str | None) -> Instance:
         walltime = raw.get("walltime", raw["runtime"])
         if walltime < 1:
             raise fail(f"job index {idx}{jid_txt}: 'walltime' must be >= 1 s, got {walltime}", f"{where}.walltime")
+        for key, value in (("submit", raw["submit"]), ("runtime", raw["runtime"]), ("walltime", walltime)):
+            if value > MAX_TIME_S:
+                raise fail(f"job index {idx}{jid_txt}: {key!r} {value} is larger than the largest accepted value, "
+                           f"MAX_TIME_S = {MAX_TIME_S} s", f"{where}.{key}")
         if raw["id"] in seen:
             raise fail(f"job index {idx}: duplicate id {raw['id']} (also job index {seen[raw['id']]})",
                        f"{where}.id")

@@ -453,3 +453,19 @@ def test_convert_to_standard_output_pipes_into_simulate(tmp_path):
     assert rec["trace"] == "-" and rec["summary"]["all"]["n"] == 50
     assert proc.stderr.strip() == "-: 2000 jobs"  # the count on stderr, the SWF alone on stdout
     assert list(tmp_path.iterdir()) == []  # no file named "-"
+
+
+@pytest.mark.parametrize("jobs,field,why", [
+    ('[{"id": 1, "kind": "batch", "submit": 0, "runtime": 1000000000000000000000, "nodes": 512}]', "jobs[0].runtime",
+     "MAX_TIME_S"),
+    ('[{"id": 1, "kind": "batch", "submit": 99999999999999, "runtime": 10, "nodes": 512}]', "jobs[0].submit",
+     "MAX_TIME_S"),
+    ('[{"id": 100000000000000000000000, "kind": "batch", "submit": 0, "runtime": 10, "nodes": 512}]', "jobs[0].id",
+     "MAX_ID"),
+    ("[]", "jobs", "no jobs")])
+def test_instance_values_that_overflow_later_or_no_job_are_refused_at_read_time(tmp_path, capsys, jobs, field, why):
+    path = tmp_path / "i.json"
+    path.write_text(f'{{"blocks": 16, "jobs": {jobs}}}')
+    for cmd in ("solve", "compare"):
+        rc, _, err = _run(capsys, [cmd, str(path)])
+        assert rc == 1 and f"{path}, field '{field}'" in err and why in err and err.count("\n") == 1, err
