@@ -411,6 +411,13 @@ def test_grid_seeds_out_of_range_are_refused_before_any_run(tmp_path, capsys, se
     assert not (tmp_path / "r").exists()
 
 
+def test_a_grid_checkpoint_out_of_range_says_why(tmp_path, capsys):
+    path = _grid(tmp_path, "1")
+    path.write_text(path.read_text() + 'checkpoint = ["sys:-5"]\n')
+    rc, _, err = _run(capsys, ["experiment", "run", str(path), "--out", str(tmp_path / "r"), "--no-progress"])
+    assert rc == 1 and "[grid].checkpoint" in err and "SYS interval must be in [1, 10**10]" in err
+
+
 @pytest.mark.parametrize("data,why", [(b"\xff\xfe\x00\x01binary", "binary data"),
                                       ("name = \"caf\xe9\"\n".encode("latin-1"), "not UTF-8 text")])
 def test_a_grid_file_that_is_not_utf8_is_an_encoding_error(tmp_path, capsys, data, why):

@@ -780,9 +780,8 @@ def _checkpoints(raw) -> list[str]:
             raise ValueError(f"{where}: expected checkpoint models (no, sys[:SECONDS], app-PCT, jit), got {v!r}")
         try:
             CheckpointModel.parse(v)
-        except ValueError:
-            raise ValueError(f"{where}: unknown checkpoint model {v!r}; "
-                             "use no, sys[:SECONDS], app-PCT or jit") from None
+        except ValueError as exc:  # the parser says why (unknown name, or a value out of range)
+            raise ValueError(f"{where}: {exc}") from None
         out.append(v.strip().lower())
     return out
 
