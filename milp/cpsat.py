@@ -473,5 +473,5 @@ def append_batch(instance: Instance, rt_plan: Sequence[Placement]) -> list[Place
     return left_justify(instance, out)
 
 
-__all__ = ["build_cpsat", "solve_cpsat_model", "greedy_plan", "GreedyTimeout", "ratio_weights", "RatioWeights", "CpsatModel",
-           "CpsatRun", "rt_subinstance", "append_batch", "evaluate"]
+__all__ = ["build_cpsat", "solve_cpsat_model", "greedy_plan", "GreedyTimeout", "ratio_weights", "RatioWeights",
+           "CpsatModel", "CpsatRun", "rt_subinstance", "append_batch", "evaluate"]

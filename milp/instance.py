@@ -27,8 +27,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from rtsched.checkpoint import DEFAULT_IO, IOModel
-from rtsched.files import atomic_write_text
 from rtsched.errors import InputError
+from rtsched.files import atomic_write_text
 from rtsched.io.cleaning import MAX_ID
 from rtsched.jobs import BATCH, MAX_TIME_S, RT, Job, Workload
 from rtsched.machines.mira import aligned_partitions as machine_partitions
@@ -135,10 +135,9 @@ class Instance:
         by_id = self.__dict__.get("_by_id")
         if by_id is None or len(by_id) != len(self.jobs):  # built once (jobs are not edited after that)
             by_id = self.__dict__["_by_id"] = {j.id: j for j in self.jobs}
-        job = by_id.get(job_id)
-        if job is None or job.id != job_id:
+        if job_id not in by_id:
             raise KeyError(job_id)
-        return job
+        return by_id[job_id]
 
     def horizon(self, preempt: bool = True) -> int:
         """Upper bound on every completion time of some optimal schedule.

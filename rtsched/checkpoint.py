@@ -82,7 +82,8 @@ class CheckpointModel:
             except ValueError:
                 raise ValueError(f"checkpoint model {text!r}: sys:SECONDS needs whole seconds, got {rest!r}") from None
             if not 1 <= interval <= 10**10:
-                raise ValueError(f"checkpoint model {text!r}: the SYS interval must be in [1, 10**10] s, got {interval}")
+                raise ValueError(f"checkpoint model {text!r}: the SYS interval must be in [1, 10**10] s, "
+                                 f"got {interval}")
             return cls(CheckpointKind.SYS, sys_interval=interval, io=io)
         if t.startswith("app"):
             rest = (t[4:] if t[3:4] in (":", "-") else t[3:]).removesuffix("%")

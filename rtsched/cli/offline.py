@@ -60,7 +60,8 @@ def register(sub: Any) -> None:
     gen.add_argument("--runtime-min", type=seconds, default=600, help="s")
     gen.add_argument("--runtime-max", type=seconds, default=7200, help="s")
     gen.add_argument("--runtime-step", type=seconds, default=60, help="runtime grid, s")
-    gen.add_argument("--walltime-factor", type=float_in(0, 100, "at most 100"), nargs=2, default=(1.0, 2.0), metavar=("LO", "HI"),
+    gen.add_argument("--walltime-factor", type=float_in(0, 100, "at most 100"), nargs=2, default=(1.0, 2.0),
+                     metavar=("LO", "HI"),
                      help="walltime = ceil(runtime × U(LO, HI))")
     gen.add_argument("--prefix", default="table3", help="file name prefix: PREFIX-SEED.json (a plain name, no folders)")
     gen.add_argument("--out", help="output folder (created if missing; required unless --shipped)")
@@ -294,7 +295,8 @@ def cmd_compare(args) -> int:
     for col in ("BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "worst\nBJ gap", "worst\nRTJ gap", "=opt", "s/inst"):
         t.add_column(col, justify="right", no_wrap=True)
     for r in rows:
-        t.add_row(_short(r["algorithm"]), fmt(r["bj_sd"], 3), fmt(r["rtj_sd"], 3), pct(r["bj_gap_mean"]), pct(r["rtj_gap_mean"]),
+        t.add_row(_short(r["algorithm"]), fmt(r["bj_sd"], 3), fmt(r["rtj_sd"], 3), pct(r["bj_gap_mean"]),
+                  pct(r["rtj_gap_mean"]),
                   pct(r["bj_gap_worst"]), pct(r["rtj_gap_worst"]), f"{r['matches_optimum']}/{r['instances']}",
                   f"{r['decision_seconds']:.3f}")
     con = console()

@@ -283,7 +283,8 @@ def register(subparsers) -> None:
     tr.add_argument("--trace", required=True, help="SWF trace (the papers' cleaning is applied)")
     tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
-    tr.add_argument("--epochs", type=int_in(1, 1_000_000), default=100, help="total epochs (a resumed run counts the earlier ones)")
+    tr.add_argument("--epochs", type=int_in(1, 1_000_000), default=100,
+                    help="total epochs (a resumed run counts the earlier ones)")
     tr.add_argument("--out", "--model-dir", dest="out",
                     help="output folder for checkpoint.pt and progress.json (default runs/AGENT-TRACE-GOAL-BACKFILL)")
     tr.add_argument("--seed", type=nonneg_int, default=0)
@@ -320,7 +321,8 @@ def register(subparsers) -> None:
                     help="comma-separated heuristics (fcfs, sjf, f1, wfp3, unicep, wfp3-authors, unicep-authors, "
                          "...) and model files/folders")
     ev.add_argument("--starts", help="comma-separated first jobs (0-based) of the sequences, e.g. 1981,2756,...")
-    ev.add_argument("--n-sequences", type=int_in(1, 100_000), default=10, help="sequences drawn with --seed when --starts is absent")
+    ev.add_argument("--n-sequences", type=int_in(1, 100_000), default=10,
+                    help="sequences drawn with --seed when --starts is absent")
     ev.add_argument("--seq-len", type=positive_int, default=1024, help="jobs per sequence")
     ev.add_argument("--backfill", default="none",
                     help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler)")
