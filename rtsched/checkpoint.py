@@ -80,7 +80,8 @@ class CheckpointModel:
             try:
                 interval = int(rest) if rest else 3600
             except ValueError:
-                raise ValueError(f"checkpoint model {text!r}: sys:SECONDS needs whole seconds, got {rest!r}") from None
+                raise ValueError(f"checkpoint model {text!r}: sys:SECONDS needs whole seconds, got {rest!r} "
+                                 "(use no, sys[:SECONDS], app-PCT or jit)") from None
             if not 1 <= interval <= 10**10:
                 raise ValueError(f"checkpoint model {text!r}: the SYS interval must be in [1, 10**10] s, "
                                  f"got {interval}")
@@ -90,7 +91,8 @@ class CheckpointModel:
             try:
                 pct = float(rest) if rest else 10.0
             except ValueError:
-                raise ValueError(f"checkpoint model {text!r}: app-PCT needs a percentage, got {rest!r}") from None
+                raise ValueError(f"checkpoint model {text!r}: app-PCT needs a percentage, got {rest!r} "
+                                 "(use no, sys[:SECONDS], app-PCT or jit)") from None
             if not (math.isfinite(pct) and 0 < pct <= 100):
                 raise ValueError(f"checkpoint model {text!r}: the APP percentage must be in (0, 100], got {rest}")
             return cls(CheckpointKind.APP, app_fraction=pct / 100.0, io=io)

@@ -86,7 +86,7 @@ USAGE = [
     (["rl", "evaluate", "--trace", SAMPLE, "--seq-len", "0"], "--seq-len", ">= 1"),
     (["rl", "evaluate", "--trace", SAMPLE, "--seed", "-5"], "--seed", ">= 0"),
     (["rl", "export", str(REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-none.pt"),
-      "missing/m.pt"], "out", "does not exist"),
+      f"{SAMPLE}/m.pt"], "out", "is not a folder"),
 ]
 
 

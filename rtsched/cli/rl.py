@@ -345,7 +345,9 @@ def register(subparsers) -> None:
 def cmd_export(args) -> int:
     from rtsched.rl.ppo import export_model
 
-    check_output(args.out, "out")
+    if os.path.isdir(args.out):
+        raise UsageError(f"out: {args.out} is a folder; give the model file's name (e.g. model.pt)")
+    check_output(os.path.dirname(args.out) or ".", f"out {args.out}", folder=True)  # its folder is created
     info = export_model(args.model, args.out)
     if args.json:
         print(json.dumps(info))
