@@ -170,3 +170,41 @@ def test_paper_network_sizes():
     assert actor(x, torch.ones(3, 21, dtype=torch.bool)).shape == (3, 21)
     assert critic(x).shape == (3,)
     assert [m.out_features for m in actor.net if isinstance(m, torch.nn.Linear)] == [1024, 512, 256, 21]
+
+
+def test_cli_train_and_evaluate_splitwindow(tmp_path, capsys):
+    from rtsched.cli import main
+    from rtsched.cli import rl as cli_rl
+    from rtsched.rl import api
+
+    assert tuple(cli_rl.AGENTS) == tuple(api.AGENTS)
+    out = str(tmp_path / "sw")
+    rc = main(["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--epochs", "1", "--out", out, "--head", "3",
+               "--tail", "1", "--placements", "30", "--hidden", "16,8", "--no-progress", "--json"])
+    assert rc == 0
+    import json
+
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["agent"] == "splitwindow" and summary["last_score"] < 0  # Eq. 2 rewards are <= 0
+    rc = main(["rl", "evaluate", "--trace", SAMPLE, "--policies", f"fcfs,{out}", "--starts", "100", "--seq-len", "80",
+               "--json"])
+    assert rc == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert [r["policy"] for r in rows] == ["fcfs", out] and all(r["avg_wait"] >= 0 for r in rows)
+    # options of other agents are refused with a one-line usage error
+    assert main(["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--goal", "wait", "--out", out]) == 2
+    assert main(["rl", "train", "--agent", "rlscheduler", "--trace", SAMPLE, "--tail", "2",
+                 "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "--tail applies to the splitwindow agent only" in err and "Traceback" not in err
+
+
+def test_queue_length_metrics_by_hand():
+    from rtsched.metrics import mean_queue_length, queue_length_series
+
+    # jobs wait on [0, 10), [5, 5) (never) and [5, 20)
+    times, lengths = queue_length_series([0, 5, 5], [10, 5, 20])
+    assert times.tolist() == [0, 5, 10, 20] and lengths.tolist() == [1, 2, 1, 0]
+    assert mean_queue_length([0, 5, 5], [10, 5, 20]) == 1.0  # default window: [first, last submit) = [0, 5)
+    assert mean_queue_length([0, 5, 5], [10, 5, 20], (0, 20)) == 25 / 20
+    assert mean_queue_length([], []) == 0.0
