@@ -77,7 +77,7 @@ class RLSchedulerPolicy:
         self.rows.catch_up(view)
         vis = q[:self.window]
         k = len(vis)
-        obs = self.obsb.observe(vis, view)
+        obs = self.obsb.observe(vis, view, self.driver.state_now(view))
         mask = np.zeros(self.window, dtype=bool)
         mask[:k] = True
         a = _choose(self.fast.logits(obs, mask), self.greedy, self.gen)
@@ -108,6 +108,7 @@ class InspectedPolicy:
         self.driver = CommittedHead(self.backfill)
         self.name = f"inspected:{self.base.priority.name}:{self.model.path}+{self.backfill}"
         self._rejected = None
+        self._blocked = False
 
     @property
     def n_inspections(self) -> int:
@@ -116,6 +117,10 @@ class InspectedPolicy:
     @property
     def n_rejections(self) -> int:
         return self.inspection.n_rejections
+
+    @property
+    def n_blocked_rejections(self) -> int:
+        return self.inspection.n_blocked_rejections
 
     def decide(self, view: SimView) -> list[Decision]:
         d = self.driver
@@ -135,7 +140,7 @@ class InspectedPolicy:
         self._rejected = None
         out = d.run(view, self._pick)
         if self._rejected is not None:
-            out.append(insp.reject(self._rejected, view.now))
+            out.append(insp.reject(self._rejected, view.now, self._blocked))
         return out
 
     def _pick(self, q, view: SimView):
@@ -144,12 +149,14 @@ class InspectedPolicy:
         if insp.capped(top):
             return top
         e = self.extras.get(top.info.id)
-        obs = self.feat.observe(view, top, q, insp.count(top), e[0] if e else top.info.nodes)
+        obs = self.feat.observe(view, top, q, insp.count(top), e[0] if e else top.info.nodes,
+                                self.driver.state_now(view))
         a = _choose(self.fast.logits(obs, _BOTH_ACTIONS), self.greedy, self.gen)
         insp.n_inspections += 1
         if a == ACCEPT:
             return top
         self._rejected = top
+        self._blocked = obs[4] < 0.5  # "runnable" said no
         return None
 
 
