@@ -116,6 +116,10 @@ class EpochBatch:
     infos: list[dict] = field(default_factory=list)
     steps: int = 0
 
+    def tensors(self) -> tuple[torch.Tensor, ...]:
+        """(obs, mask, act, logp, adv, ret) as tensors sharing the arrays' memory."""
+        return tuple(torch.as_tensor(a) for a in (self.obs, self.mask, self.act, self.logp, self.adv, self.ret))
+
 
 class PPOTrainer:
     """Trains ``agent`` ("rlscheduler" or "inspector") on environments made by ``make_env()``.
@@ -271,12 +275,7 @@ class PPOTrainer:
         if self.config.minibatch:
             return self._update_minibatch(batch)
         cfg = self.config
-        obs = torch.as_tensor(batch.obs)
-        mask = torch.as_tensor(batch.mask)
-        act = torch.as_tensor(batch.act)
-        logp_old = torch.as_tensor(batch.logp)
-        adv = torch.as_tensor(batch.adv)
-        ret = torch.as_tensor(batch.ret)
+        obs, mask, act, logp_old, adv, ret = batch.tensors()
         kl = 0.0
         pi_iters = 0
         loss_pi = torch.tensor(0.0)
@@ -317,12 +316,7 @@ class PPOTrainer:
         stopping after a pass whose approximate KL exceeds the limit; the same for the value with
         ``train_v_iters`` passes (the split-window agent, seed 004: minibatch 128)."""
         cfg = self.config
-        obs = torch.as_tensor(batch.obs)
-        mask = torch.as_tensor(batch.mask)
-        act = torch.as_tensor(batch.act)
-        logp_old = torch.as_tensor(batch.logp)
-        adv = torch.as_tensor(batch.adv)
-        ret = torch.as_tensor(batch.ret)
+        obs, mask, act, logp_old, adv, ret = batch.tensors()
         n = len(act)
         size = max(1, int(cfg.minibatch))
         perm_gen = torch.Generator().manual_seed(int(cfg.seed) * 1_000_003 + self.epoch)

@@ -156,3 +156,21 @@ class SplitObservation:
         d = max(self.n_decisions, 1)
         return {"decisions": self.n_decisions, "avg_invisible": self.invisible / d,
                 "partial_fraction": self.partial / d}
+
+
+PRETRAINED_SPLITWINDOW = __import__("pathlib").Path(__file__).resolve().parent / "pretrained" / "splitwindow"
+
+
+def pretrained_splitwindow_models(folder=None) -> dict[tuple[int, int], str]:
+    """The split-window models shipped with rtsched (``rtsched/rl/pretrained/splitwindow``, see its
+    ``manifest.json``): {(M_h, M_t): model path}; empty when none is there."""
+    import json
+    from pathlib import Path
+
+    folder = Path(folder) if folder else PRETRAINED_SPLITWINDOW
+    manifest = folder / "manifest.json"
+    if not manifest.exists():
+        return {}
+    doc = json.loads(manifest.read_text())
+    return {(int(m["head"]), int(m["tail"])): str(folder / m["file"]) for m in doc.get("models", [])
+            if (folder / m["file"]).exists()}
