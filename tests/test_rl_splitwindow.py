@@ -208,3 +208,18 @@ def test_queue_length_metrics_by_hand():
     assert mean_queue_length([0, 5, 5], [10, 5, 20]) == 1.0  # default window: [first, last submit) = [0, 5)
     assert mean_queue_length([0, 5, 5], [10, 5, 20], (0, 20)) == 25 / 20
     assert mean_queue_length([], []) == 0.0
+
+
+def test_shipped_models_load_and_the_split_window_waits_less_than_head_only():
+    from conftest import shared_data
+
+    from rtsched.rl.evaluate import evaluate_online
+    from rtsched.rl.splitwindow import pretrained_splitwindow_models
+
+    models = pretrained_splitwindow_models()
+    assert set(models) == {(20, 0), (10, 10)}
+    lublin = shared_data("traces", "swf", "lublin_256.swf")
+    rows = evaluate_online([models[(20, 0)], models[(10, 10)]], str(lublin), [8000], 300)
+    head_only, split = rows
+    assert split["avg_wait"] < head_only["avg_wait"] and split["avg_queue"] < head_only["avg_queue"]
+    assert head_only["avg_invisible"] > split["avg_invisible"]
