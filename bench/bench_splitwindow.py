@@ -45,10 +45,12 @@ class _Budget(Exception):
     pass
 
 
-def configs(sizes) -> list[tuple[int, int]]:
+def configs(sizes, tails=None) -> list[tuple[int, int]]:
+    """(M_h, M_t) per size: head-only, one tail slot and an even split, or the given tail sizes."""
     out = []
     for m in sizes:
-        for cfg in ((m, 0), (m - 1, 1), (m - m // 2, m // 2)):
+        choices = ((m, 0), (m - 1, 1), (m - m // 2, m // 2)) if tails is None else [(m - t, t) for t in tails if t <= m]
+        for cfg in choices:
             if cfg not in out:
                 out.append(cfg)
     return out
@@ -88,6 +90,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", default=DEFAULT_TRACE)
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--tails", help="tail sizes M_t to run for every M, comma-separated (default 0, 1, M/2)")
     ap.add_argument("--budget-s", type=float, default=50.0, help="training wall time per configuration")
     ap.add_argument("--placements", type=int, default=250)
     ap.add_argument("--hidden", default="256,128,64")
@@ -117,7 +120,8 @@ def main() -> int:
     ref_rows = evaluate_online(list(REFERENCES.values()), tr, starts, args.eval_jobs)
     refs = {lab: mean_rows([r for r in ref_rows if r["policy"] == name]) for lab, name in REFERENCES.items()}
     results = []
-    for head, tail in configs(sizes):
+    tails = [int(x) for x in args.tails.split(",")] if args.tails else None
+    for head, tail in configs(sizes, tails):
         out = os.path.join(args.out, f"{head}-{tail}")
         if os.path.exists(os.path.join(out, "checkpoint.pt")):
             import shutil
