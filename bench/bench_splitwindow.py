@@ -1,6 +1,10 @@
 """Deep Back-Filling's split window (seed 004) on Lublin-256: window-size and head/tail sweeps.
 
 Run:  PYTHONPATH=. nice -n 10 python bench/bench_splitwindow.py [--budget-s 50] [--quick] [--json OUT]
+      PYTHONPATH=. python bench/bench_splitwindow.py --speed-only
+
+First, environment steps per second with random actions: the split-window environment beside the
+project's picking environment (RLScheduler's), one after the other in the same process.
 
 For every window configuration M_h-M_t (default: M ∈ {8, 10, 16, 20, 32, 64}, each head-only M-0,
 one tail slot (M−1)-1 and an even split), a split-window agent is trained with the project's PPO
@@ -39,6 +43,33 @@ DEFAULT_TRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
 SIZES = (8, 10, 16, 20, 32, 64)
 REFERENCES = {"EASY": "fcfs+easy", "SJF+EASY": "sjf+easy", "SJF (cores)": "smallest"}
 PAPER = {"M": 20, "wait_cut": 0.49, "queue_cut": 0.50}
+
+
+def env_speed(trace, seconds: float = 2.0) -> list[tuple[str, float, float]]:
+    """Random-action steps per second of the split-window environment (M = 20, 10-10) beside the project's
+    picking environment (masked random, no backfilling), measured one after the other in this process:
+    [(label, steps/s, jobs started/s)]."""
+    from rtsched.rl.env_pick import JobPickingEnv
+    from rtsched.rl.env_split import SplitWindowEnv
+
+    out = []
+    for label, env in (("split window 10-10, 1000 placements", SplitWindowEnv(trace, head=10, tail=10)),
+                       ("picking env (RLScheduler), 256 jobs", JobPickingEnv(trace, seq_len=256))):
+        rng = np.random.default_rng(0)
+        env.reset(seed=0)
+        steps = jobs = 0
+        t = time.perf_counter()
+        while time.perf_counter() - t < seconds:
+            n = int(env.action_masks().sum())
+            *_, term, trunc, _ = env.step(int(rng.integers(n)))
+            steps += 1
+            if term or trunc:
+                jobs += env.placed if hasattr(env, "placed") else env.seq_len
+                env.reset()
+        el = time.perf_counter() - t
+        jobs += env.placed if hasattr(env, "placed") else env.driver.n_started
+        out.append((label, steps / el, jobs / el))
+    return out
 
 
 class _Budget(Exception):
@@ -101,6 +132,7 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join("runs", "bench_splitwindow"))
     ap.add_argument("--quick", action="store_true", help="sizes 8,20; 10 s budget; 2 segments of 300 jobs")
     ap.add_argument("--json", help="write the rows to this file")
+    ap.add_argument("--speed-only", action="store_true", help="only the environment steps per second")
     args = ap.parse_args()
     if not os.path.exists(args.trace):
         print(f"bench_splitwindow: trace not found: {args.trace}", file=sys.stderr)
@@ -116,6 +148,12 @@ def main() -> int:
     print(f"trace {tr.name}: {n} jobs; training starts in the first 80 %, test segments {starts} × {args.eval_jobs} "
           f"jobs; budget {args.budget_s:.0f} s per configuration, episodes of {args.placements} placements, "
           f"networks {args.hidden}, {args.episodes_per_update} episodes per update")
+    speeds = env_speed(tr, 1.0 if args.quick else 3.0)
+    for label, sps, jps in speeds:
+        print(f"  env speed, random actions: {label}: {sps:,.0f} steps/s, {jps:,.0f} jobs started/s")
+    print(f"  split window / picking env steps/s: {speeds[0][1] / speeds[1][1]:.2f}")
+    if args.speed_only:
+        return 0
     t_all = time.perf_counter()
     ref_rows = evaluate_online(list(REFERENCES.values()), tr, starts, args.eval_jobs)
     refs = {lab: mean_rows([r for r in ref_rows if r["policy"] == name]) for lab, name in REFERENCES.items()}
