@@ -59,10 +59,11 @@ class CommittedHead:
     """
 
     __slots__ = ("backfill", "fcfs_queue", "run_id", "q", "head", "reservation", "n_started", "partitioned",
-                 "machine", "_scanned_free", "_new", "_fcfs_sorted", "_pass")
+                 "machine", "_scanned_free", "_new", "_fcfs_sorted", "_strict", "_pass")
 
     def __init__(self, backfill="none", *, fcfs_queue: bool = False) -> None:
         self.backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
+        self._strict = self.backfill == "rlscheduler"
         self.fcfs_queue = fcfs_queue
         self.run_id = None
         self.q: list = []
@@ -137,6 +138,22 @@ class CommittedHead:
     def run(self, view: SimView, pick) -> list[Decision]:
         """Start the committed head (and the next ones) while they fit, then backfill around the
         one that does not; ``pick`` chooses each new head."""
+        if self._scanned_free >= 0:  # the head waits under the strict rule on a flat cluster
+            free = view.state.free_nodes
+            if 0 <= free <= self._scanned_free:
+                # No job ended since the last scan for this head (free nodes only shrank, time only
+                # grew): the head still does not fit and the older jobs still cannot start; only
+                # the newcomers can.  (The RL environments' hot path: most passes follow an arrival.)
+                out: list[Decision] = []
+                cands = self._new
+                if cands:
+                    self._new = []
+                    if free > 0:
+                        jobs, free = scan_flat(cands, free, view.now, self.reservation, True, self.head)
+                        if jobs:
+                            self._start_flat(jobs, out)
+                self._scanned_free = free
+                return out
         partitioned = self.partitioned
         plan = view.state.copy() if partitioned else None  # flat: a node counter is enough
         free = view.state.free_nodes
@@ -191,34 +208,26 @@ class CommittedHead:
 
     def _backfill_flat(self, view: SimView, head, free: int, started, out: list) -> None:
         now = view.now
-        strict = self.backfill == "rlscheduler"
+        strict = self._strict
         if strict:
             res = self.reservation
             if res is None:
                 res = self.reservation = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
         else:  # easy: recomputed at every pass
             res = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
-        self._sort_fcfs()
-        if strict and 0 <= free <= self._scanned_free:
-            # No job ended since the last scan for this head: only the newcomers can start.
-            cands = self._new
-            self._new = []
-            if free > 0 and cands:
-                free = self._start_flat(scan_flat(cands, free, now, res, True, head), out)
-            self._scanned_free = free
-            return
-        self._new = []
+        if not self._fcfs_sorted:
+            self._sort_fcfs()
+        self._new = []  # a full scan (the incremental one is at the top of run)
         if free <= 0:
             self._scanned_free = free if strict else -1
             return
-        free = self._start_flat(scan_flat(self.q, free, now, res, strict, head), out)
+        jobs, free = scan_flat(self.q, free, now, res, strict, head)
+        if jobs:
+            self._start_flat(jobs, out)
         self._scanned_free = free if strict else -1
 
-    def _start_flat(self, scanned: tuple[list, int], out: list) -> int:
-        """Carry out a flat scan's starts (decisions, queue); returns the free nodes left."""
-        jobs, free = scanned
-        if not jobs:
-            return free
+    def _start_flat(self, jobs: list, out: list) -> None:
+        """Carry out a flat scan's starts (decisions, queue)."""
         q = self.q
         if len(jobs) <= 8:  # list.remove is a C-level identity scan: cheaper than a rebuild
             for js in jobs:
@@ -228,7 +237,6 @@ class CommittedHead:
             self.q = [js for js in q if id(js) not in gone]
         out.extend(Start(js.info.id, FLAT) for js in jobs)
         self.n_started += len(jobs)
-        return free
 
     def _backfill_partitioned(self, view: SimView, head, plan, started, out: list) -> None:
         machine = view.machine

@@ -280,16 +280,20 @@ def slowdown_distributions(jobs, *, tau: int | None = None, title: str = "", whi
 def learning_curve(history, *, key: str = "mean_return", label: str = "", title: str = ""):
     """An RL training history (the list in ``progress.json``, or a ``train`` result's
     ``history``): ``key`` per epoch (default the mean trajectory return), with the min–max band of
-    the epoch's trajectories when recorded."""
+    the epoch's trajectories when recorded.  ``history`` may also be a mapping {label: history}:
+    one line per run on the same axes (no bands)."""
     fig = new_figure((8, 4))
     ax = fig.add_subplot()
-    epochs = [h.get("epoch", i + 1) for i, h in enumerate(history)]
-    values = [h.get(key) for h in history]
-    ax.plot(epochs, values, color=BJ_COLOR, marker="o", markersize=2.5, linewidth=1.0, label=label or key)
-    lows = [h.get("min_return") for h in history]
-    highs = [h.get("max_return") for h in history]
-    if key == "mean_return" and all(v is not None for v in lows + highs) and history:
-        ax.fill_between(epochs, lows, highs, color=BJ_COLOR, alpha=0.15, label="min–max of the epoch")
+    runs = dict(history) if hasattr(history, "items") else {label or key: history}
+    for i, (name, hist) in enumerate(runs.items()):
+        epochs = [h.get("epoch", j + 1) for j, h in enumerate(hist)]
+        values = [h.get(key) for h in hist]
+        color = BJ_COLOR if len(runs) == 1 else f"C{i}"
+        ax.plot(epochs, values, color=color, marker="o", markersize=2.5, linewidth=1.0, label=str(name))
+        lows = [h.get("min_return") for h in hist]
+        highs = [h.get("max_return") for h in hist]
+        if len(runs) == 1 and key == "mean_return" and all(v is not None for v in lows + highs) and hist:
+            ax.fill_between(epochs, lows, highs, color=color, alpha=0.15, label="min–max of the epoch")
     ax.set_xlabel("epoch")
     ax.set_ylabel(key.replace("_", " "))
     ax.grid(alpha=0.3)

@@ -70,6 +70,7 @@ def cli(*argv) -> int:
 
 
 # ------------------------------------------------------------------------------------ the issue's example
+@pytest.mark.slow
 def test_the_batch_policies_example_works_as_written_on_the_real_trace(tmp_path, monkeypatch, capsys):
     """The issue's grid file beside a copy of lublin_256.swf, run from another folder: results go
     to ./results/batch-policies of the current directory; report and summary.parquet cover it."""
@@ -191,6 +192,7 @@ wcjs.rt_narrow = [1.1, 1.5]
     assert g.varying_axes() == ["machine", "rt_percent", "marking", "policy", "checkpoint", "tau", "options"]
 
 
+@pytest.mark.slow
 def test_option_sets_user_classes_and_scheme_backfill(tmp_path, monkeypatch):
     """A list of option tables is one axis of whole option sets; ``package.module:Class`` is a
     policy; a backfill axis reaches a scheme's options; everything runs and is reported."""

@@ -223,3 +223,15 @@ def test_shipped_models_load_and_the_split_window_waits_less_than_head_only():
     head_only, split = rows
     assert split["avg_wait"] < head_only["avg_wait"] and split["avg_queue"] < head_only["avg_queue"]
     assert head_only["avg_invisible"] > split["avg_invisible"]
+
+
+def test_trajectory_rollouts_keep_the_per_cycle_rewards():
+    from rtsched.rl.nets import NumpyActor, build_networks
+    from rtsched.rl.rollouts import sample_trajectory
+
+    env = SplitWindowEnv(SAMPLE, head=4, tail=2, placements=25)
+    actor, _ = build_networks("splitwindow", env.obsb.dim, env.window, "", "", (16, 8))
+    t = sample_trajectory(env, NumpyActor(actor).plain(), seed=1, epoch=1, k=0)
+    assert len(t["rew"]) == len(t["act"]) and min(t["rew"]) < 0 and max(t["rew"]) <= 0
+    assert t["ret"] == pytest.approx(sum(t["rew"]))
+    assert t["info"]["placements"] == 25

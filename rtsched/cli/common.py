@@ -21,48 +21,37 @@ UsageError = OptionError  # a bad option value (exit 2); the message names the o
 
 
 # ------------------------------------------------------------------------------------- option types
+def _checked(text: str, convert, accept, expected: str, out_of_range: str):
+    """``convert(text)`` if it parses and ``accept`` takes it, else an argparse error that says
+    what the option expects (argparse prefixes the option's name)."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not accept(value):
+        raise argparse.ArgumentTypeError(f"{out_of_range}, got {text!r}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer ≥ 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+    return _checked(text, int, lambda v: v >= 1, "a whole number >= 1", "must be >= 1")
 
 
 def nonneg_int(text: str) -> int:
     """argparse type: an integer ≥ 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
+    return _checked(text, int, lambda v: v >= 0, "a whole number >= 0", "must be >= 0")
 
 
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return value
+    return _checked(text, float, lambda v: math.isfinite(v) and v > 0, "a number > 0", "must be a finite number > 0")
 
 
 def percent(text: str) -> float:
     """argparse type: a percentage in [0, 100]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a percentage in [0, 100], got {text!r}") from None
-    if not math.isfinite(value) or not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be in [0, 100], got {text!r}")
-    return value
+    return _checked(text, float, lambda v: math.isfinite(v) and 0 <= v <= 100, "a percentage in [0, 100]",
+                    "must be in [0, 100]")
 
 
 def name_list(text: str, option: str) -> list[str]:

@@ -1,7 +1,7 @@
 """``rtsched rl train``, ``evaluate`` and ``export`` (the RL agents, ``rtsched.rl``).
 
     rtsched rl train --agent rlscheduler --trace lublin_256.swf --goal bsld --backfill rlscheduler \\
-        --epochs 100 --out runs/l1-bf [--seed 0] [--resume]
+        --epochs 100 --out runs/l1-bf [--seed 0] [--resume] [--workers 2] [--backend local|ray]
     rtsched rl evaluate --trace lublin_256.swf --policies fcfs,sjf,f1,wfp3,unicep,runs/l1-bf \\
         --starts 1981,2756,4299,8850,3316,2714,5228,7762,4022,7085 --backfill none,rlscheduler [--json]
 
@@ -27,6 +27,8 @@ from rtsched.errors import InputError, RtschedError
 AGENTS = ("rlscheduler", "inspector", "splitwindow")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
+ROLLOUT_BACKENDS = ("local", "ray")
+ROLLOUT_MODES = ("lockstep", "trajectories")
 
 
 
@@ -116,9 +118,13 @@ def cmd_train(args) -> int:
         raise UsageError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
     if args.resume and args.init_from:
         raise UsageError("--resume and --init-from exclude each other (--init-from starts a new run)")
-    options: dict = {"seed": args.seed}
+    options: dict = {"seed": args.seed, "backend": args.backend}
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers: must be at least 1, got {args.workers}")
+    if args.address and args.backend != "ray":
+        raise UsageError("--address applies to --backend ray only")
     for name in ("seq_len", "trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters", "torch_threads",
-                 "actor", "critic"):
+                 "actor", "critic", "workers", "rollout"):
         v = getattr(args, name)
         if v is not None:
             options[name] = v
@@ -171,7 +177,7 @@ def cmd_train(args) -> int:
     try:
         with bar:
             res = train(args.agent, args.trace, goal=args.goal, backfill=args.backfill, epochs=args.epochs, out=out,
-                        progress=on_epoch, resume=args.resume, init_from=args.init_from,
+                        progress=on_epoch, resume=args.resume, init_from=args.init_from, ray_address=args.address,
                         on_trajectory=bar.trajectory_done, **options)
     except ValueError as exc:
         if isinstance(exc, RtschedError):
@@ -326,6 +332,15 @@ def register(subparsers) -> None:
     tr.add_argument("--minibatch", type=int, help="splitwindow: PPO minibatch size (default 128)")
     tr.add_argument("--torch-threads", type=int,
                     help="PyTorch intra-op threads of the PPO update (default 1; collection always uses 1)")
+    tr.add_argument("--workers", type=int,
+                    help="rollout workers simulating the --n-envs environments in parallel (default 1: in this "
+                         "process); results do not depend on it")
+    tr.add_argument("--backend", choices=ROLLOUT_BACKENDS, default="local",
+                    help="rollout workers: local subprocesses, or Ray actors (the ray extra)")
+    tr.add_argument("--address", help="--backend ray: the cluster to join (auto, HOST:PORT; default: a local Ray)")
+    tr.add_argument("--rollout", choices=ROLLOUT_MODES,
+                    help="lockstep (default: the trainer samples every step) or trajectories (each worker samples "
+                         "whole trajectories; scales better, other random stream)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)

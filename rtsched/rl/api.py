@@ -15,12 +15,10 @@ from typing import Callable
 from heuristics.backfill import normalize_backfill
 from heuristics.committed import COMMITTED_BACKFILLS
 from rtsched.machines import FlatCluster, machine_from_spec
-from rtsched.rl.env_inspect import InspectorEnv
-from rtsched.rl.env_pick import JobPickingEnv
-from rtsched.rl.env_split import SplitWindowEnv
-from rtsched.errors import OptionError
+from rtsched.errors import OptionError, RtschedError
 from rtsched.files import FileLock, LockedError
 from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer
+from rtsched.rl.rollouts import EnvFactory
 from rtsched.rl.sequences import filter_range
 from rtsched.rl.trace import load_trace
 
@@ -45,25 +43,26 @@ def _machine_for(trace, machine):
 
 
 def make_env(agent: str, trace, *, goal: str = "bsld", backfill="none", machine=None, **options):
-    """A picking (``"rlscheduler"``) or inspector (``"inspector"``) environment."""
-    if agent == "rlscheduler":
-        return JobPickingEnv(trace, machine=machine, goal=goal, backfill=backfill, **options)
-    if agent == "inspector":
-        return InspectorEnv(trace, machine=machine, goal=goal, backfill=backfill, **options)
-    if agent == "splitwindow":
-        return SplitWindowEnv(trace, machine=machine, **options)
-    raise ValueError(f"unknown agent {agent!r}; use {', '.join(AGENTS)}")
+    """A picking (``"rlscheduler"``), inspector (``"inspector"``) or split-window (``"splitwindow"``) environment."""
+    if agent not in AGENTS:
+        raise ValueError(f"unknown agent {agent!r}; use {', '.join(AGENTS)}")
+    return EnvFactory(agent, trace, goal, backfill, machine, options)()
 
 
 def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="none", epochs: int = 100,
           out: str | None = None, progress: Callable | None = None, *, machine=None, resume: bool = True,
-          init_from: str | None = None, on_trajectory: Callable | None = None, **options) -> dict:
+          init_from: str | None = None, on_trajectory: Callable | None = None, ray_address: str | None = None,
+          **options) -> dict:
     """Train an agent; returns ``{"out", "checkpoint", "history", "epochs_run"}``.
 
     ``options`` are environment options (``seq_len``, ``window``, ``start_range``, ``sjf_filter``,
     ``features``, ``pad``, ``util_window``; inspector: ``base``, ``reward``, ``max_interval``,
     ``max_rejections``) and PPO options (``PPOConfig`` fields: ``trajs_per_epoch``, ``n_envs``,
-    ``seed``, ``pi_lr``, ...).  ``progress(epoch, epochs, stats)`` is called after every epoch.
+    ``seed``, ``pi_lr``, ``workers``, ``backend``, ...).  ``workers`` > 1 steps the environments in
+    that many subprocesses (``backend="local"``) or Ray actors (``backend="ray"``, on the cluster at
+    ``ray_address``, or a local Ray instance); results do not depend on either.  ``rollout``:
+    ``"lockstep"`` (default) or ``"trajectories"`` (workers sample whole trajectories; see
+    ``rtsched.rl.ppo``).  ``progress(epoch, epochs, stats)`` is called after every epoch.
     With ``resume`` and an existing ``out/checkpoint.pt`` of the same settings, training continues
     from its epoch; a checkpoint of other settings raises ``ModelFileError`` naming the file.
     ``init_from`` (a model file or folder) starts a *new* run from that model's weights, e.g. stage 2
@@ -119,14 +118,14 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
         env_config.setdefault("features", "paper")
         env_config.setdefault("max_interval", probe.max_interval)
         env_config.setdefault("max_rejections", probe.max_rejections)
-    envs = [probe]
-
-    def factory():
-        if envs:
-            return envs.pop()
-        return make_env(agent, tr, goal=goal, backfill=backfill, machine=mach, **env_opts)
-
-    trainer = PPOTrainer(agent, factory, cfg, env_config, probe.norms, out=out, progress=progress)
+    factory = EnvFactory(agent, tr, goal, backfill, mach, env_opts)  # picklable: rollout workers build from it
+    try:
+        trainer = PPOTrainer(agent, factory, cfg, env_config, probe.norms, out=out, progress=progress,
+                             first_env=probe, ray_address=ray_address)
+    except ValueError as exc:
+        if isinstance(exc, RtschedError):
+            raise
+        raise OptionError(f"--workers/--backend: {exc}") from None
     trainer.on_trajectory = on_trajectory
     ckpt = os.path.join(out, CHECKPOINT) if out else None
     # One training run per output folder: a second one would interleave epochs in the checkpoint.
@@ -142,5 +141,7 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
             history = trainer.train(epochs)
     except LockedError as exc:
         raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
+    finally:
+        trainer.close()
     return {"out": out, "checkpoint": ckpt, "history": history, "epochs_run": trainer.epoch - start_epoch,
             "trainer": trainer}

@@ -22,7 +22,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-MASKED_LOGIT = -1e9
+from rtsched.rl.inference import MASKED_LOGIT, NumpyForward
+
 PICK_ACTORS = ("kernel", "mlp_v1", "mlp_v2", "mlp_v3")
 PICK_CRITICS = ("mlp", "kernel")
 _MLP_SIZES = {"mlp_v1": (128, 128, 128), "mlp_v2": (32, 16, 8), "mlp_v3": (32, 32, 32, 32, 32)}
@@ -140,45 +141,17 @@ def n_params(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
-class NumpyActor:
-    """A trained actor's forward pass in NumPy (float32), for decisions one at a time.
-
-    The networks are tiny (≈ 1,000 parameters): PyTorch's per-operator dispatch and its intra-op
-    threads cost 0.1 ms per call on an idle machine and milliseconds on a loaded one, while the same
-    matrix products in NumPy take tens of µs.  Logits agree with the PyTorch actor to float32
-    rounding (``tests/test_rl_ppo.py``)."""
+class NumpyActor(NumpyForward):
+    """A trained PyTorch actor's forward pass in NumPy (float32), for decisions one at a time
+    (``rtsched.rl.inference``)."""
 
     def __init__(self, actor: nn.Module) -> None:
-        seq = actor.net
-        self.layers = [(m.weight.detach().cpu().numpy().T.astype("float32").copy(),
-                        m.bias.detach().cpu().numpy().astype("float32").copy())
-                       for m in seq if isinstance(m, nn.Linear)]
+        layers = [(m.weight.detach().cpu().numpy().T.astype("float32").copy(),
+                   m.bias.detach().cpu().numpy().astype("float32").copy())
+                  for m in actor.net if isinstance(m, nn.Linear)]
         if isinstance(actor, PickActor):
-            self.kind = "kernel" if actor.arch == "kernel" else "flat"
-            self.window, self.n_features = actor.window, actor.n_features
+            super().__init__(layers, "kernel" if actor.arch == "kernel" else "flat", actor.window, actor.n_features)
         elif isinstance(actor, (InspectActor, SplitActor)):
-            self.kind = "inspect"
+            super().__init__(layers, "inspect")
         else:
             raise TypeError(f"no NumPy inference for {type(actor).__name__}")
-
-    def _mlp(self, x):
-        import numpy as np
-
-        last = len(self.layers) - 1
-        for i, (w, b) in enumerate(self.layers):
-            x = x @ w + b
-            if i < last:
-                np.maximum(x, 0.0, out=x)
-        return x
-
-    def logits(self, obs, mask):
-        """Logits of one observation (1-D float32) under a boolean mask (masked entries −1e9)."""
-        import numpy as np
-
-        if self.kind == "kernel":
-            jobs = obs.reshape(self.window, self.n_features)[mask]
-            out = np.full(mask.shape, MASKED_LOGIT, dtype=np.float32)
-            out[mask] = self._mlp(jobs)[:, 0]
-            return out
-        out = self._mlp(obs[None])[0]
-        return np.where(mask, out, np.float32(MASKED_LOGIT))

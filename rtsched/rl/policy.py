@@ -27,13 +27,23 @@ from rtsched.errors import OptionError
 from rtsched.rl.env_inspect import ACCEPT, Inspection, InspectorFeatures
 from rtsched.rl.features import ArrivedRows, PickObservation
 from rtsched.rl.nets import NumpyActor
-from rtsched.rl.ppo import LoadedModel, load_model
+from rtsched.rl.ppo import LoadedModel, ModelFileError, load_model
 from rtsched.rl.splitwindow import SplitObservation
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Start
 
 
 _BOTH_ACTIONS = np.ones(2, dtype=bool)
+
+
+def _norms_of(model: LoadedModel, norms: dict | None) -> dict:
+    """The feature normalisation constants: ``norms`` when given, else the model's own."""
+    out = dict(norms or model.norms)
+    if not out:
+        raise ModelFileError(f"{model.path}: the model records no normalisation constants (a stable-baselines3 zip "
+                             "saved without rtsched.json); evaluate it with rtsched rl evaluate (the trace's "
+                             "constants) or save it with rtsched.rl.sb3.save_model / attach_env")
+    return out
 
 
 def _choose(logits: np.ndarray, greedy: bool, gen: torch.Generator) -> int:
@@ -57,10 +67,10 @@ class RLSchedulerPolicy:
                                            COMMITTED_BACKFILLS)
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
-        self.fast = NumpyActor(self.model.actor)
+        self.fast = self.model.scorer or NumpyActor(self.model.actor)
         self.obsb = PickObservation(int(self.model.arch["window"]), env.get("features", "code"),
                                     env.get("pad", "zeros"))
-        self.rows = ArrivedRows(self.obsb, dict(norms or self.model.norms), extras)
+        self.rows = ArrivedRows(self.obsb, _norms_of(self.model, norms), extras)
         self.window = self.obsb.window
         self.driver = CommittedHead(self.backfill, fcfs_queue=True)
         self.name = f"rl:{self.model.path}+{self.backfill}"
@@ -82,7 +92,7 @@ class RLSchedulerPolicy:
         mask[:k] = True
         a = _choose(self.fast.logits(obs, mask), self.greedy, self.gen)
         self.n_decisions += 1
-        return vis[a if a < k else 0]
+        return vis[a % k]  # a padded slot: slot a mod k, as the environment reads it
 
 
 class InspectedPolicy:
@@ -97,11 +107,11 @@ class InspectedPolicy:
         self.backfill = normalize_backfill(env.get("backfill", "none") if backfill is None else backfill,
                                            COMMITTED_BACKFILLS)
         self.base = CommittedHeadPolicy(base or env.get("base", "sjf"), self.backfill)
-        self.norms = dict(norms or self.model.norms)
+        self.norms = _norms_of(self.model, norms)
         self.extras = extras or {}
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
-        self.fast = NumpyActor(self.model.actor)
+        self.fast = self.model.scorer or NumpyActor(self.model.actor)
         self.inspection = Inspection(int(env.get("max_interval", 600)), int(env.get("max_rejections", 72)))
         self.goal = env.get("goal", "bsld")
         self.features = env.get("features", "paper")
