@@ -37,7 +37,7 @@ from operator import attrgetter
 from heuristics.backfill import (Reservation, busy_of, flat_reservation, normalize_backfill,
                                  partition_reservation, scan_flat, scan_partitioned)
 from heuristics.priorities import Priority, get_priority
-from rtsched.machines.flat import FLAT
+from rtsched.machines.flat import FLAT, FlatState
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Start
 
@@ -59,7 +59,7 @@ class CommittedHead:
     """
 
     __slots__ = ("backfill", "fcfs_queue", "run_id", "q", "head", "reservation", "n_started", "partitioned",
-                 "machine", "_scanned_free", "_new", "_fcfs_sorted", "_strict")
+                 "machine", "_scanned_free", "_new", "_fcfs_sorted", "_strict", "_pass")
 
     def __init__(self, backfill="none", *, fcfs_queue: bool = False) -> None:
         self.backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
@@ -80,6 +80,23 @@ class CommittedHead:
         # Whether q is known to be in submit order (then the stable FCFS sort is the identity:
         # arrivals are appended in submit order and removals keep the order).
         self._fcfs_sorted = fcfs_queue
+        # (free nodes, partition plan) of the pass in progress, for ``state_now`` during a pick
+        self._pass = None
+
+    def state_now(self, view: SimView):
+        """The machine state a ``pick`` called from ``run`` must see: the view's state less the jobs
+        this pass has started already (their ``Start`` decisions reach the simulator only when
+        ``run`` returns).  A trained agent's "can run now" and free-node features read it, so
+        that a second pick in the same pass sees what a fresh scheduling point would show (the
+        environments' agents always decide after the earlier starts were applied)."""
+        p = self._pass
+        st = view.state
+        if p is None:
+            return st
+        free, plan = p
+        if plan is not None:
+            return plan
+        return st if free == st.free_nodes else FlatState(st.total, free)
 
     def sync(self, view: SimView) -> bool:
         """Take in the jobs that entered the queue; True when a new simulation started."""
@@ -145,7 +162,11 @@ class CommittedHead:
         now = view.now
         started: list[tuple[int, int, int]] = []
         while True:
-            head = self.head or self._pick_head(view, pick)
+            head = self.head
+            if head is None:
+                self._pass = (free, plan)
+                head = self._pick_head(view, pick)
+                self._pass = None
             if head is None:
                 return out
             info = head.info

@@ -24,7 +24,7 @@ from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
 # checks them against rtsched.rl (tests/test_layers.py checks the lists agree).
-AGENTS = ("rlscheduler", "inspector")
+AGENTS = ("rlscheduler", "inspector", "splitwindow")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
@@ -90,13 +90,15 @@ def _check_trace(path: str) -> None:
 def _score_label(agent: str, goal: str) -> str:
     if agent == "inspector":
         return "gain over base"
+    if agent == "splitwindow":
+        return "episode return (Eq. 2)"
     return f"avg {goal}"
 
 
 def _score(agent: str, goal: str, ret: float) -> float:
     """The human-facing score of a trajectory return: the goal's value (the pick environment returns
     −value, +utilization) or the inspector's relative gain over its base policy."""
-    if agent == "inspector" or goal == "utilization":
+    if agent in ("inspector", "splitwindow") or goal == "utilization":
         return ret
     return -ret
 
@@ -130,7 +132,28 @@ def cmd_train(args) -> int:
     start_range = _start_range(args.start_range)
     if start_range is not None:
         options["start_range"] = start_range
-    if args.agent == "inspector":
+    split_only = {"--head": args.head, "--tail": args.tail, "--placements": args.placements,
+                  "--horizon": args.horizon, "--hidden": args.hidden, "--minibatch": args.minibatch}
+    if args.agent != "splitwindow":
+        given = [k for k, v in split_only.items() if v is not None]
+        if given:
+            raise UsageError(f"{given[0]} applies to the splitwindow agent only")
+    if args.agent == "splitwindow":
+        if args.sjf_filter or args.seq_len is not None or args.base != "sjf" or args.actor or args.critic:
+            raise UsageError("--sjf-filter, --seq-len, --base, --actor and --critic do not apply to the splitwindow "
+                             "agent (its episodes end after --placements starts; its networks are --hidden MLPs)")
+        if args.goal != "bsld" or args.backfill != "none":
+            raise UsageError("--goal and --backfill do not apply to the splitwindow agent (seed 004's reward is "
+                             "Eq. 2: utilization, queue length and waiting time; the agent back-fills itself)")
+        for name in ("head", "tail", "placements", "horizon", "minibatch"):
+            v = getattr(args, name)
+            if v is not None:
+                options[name] = v
+        if args.hidden is not None:
+            options["hidden"] = tuple(_int_list(args.hidden, "--hidden"))
+            if not options["hidden"] or min(options["hidden"]) < 1:
+                raise UsageError(f"--hidden: expected positive layer sizes, got {args.hidden!r}")
+    elif args.agent == "inspector":
         if args.sjf_filter:
             raise UsageError("--sjf-filter applies to the rlscheduler agent only")
         options["base"] = args.base
@@ -176,7 +199,9 @@ def cmd_train(args) -> int:
         print(json.dumps(summary, indent=1, allow_nan=False))
     else:
         score = "–" if summary["last_score"] is None else f"{summary['last_score']:.4g}"
-        print(f"{args.agent} on {os.path.basename(args.trace)} (goal {args.goal}, backfill {args.backfill}): "
+        setting = (f"window {args.head or 10}-{args.tail if args.tail is not None else 10}" if args.agent == "splitwindow"
+                   else f"goal {args.goal}, backfill {args.backfill}")
+        print(f"{args.agent} on {os.path.basename(args.trace)} ({setting}): "
               f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}")
     return 0
 
@@ -275,7 +300,8 @@ def _print_evaluation(rows: list[dict], args) -> None:
 # ---------------------------------------------------------------------------------------- parser
 def register(subparsers) -> None:
     """Add ``rl train``, ``rl evaluate`` and ``rl export`` to the ``rtsched`` argparse sub-commands."""
-    rl = subparsers.add_parser("rl", help="train and evaluate the RL schedulers (RLScheduler, SchedInspector)")
+    rl = subparsers.add_parser("rl", help="train and evaluate the RL schedulers (RLScheduler, SchedInspector, "
+                                          "Deep Back-Filling's split window)")
     rsub = rl.add_subparsers(dest="rl_command", required=True)
 
     tr = rsub.add_parser("train", help="train an agent with PPO (checkpoint every epoch; --resume continues)")
@@ -300,9 +326,17 @@ def register(subparsers) -> None:
     tr.add_argument("--train-v-iters", type=int_in(1, 100_000), help="value iterations per epoch (default 80)")
     tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"], help="rlscheduler policy network")
     tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network")
+    tr.add_argument("--head", type=int_in(1, 4096), help="splitwindow: head slots M_h (default 10)")
+    tr.add_argument("--tail", type=int_in(0, 4096), help="splitwindow: tail slots M_t (default 10)")
+    tr.add_argument("--placements", type=int_in(1, 10_000_000),
+                    help="splitwindow: starts per episode (default 1000, the paper's)")
+    tr.add_argument("--horizon", type=int_in(1, 100_000_000),
+                    help="splitwindow: trace jobs per episode (default 1.5 × placements)")
+    tr.add_argument("--hidden", help="splitwindow: hidden layer sizes, comma-separated (default 1024,512,256)")
+    tr.add_argument("--minibatch", type=int_in(1, 1_000_000), help="splitwindow: PPO minibatch size (default 128)")
     tr.add_argument("--torch-threads", type=int_in(1, 1024),
                     help="PyTorch intra-op threads of the PPO update (default 1; collection always uses 1)")
-    tr.add_argument("--workers", type=int,
+    tr.add_argument("--workers", type=int_in(1, 1024),
                     help="rollout workers simulating the --n-envs environments in parallel (default 1: in this "
                          "process); results do not depend on it")
     tr.add_argument("--backend", choices=ROLLOUT_BACKENDS, default="local",

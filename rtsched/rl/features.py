@@ -87,10 +87,12 @@ class PickObservation:
         self.submit = np.asarray(submit, dtype=np.float64)
         self.nodes = np.asarray(nodes, dtype=np.int64)
 
-    def observe(self, visible: list, view) -> np.ndarray:
-        """The observation of the ``visible`` waiting jobs (window order) at the view's time."""
+    def observe(self, visible: list, view, state=None) -> np.ndarray:
+        """The observation of the ``visible`` waiting jobs (window order) at the view's time, on
+        machine state ``state`` (default ``view.state``; a policy deciding in the middle of a pass
+        passes ``CommittedHead.state_now``)."""
         idx = np.fromiter(map(_idx_of, visible), dtype=np.intp, count=len(visible))
-        state = view.state
+        state = view.state if state is None else state
         fits = partition_fits(state, self.nodes[idx]) if view.machine.partitioned else None
         return self.build(idx, view.now, state.free_nodes, view.machine.total_nodes, fits)
 

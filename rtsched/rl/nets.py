@@ -12,6 +12,9 @@ RLScheduler (seed 003 §3):
 SchedInspector (seed 000 §3): actor F → 32 → 16 → 8 → 2 (938 parameters with F = 7), critic with
 the same body and one output.
 
+Deep Back-Filling (seed 004 §3): separate actor and critic MLPs on the observation (N + 3M inputs)
+with hidden sizes [1024, 512, 256] (ReLU); the actor has M + 1 outputs (the window's slots and Fwd).
+
 Masked slots get logit −1e9 (the authors add (mask − 1)·1e6), so their probability is 0.
 """
 from __future__ import annotations
@@ -98,6 +101,30 @@ class InspectCritic(nn.Module):
         return self.net(obs).squeeze(-1)
 
 
+SPLIT_HIDDEN = (1024, 512, 256)
+
+
+class SplitActor(nn.Module):
+    """Split-window actor: observation → M + 1 logits (slots, then Fwd)."""
+
+    def __init__(self, obs_dim: int, window: int, hidden: tuple[int, ...] = SPLIT_HIDDEN) -> None:
+        super().__init__()
+        self.obs_dim, self.window = obs_dim, window
+        self.net = mlp((obs_dim, *hidden, window + 1))
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.net(obs).masked_fill(~mask, MASKED_LOGIT)
+
+
+class SplitCritic(nn.Module):
+    def __init__(self, obs_dim: int, hidden: tuple[int, ...] = SPLIT_HIDDEN) -> None:
+        super().__init__()
+        self.net = mlp((obs_dim, *hidden, 1))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs).squeeze(-1)
+
+
 def build_networks(agent: str, n_features: int, window: int, actor: str, critic: str,
                    hidden: tuple[int, ...]) -> tuple[nn.Module, nn.Module]:
     if agent == "rlscheduler":
@@ -105,7 +132,9 @@ def build_networks(agent: str, n_features: int, window: int, actor: str, critic:
                                                                                tuple(hidden)))
     if agent == "inspector":
         return InspectActor(n_features, tuple(hidden)), InspectCritic(n_features, tuple(hidden))
-    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler' or 'inspector'")
+    if agent == "splitwindow":  # n_features = the observation's size, window = M
+        return SplitActor(n_features, window, tuple(hidden)), SplitCritic(n_features, tuple(hidden))
+    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector' or 'splitwindow'")
 
 
 def n_params(module: nn.Module) -> int:
@@ -122,7 +151,7 @@ class NumpyActor(NumpyForward):
                   for m in actor.net if isinstance(m, nn.Linear)]
         if isinstance(actor, PickActor):
             super().__init__(layers, "kernel" if actor.arch == "kernel" else "flat", actor.window, actor.n_features)
-        elif isinstance(actor, InspectActor):
+        elif isinstance(actor, (InspectActor, SplitActor)):
             super().__init__(layers, "inspect")
         else:
             raise TypeError(f"no NumPy inference for {type(actor).__name__}")

@@ -79,6 +79,7 @@ class PPOConfig:
     critic: str = "mlp"  # rlscheduler: mlp (paper) | kernel (authors' code)
     hidden: tuple[int, ...] = (32, 16, 8)
     max_traj_len: int | None = None  # discard longer trajectories (the inspector code uses 10 × 128)
+    minibatch: int | None = None  # None: full-batch iterations; else shuffled minibatches of this size per pass
     torch_threads: int | None = None  # intra-op threads of the update (None: 1); collection always uses 1
     workers: int = 1  # rollout workers stepping the n_envs environments (1: in this process); speed only
     backend: str = "local"  # rollout workers: "local" (subprocesses) or "ray" (Ray actors); speed only
@@ -129,6 +130,10 @@ class EpochBatch:
     infos: list[dict] = field(default_factory=list)
     steps: int = 0
 
+    def tensors(self) -> tuple[torch.Tensor, ...]:
+        """(obs, mask, act, logp, adv, ret) as tensors sharing the arrays' memory."""
+        return tuple(torch.as_tensor(a) for a in (self.obs, self.mask, self.act, self.logp, self.adv, self.ret))
+
 
 class PPOTrainer:
     """Trains ``agent`` ("rlscheduler" or "inspector") on environments made by ``make_env()``.
@@ -159,6 +164,8 @@ class PPOTrainer:
         self.n_actions = int(env0.action_space.n)
         if agent == "rlscheduler":
             n_features, window = env0.obsb.n_features, env0.window
+        elif agent == "splitwindow":
+            n_features, window = self.obs_dim, env0.window
         else:
             n_features, window = env0.feat.n, 1
         self.n_features, self.window = n_features, window
@@ -207,7 +214,8 @@ class PPOTrainer:
         done, infos, pos = [], [], 0
         for t in trajs:
             n = len(t["act"])
-            b = {"obs": t["obs"], "mask": t["mask"], "act": t["act"], "logp": logp[pos:pos + n], "val": val[pos:pos + n]}
+            b = {"obs": t["obs"], "mask": t["mask"], "act": t["act"], "logp": logp[pos:pos + n], "val": val[pos:pos + n],
+                 "rew": t["rew"]}
             pos += n
             done.append((t["k"], b, float(t["ret"])))
             infos.append(t["info"])
@@ -240,7 +248,7 @@ class PPOTrainer:
             resets.append((i, int(seeds[next_seed])))
             next_seed += 1
             traj_count += 1
-            bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "id": traj_count - 1}
+            bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "rew": [], "id": traj_count - 1}
             return True
 
         def do_resets() -> None:
@@ -275,11 +283,15 @@ class PPOTrainer:
                 o, m, r, term, trunc, info = results[j]
                 steps += 1
                 obs_now[i], mask_now[i] = o, m
+                b["rew"].append(float(r))
                 if term or trunc:
-                    done_trajs.append((b["id"], b, float(r)))
+                    # the episode's return: the terminal reward for the picking and inspector agents
+                    # (their other rewards are 0), the sum of the per-cycle rewards for the split window
+                    ret_i = float(r) if len(b["rew"]) == 1 else float(np.sum(b["rew"]))
+                    done_trajs.append((b["id"], b, ret_i))
                     infos.append(info)
                     if self.on_trajectory is not None:
-                        self.on_trajectory(len(done_trajs), n_traj, float(r), info)
+                        self.on_trajectory(len(done_trajs), n_traj, ret_i, info)
                     if start(i):
                         still.append(i)
                 elif max_len is not None and len(b["act"]) >= max_len:
@@ -297,9 +309,9 @@ class PPOTrainer:
         cfg = self.config
         obs, mask, act, logp, adv, ret, rets = [], [], [], [], [], [], []
         for _id, b, r in trajs:
-            n = len(b["act"])
-            rew = np.zeros(n)
-            rew[-1] = r
+            # Per-step rewards as the environment gave them (zeros before the terminal reward for the
+            # picking and inspector agents).  A truncated episode is treated as terminal (no bootstrap).
+            rew = np.asarray(b["rew"], dtype=np.float64)
             vals = np.append(np.asarray(b["val"], dtype=np.float64), 0.0)
             deltas = rew + cfg.gamma * vals[1:] - vals[:-1]
             adv.append(discount_cumsum(deltas, cfg.gamma * cfg.lam))
@@ -325,13 +337,10 @@ class PPOTrainer:
             return self._update(batch)
 
     def _update(self, batch: EpochBatch) -> dict:
+        if self.config.minibatch:
+            return self._update_minibatch(batch)
         cfg = self.config
-        obs = torch.as_tensor(batch.obs)
-        mask = torch.as_tensor(batch.mask)
-        act = torch.as_tensor(batch.act)
-        logp_old = torch.as_tensor(batch.logp)
-        adv = torch.as_tensor(batch.adv)
-        ret = torch.as_tensor(batch.ret)
+        obs, mask, act, logp_old, adv, ret = batch.tensors()
         kl = 0.0
         pi_iters = 0
         loss_pi = torch.tensor(0.0)
@@ -365,6 +374,45 @@ class PPOTrainer:
             self.v_opt.zero_grad()
             loss_v.backward()
             self.v_opt.step()
+        return {"loss_pi": float(loss_pi.detach()), "loss_v": float(loss_v.detach()), "kl": kl, "pi_iters": pi_iters}
+
+    def _update_minibatch(self, batch: EpochBatch) -> dict:
+        """``train_pi_iters`` passes of shuffled minibatches (one optimiser step each) for the policy,
+        stopping after a pass whose approximate KL exceeds the limit; the same for the value with
+        ``train_v_iters`` passes (the split-window agent, seed 004: minibatch 128)."""
+        cfg = self.config
+        obs, mask, act, logp_old, adv, ret = batch.tensors()
+        n = len(act)
+        size = max(1, int(cfg.minibatch))
+        perm_gen = torch.Generator().manual_seed(int(cfg.seed) * 1_000_003 + self.epoch)
+        kl, pi_iters = 0.0, 0
+        loss_pi = loss_v = torch.tensor(0.0)
+        for _ in range(cfg.train_pi_iters):
+            perm = torch.randperm(n, generator=perm_gen)
+            for k in range(0, n, size):
+                idx = perm[k:k + size]
+                logits = self.actor(obs[idx], mask[idx])
+                logp = torch.log_softmax(logits, dim=-1).gather(1, act[idx, None]).squeeze(-1)
+                ratio = torch.exp(logp - logp_old[idx])
+                a = adv[idx]
+                loss_pi = -(torch.min(ratio * a, torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip) * a)).mean()
+                self.pi_opt.zero_grad()
+                loss_pi.backward()
+                self.pi_opt.step()
+            pi_iters += 1
+            with torch.no_grad():
+                logp = torch.log_softmax(self.actor(obs, mask), dim=-1).gather(1, act[:, None]).squeeze(-1)
+                kl = float((logp_old - logp).mean())
+            if kl > cfg.kl_stop * cfg.target_kl:
+                break
+        for _ in range(cfg.train_v_iters):
+            perm = torch.randperm(n, generator=perm_gen)
+            for k in range(0, n, size):
+                idx = perm[k:k + size]
+                loss_v = ((self.critic(obs[idx]) - ret[idx]) ** 2).mean()
+                self.v_opt.zero_grad()
+                loss_v.backward()
+                self.v_opt.step()
         return {"loss_pi": float(loss_pi.detach()), "loss_v": float(loss_v.detach()), "kl": kl, "pi_iters": pi_iters}
 
     # ------------------------------------------------------------------------------ loop

@@ -51,7 +51,7 @@ StepResult = tuple
 
 @dataclass
 class EnvFactory:
-    """Builds one environment of ``agent`` ("rlscheduler" or "inspector") on ``trace`` (an
+    """Builds one environment of ``agent`` ("rlscheduler", "inspector" or "splitwindow") on ``trace`` (an
     ``RLTrace``; pickled once per worker) with the environment ``options``."""
 
     agent: str
@@ -72,7 +72,11 @@ class EnvFactory:
 
             return InspectorEnv(self.trace, machine=self.machine, goal=self.goal, backfill=self.backfill,
                                 **self.options)
-        raise ValueError(f"unknown agent {self.agent!r}; use 'rlscheduler' or 'inspector'")
+        if self.agent == "splitwindow":  # no goal or backfilling: seed 004's reward, the agent back-fills itself
+            from rtsched.rl.env_split import SplitWindowEnv
+
+            return SplitWindowEnv(self.trace, machine=self.machine, **self.options)
+        raise ValueError(f"unknown agent {self.agent!r}; use 'rlscheduler', 'inspector' or 'splitwindow'")
 
 
 def _mask(env):
@@ -100,11 +104,11 @@ def sample_trajectory(env, forward, seed: int, epoch: int, k: int, max_len: int 
     stepped with actions sampled from ``forward``'s logits (a ``NumpyForward``), every random draw
     from ``numpy.random.default_rng([seed, epoch, k])`` — so the trajectory is the same in any
     worker.  A trajectory longer than ``max_len`` is discarded and the slot draws another sequence
-    from the same stream.  Returns ``{"k", "obs", "mask", "act", "ret", "info", "discarded"}``."""
+    from the same stream.  Returns ``{"k", "obs", "mask", "act", "ret", "rew", "info", "discarded"}``."""
     rng = np.random.default_rng([seed, epoch, k])
     for tries in range(MAX_TRAJECTORY_TRIES):
         obs, mask = _reset(env, int(rng.integers(2**32)))
-        o_list, m_list, a_list = [], [], []
+        o_list, m_list, a_list, r_list = [], [], [], []
         while True:
             logits = forward.logits(obs, mask).astype(np.float64)
             p = np.exp(logits - logits.max())
@@ -116,9 +120,14 @@ def sample_trajectory(env, forward, seed: int, epoch: int, k: int, max_len: int 
             m_list.append(mask)
             a_list.append(a)
             obs, mask, r, term, trunc, info = _step(env, a)
+            r_list.append(r)
             if term or trunc:
+                # "ret": the episode's return (the terminal reward when the others are 0, as for the picking
+                # and inspector agents; the sum of the per-cycle rewards for the split window); "rew": per step
+                ret = r if len(r_list) == 1 else float(np.sum(r_list))
                 return {"k": k, "obs": np.stack(o_list), "mask": np.stack(m_list),
-                        "act": np.asarray(a_list, dtype=np.int64), "ret": r, "info": info, "discarded": tries}
+                        "act": np.asarray(a_list, dtype=np.int64), "ret": ret, "rew": r_list, "info": info,
+                        "discarded": tries}
             if max_len is not None and len(a_list) >= max_len:
                 break  # discarded: draw another sequence
     raise RuntimeError("too many discarded trajectories; raise max_traj_len")
