@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,10 +27,24 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = REPO.parent / "shared" / "data" / "traces" / "swf" / "lublin_256.swf"
 
 
-def timed(cmd: list[str]) -> tuple[float, str]:
+CPU: dict[str, list[float]] = {}  # command name -> CPU seconds (user + system) of each run
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str], name: str | None = None) -> tuple[float, str]:
+    """Wall seconds and stdout of one run; its CPU seconds go to ``CPU[name]`` (on a shared,
+    loaded machine the CPU time is the steadier figure: waiting for a core does not count)."""
+    c = _children_cpu()
     t = time.perf_counter()
     out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=True).stdout
-    return time.perf_counter() - t, out
+    wall = time.perf_counter() - t
+    if name:
+        CPU.setdefault(name, []).append(_children_cpu() - c)
+    return wall, out
 
 
 def main(argv=None) -> int:
@@ -48,9 +63,9 @@ def main(argv=None) -> int:
     timed(sim), timed(plain)  # warm the file cache and the bytecode
     ours, theirs = [], []
     for _ in range(args.repeat):
-        t, out = timed(sim)
+        t, out = timed(sim, "sim")
         ours.append(t)
-        t, ref = timed(plain)
+        t, ref = timed(plain, "plain")
         theirs.append(t)
     a, b = json.loads(out), json.loads(ref)
     same = abs(a["summary"]["all"]["mean_wait"] - b["mean_wait"]) < 1e-6
@@ -59,19 +74,22 @@ def main(argv=None) -> int:
     ratio = statistics.median(ours) / statistics.median(theirs)
     helps = {}
     for name, cmd in (("rtsched --help", rtsched + ["--help"]), ("rtsched simulate --help", rtsched + ["simulate", "--help"])):
-        helps[name] = statistics.median(timed(cmd)[0] for _ in range(args.repeat))
+        helps[name] = statistics.median(timed(cmd, name)[0] for _ in range(args.repeat))
     probe = ("import sys\nfrom rtsched.cli import main\n"
              f"rc = main(['rl', 'evaluate', '--trace', {args.trace!r}, '--policies', 'fcfs,sjf,f1', '--starts', "
              "'1981,2756', '--json'])\n"
              "sys.stdout = sys.__stdout__\nprint('TORCH' if 'torch' in sys.modules else 'NO-TORCH')")
     torch_state = subprocess.run([py, "-c", probe], cwd=REPO, capture_output=True, text=True).stdout.split()[-1]
-    print(f"date {time.strftime('%Y-%m-%d')} · {platform.node()} · {os.cpu_count()} cores · Python "
-          f"{platform.python_version()} · median of {args.repeat} alternating runs")
-    for name, value, unit in rows:
-        print(f"{name:<62} {value:8.3f} {unit}")
-    print(f"{'ratio rtsched / plain (target <= 1.5)':<62} {ratio:8.2f}   same schedule: {same}")
+    cpu = {k: statistics.median(v) for k, v in CPU.items()}
+    print(f"date {time.strftime('%Y-%m-%d')} · {platform.node()} · {os.cpu_count()} cores · load "
+          f"{os.getloadavg()[0]:.2f} · Python {platform.python_version()} · median of {args.repeat} alternating runs "
+          "· wall s / CPU s (user + system)")
+    for (name, value, unit), key in zip(rows, ("sim", "plain")):
+        print(f"{name:<62} {value:8.3f} {unit} / {cpu[key]:.3f} {unit} CPU")
+    print(f"{'ratio rtsched / plain (target <= 1.5)':<62} {ratio:8.2f}   / {cpu['sim'] / cpu['plain']:.2f} CPU"
+          f"   same schedule: {same}")
     for name, value in helps.items():
-        print(f"{name + ' (target < 0.3 s)':<62} {value:8.3f} s")
+        print(f"{name + ' (target < 0.3 s)':<62} {value:8.3f} s / {cpu[name]:.3f} s CPU")
     print(f"{'heuristic-only rtsched rl evaluate imports torch?':<62} {'no' if torch_state == 'NO-TORCH' else 'YES'}")
     return 0 if same else 1
 

@@ -129,9 +129,11 @@ def scan_flat(candidates: Iterable[JobState], free: int, now: int, res: Reservat
 
     Returns (started jobs, processors still free).  ``skip`` (the head) is never started.
     """
+    started: list[JobState] = []
+    if free <= 0:
+        return started, free
     shadow = res.shadow
     extra = res.extra
-    started: list[JobState] = []
     for js in candidates:
         info = js.info
         n = info.nodes

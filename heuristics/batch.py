@@ -133,6 +133,8 @@ def schedule_batch(view: SimView, order: list, backfill: str, state=None) -> lis
         started.append((now + info.walltime, alloc, n))
     if blocked < 0 or backfill == "none" or blocked == len(order) - 1:
         return decisions
+    if not machine.partitioned and state.free_nodes <= 0:  # nothing can pass the head: no reservation needed
+        return decisions
     head = order[blocked].info
     busy = busy_of(view.running.values(), now, overdue_next_second=True)
     busy.extend(started)

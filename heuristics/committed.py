@@ -37,7 +37,7 @@ from operator import attrgetter
 from heuristics.backfill import (Reservation, busy_of, flat_reservation, normalize_backfill,
                                  partition_reservation, scan_flat, scan_partitioned)
 from heuristics.priorities import Priority, get_priority
-from rtsched.machines.flat import FLAT
+from rtsched.machines.flat import FLAT, FlatState
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Start
 
@@ -59,10 +59,11 @@ class CommittedHead:
     """
 
     __slots__ = ("backfill", "fcfs_queue", "run_id", "q", "head", "reservation", "n_started", "partitioned",
-                 "machine", "_scanned_free", "_new", "_fcfs_sorted")
+                 "machine", "_scanned_free", "_new", "_fcfs_sorted", "_strict", "_pass")
 
     def __init__(self, backfill="none", *, fcfs_queue: bool = False) -> None:
         self.backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
+        self._strict = self.backfill == "rlscheduler"
         self.fcfs_queue = fcfs_queue
         self.run_id = None
         self.q: list = []
@@ -79,6 +80,23 @@ class CommittedHead:
         # Whether q is known to be in submit order (then the stable FCFS sort is the identity:
         # arrivals are appended in submit order and removals keep the order).
         self._fcfs_sorted = fcfs_queue
+        # (free nodes, partition plan) of the pass in progress, for ``state_now`` during a pick
+        self._pass = None
+
+    def state_now(self, view: SimView):
+        """The machine state a ``pick`` called from ``run`` must see: the view's state less the jobs
+        this pass has started already (their ``Start`` decisions reach the simulator only when
+        ``run`` returns).  A trained agent's "can run now" and free-node features read it, so
+        that a second pick in the same pass sees what a fresh scheduling point would show (the
+        environments' agents always decide after the earlier starts were applied)."""
+        p = self._pass
+        st = view.state
+        if p is None:
+            return st
+        free, plan = p
+        if plan is not None:
+            return plan
+        return st if free == st.free_nodes else FlatState(st.total, free)
 
     def sync(self, view: SimView) -> bool:
         """Take in the jobs that entered the queue; True when a new simulation started."""
@@ -120,6 +138,22 @@ class CommittedHead:
     def run(self, view: SimView, pick) -> list[Decision]:
         """Start the committed head (and the next ones) while they fit, then backfill around the
         one that does not; ``pick`` chooses each new head."""
+        if self._scanned_free >= 0:  # the head waits under the strict rule on a flat cluster
+            free = view.state.free_nodes
+            if 0 <= free <= self._scanned_free:
+                # No job ended since the last scan for this head (free nodes only shrank, time only
+                # grew): the head still does not fit and the older jobs still cannot start; only
+                # the newcomers can.  (The RL environments' hot path: most passes follow an arrival.)
+                out: list[Decision] = []
+                cands = self._new
+                if cands:
+                    self._new = []
+                    if free > 0:
+                        jobs, free = scan_flat(cands, free, view.now, self.reservation, True, self.head)
+                        if jobs:
+                            self._start_flat(jobs, out)
+                self._scanned_free = free
+                return out
         partitioned = self.partitioned
         plan = view.state.copy() if partitioned else None  # flat: a node counter is enough
         free = view.state.free_nodes
@@ -128,7 +162,11 @@ class CommittedHead:
         now = view.now
         started: list[tuple[int, int, int]] = []
         while True:
-            head = self.head or self._pick_head(view, pick)
+            head = self.head
+            if head is None:
+                self._pass = (free, plan)
+                head = self._pick_head(view, pick)
+                self._pass = None
             if head is None:
                 return out
             info = head.info
@@ -170,34 +208,26 @@ class CommittedHead:
 
     def _backfill_flat(self, view: SimView, head, free: int, started, out: list) -> None:
         now = view.now
-        strict = self.backfill == "rlscheduler"
+        strict = self._strict
         if strict:
             res = self.reservation
             if res is None:
                 res = self.reservation = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
         else:  # easy: recomputed at every pass
             res = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
-        self._sort_fcfs()
-        if strict and 0 <= free <= self._scanned_free:
-            # No job ended since the last scan for this head: only the newcomers can start.
-            cands = self._new
-            self._new = []
-            if free > 0 and cands:
-                free = self._start_flat(scan_flat(cands, free, now, res, True, head), out)
-            self._scanned_free = free
-            return
-        self._new = []
+        if not self._fcfs_sorted:
+            self._sort_fcfs()
+        self._new = []  # a full scan (the incremental one is at the top of run)
         if free <= 0:
             self._scanned_free = free if strict else -1
             return
-        free = self._start_flat(scan_flat(self.q, free, now, res, strict, head), out)
+        jobs, free = scan_flat(self.q, free, now, res, strict, head)
+        if jobs:
+            self._start_flat(jobs, out)
         self._scanned_free = free if strict else -1
 
-    def _start_flat(self, scanned: tuple[list, int], out: list) -> int:
-        """Carry out a flat scan's starts (decisions, queue); returns the free nodes left."""
-        jobs, free = scanned
-        if not jobs:
-            return free
+    def _start_flat(self, jobs: list, out: list) -> None:
+        """Carry out a flat scan's starts (decisions, queue)."""
         q = self.q
         if len(jobs) <= 8:  # list.remove is a C-level identity scan: cheaper than a rebuild
             for js in jobs:
@@ -207,7 +237,6 @@ class CommittedHead:
             self.q = [js for js in q if id(js) not in gone]
         out.extend(Start(js.info.id, FLAT) for js in jobs)
         self.n_started += len(jobs)
-        return free
 
     def _backfill_partitioned(self, view: SimView, head, plan, started, out: list) -> None:
         machine = view.machine

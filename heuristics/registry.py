@@ -34,8 +34,6 @@ from typing import Any, Callable
 from heuristics.batch import BatchPolicy
 from heuristics.committed import CommittedHeadPolicy
 from heuristics.priorities import PRIORITIES, get_priority
-from heuristics.realtime import HighPriorityQueuePolicy, PreemptivePolicy, WcjsPolicy, baseline_policy
-from heuristics.wcjs import WcjsConfig
 from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
 
 BATCH_POLICIES = tuple(PRIORITIES)
@@ -140,7 +138,12 @@ def _batch(key: str, options: dict[str, Any]):
     return BatchPolicy(get_priority(key), options.get("backfill", "ff"))
 
 
+# The real-time schemes (heuristics.realtime, heuristics.wcjs) are imported by the calls that build
+# them: a batch-policy command does not pay for them at start-up.
 def _wcjs(options: dict[str, Any]):
+    from heuristics.realtime import WcjsPolicy
+    from heuristics.wcjs import WcjsConfig
+
     config = WcjsConfig.coerce(options.pop("config", None))
     checkpoint = options.pop("checkpoint", None)
     if options:
@@ -163,12 +166,18 @@ def make_policy(name: str, **options: Any):
     if key in PRIORITIES:
         return _batch(key, options)
     if key == "baseline":
+        from heuristics.realtime import baseline_policy
+
         _check(key, options, ("priority", "backfill"))
         return baseline_policy(options.get("priority", "wfp2"), options.get("backfill", "ff"))
     if key == "highpq":
+        from heuristics.realtime import HighPriorityQueuePolicy
+
         _check(key, options, _RT_OPTIONS)
         return HighPriorityQueuePolicy(**options)
     if key == "preempt":
+        from heuristics.realtime import PreemptivePolicy
+
         _check(key, options, _RT_OPTIONS)
         return PreemptivePolicy(**options)
     if key == "wcjs":

@@ -74,11 +74,16 @@ def is_binary_tree(blocks: int) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
+class GreedyTimeout(TimeoutError):
+    """A greedy plan was abandoned at its deadline (large instances: the greedy is quadratic)."""
+
+
 def greedy_plan(instance: Instance, order: Sequence[int] | None = None,
-                fixed: Sequence[Placement] = ()) -> list[Placement]:
+                fixed: Sequence[Placement] = (), deadline: float | None = None) -> list[Placement]:
     """Unsplit list scheduling: the ``fixed`` placements stay; the other jobs, in ``order`` (default:
     RTJs by submit, then BJs by submit), each go on the candidate partition where they can start
-    earliest, using any gap between the parts already placed."""
+    earliest, using any gap between the parts already placed.  ``deadline`` (a
+    ``time.perf_counter()`` value): raise :class:`GreedyTimeout` once it has passed."""
     inst = instance
     kept = {pl.job_id: pl for pl in fixed}
     if order is None:
@@ -89,6 +94,8 @@ def greedy_plan(instance: Instance, order: Sequence[int] | None = None,
     for jid in order:
         if jid in kept:
             continue
+        if deadline is not None and time.perf_counter() > deadline:
+            raise GreedyTimeout("greedy plan abandoned at its deadline")
         job = inst.job(jid)
         best = None
         for c in inst.candidates(job):
@@ -108,32 +115,46 @@ def greedy_plan(instance: Instance, order: Sequence[int] | None = None,
 
 
 def best_greedy_plan(instance: Instance, base: Sequence[Placement] | None = None,
-                     rt_bound: Fraction | None = None) -> list[Placement]:
+                     rt_bound: Fraction | None = None, deadline: float | None = None) -> list[Placement] | None:
     """The best of a few greedy plans (lexicographic: meets ``rt_bound``, then least Σ BJ SD).
 
     Candidates: ``base`` itself; and with ``base``'s RTJ placements kept, the BJs inserted into the
     gaps in submit, shortest-first and widest-first order; and plain greedy plans (RTJs first).
-    A warm start and the source of the per-job horizons (``job_upper_bounds``)."""
+    A warm start and the source of the per-job horizons (``job_upper_bounds``).  ``deadline`` (a
+    ``time.perf_counter()`` value) bounds the work: the candidates finished by then are compared,
+    and None is returned when there is none (a large instance)."""
     inst = instance
     bj = inst.batch_jobs
     orders = [sorted(bj, key=lambda j: (j.submit, j.id)), sorted(bj, key=lambda j: (j.runtime, j.submit, j.id)),
               sorted(bj, key=lambda j: (-inst.k(j), j.submit, j.id)),
               sorted(bj, key=lambda j: (j.submit + j.runtime, j.id))]
     rt_ids = [j.id for j in sorted(inst.rt_jobs, key=lambda j: (j.submit, j.id))]
+    makers = []
     cands: list[list[Placement]] = []
     if base is not None:
         cands.append(list(base))
         fixed = [pl for pl in base if inst.job(pl.job_id).kind == "rt"]
-        cands += [greedy_plan(inst, [j.id for j in o], fixed) for o in orders]
-    cands += [greedy_plan(inst, rt_ids + [j.id for j in o]) for o in orders]
-    cands.append(greedy_plan(inst, [j.id for j in sorted(inst.jobs, key=lambda j: (j.submit, j.id))]))
+        makers += [lambda o=o: greedy_plan(inst, [j.id for j in o], fixed, deadline) for o in orders]
+    makers += [lambda o=o: greedy_plan(inst, rt_ids + [j.id for j in o], deadline=deadline) for o in orders]
+    makers.append(lambda: greedy_plan(inst, [j.id for j in sorted(inst.jobs, key=lambda j: (j.submit, j.id))],
+                                      deadline=deadline))
+    for make in makers:
+        try:
+            cands.append(make())
+        except GreedyTimeout:
+            break
 
     def key(plan):
         ev = evaluate(inst, plan)
         over = 0 if rt_bound is None or ev.rt_mean is None or ev.rt_mean <= rt_bound else 1
         return (over, ev.rt_sum if over else 0, ev.bj_sum)
 
-    return [*min((left_justify(inst, c) for c in cands), key=key)]
+    justified = []
+    for c in cands:
+        if justified and deadline is not None and time.perf_counter() > deadline:
+            break
+        justified.append(left_justify(inst, c))
+    return [*min(justified, key=key)] if justified else None
 
 
 def job_upper_bounds(instance: Instance, objective: str, incumbent: Sequence[Placement] | None,
@@ -199,13 +220,15 @@ class CpsatModel:
         inst = self.instance
         m = self.model
         m.ClearHints()
+        by_job: dict[int, list] = {}
+        for (jj, q), lit in self.a.items():
+            by_job.setdefault(jj, []).append((q, lit))
         for pl in plan:
             job = inst.job(pl.job_id)
             j = job.id
             m.AddHint(self.s[j], pl.start)
-            for (jj, q), lit in self.a.items():
-                if jj == j:
-                    m.AddHint(lit, 1 if q == pl.partition else 0)
+            for q, lit in by_job.get(j, ()):
+                m.AddHint(lit, 1 if q == pl.partition else 0)
             ps = parts_of(inst, pl)
             m.AddHint(self.C[j], ps[-1].end)
             if j in self.prm:
@@ -411,7 +434,14 @@ def solve_cpsat_model(cm: CpsatModel, time_limit: float | None = None, workers: 
     ow = cm.objective_weights
     eps = ow.eps if ow else 0.0
     if st == cp_model.MODEL_INVALID:
-        raise RuntimeError(f"CP-SAT rejected the model: {cm.model.Validate()}")
+        why = cm.model.Validate()
+        if "overflow" in why:  # the data, not the model, is at fault: a one-line error naming the instance
+            from rtsched.errors import InputError
+
+            raise InputError(f"{len(cm.instance.jobs):,} jobs: CP-SAT rejected the model: possible integer overflow "
+                             "(the instance's times are too far apart for CP-SAT's 64-bit arithmetic; solve fewer "
+                             "jobs or a shorter submit window)", path=cm.instance.name or None)
+        raise RuntimeError(f"CP-SAT rejected the model: {why}")
     if st == cp_model.INFEASIBLE:
         return CpsatRun("infeasible", None, None, None, eps, seconds, size)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -443,5 +473,5 @@ def append_batch(instance: Instance, rt_plan: Sequence[Placement]) -> list[Place
     return left_justify(instance, out)
 
 
-__all__ = ["build_cpsat", "solve_cpsat_model", "greedy_plan", "ratio_weights", "RatioWeights", "CpsatModel",
-           "CpsatRun", "rt_subinstance", "append_batch", "evaluate"]
+__all__ = ["build_cpsat", "solve_cpsat_model", "greedy_plan", "GreedyTimeout", "ratio_weights", "RatioWeights",
+           "CpsatModel", "CpsatRun", "rt_subinstance", "append_batch", "evaluate"]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -29,9 +28,11 @@ import numpy as np
 
 from rtsched.checkpoint import DEFAULT_IO, IOModel
 from rtsched.errors import InputError
-from rtsched.jobs import BATCH, RT, Job, Workload
+from rtsched.files import atomic_write_text
+from rtsched.io.cleaning import MAX_ID
+from rtsched.jobs import BATCH, MAX_TIME_S, RT, Job, Workload
 from rtsched.machines.mira import aligned_partitions as machine_partitions
-from rtsched.machines.sizes import BLOCK_NODES, PARTITION_BLOCKS, partition_blocks_for
+from rtsched.machines.sizes import BLOCK_NODES, MIRA_BLOCKS, PARTITION_BLOCKS, partition_blocks_for
 
 # ---------------------------------------------------------------------------------------------
 # Partitions of the aligned block model
@@ -131,10 +132,12 @@ class Instance:
         return [j for j in self.jobs if j.kind == BATCH]
 
     def job(self, job_id: int) -> Job:
-        for j in self.jobs:
-            if j.id == job_id:
-                return j
-        raise KeyError(job_id)
+        by_id = self.__dict__.get("_by_id")
+        if by_id is None or len(by_id) != len(self.jobs):  # built once (jobs are not edited after that)
+            by_id = self.__dict__["_by_id"] = {j.id: j for j in self.jobs}
+        if job_id not in by_id:
+            raise KeyError(job_id)
+        return by_id[job_id]
 
     def horizon(self, preempt: bool = True) -> int:
         """Upper bound on every completion time of some optimal schedule.
@@ -200,9 +203,14 @@ def _parse(data: Any, path: str | None, name: str | None) -> Instance:
     blocks = data["blocks"]
     if not _is_int(blocks) or blocks < 1:
         raise fail(f"'blocks' must be a positive integer (512-node blocks), got {blocks!r}", "blocks")
+    if blocks > MIRA_BLOCKS:
+        raise fail(f"'blocks' is at most {MIRA_BLOCKS} (Mira, {MIRA_BLOCKS * BLOCK_NODES:,} nodes), got {blocks}",
+                   "blocks")
     jobs_raw = data["jobs"]
     if not isinstance(jobs_raw, list):
         raise fail(f"'jobs' must be a list of job objects, got {type(jobs_raw).__name__}", "jobs")
+    if not jobs_raw:
+        raise fail("no jobs: 'jobs' is empty", "jobs")
     jobs: list[Job] = []
     seen: dict[int, int] = {}
     for idx, raw in enumerate(jobs_raw):
@@ -220,6 +228,8 @@ def _parse(data: Any, path: str | None, name: str | None) -> Instance:
             if not _is_int(raw[key]):
                 raise fail(f"job index {idx}{jid_txt}: {key!r} must be an integer, got {raw[key]!r}",
                            f"{where}.{key}")
+        if not 0 <= raw["id"] <= MAX_ID:
+            raise fail(f"job index {idx}: 'id' must be in 0 .. MAX_ID = 2**53 - 1, got {raw['id']}", f"{where}.id")
         kind = raw["kind"]
         if kind not in (RT, BATCH):
             raise fail(f"job index {idx}{jid_txt}: 'kind' must be \"rt\" or \"batch\", got {kind!r}", f"{where}.kind")
@@ -242,6 +252,10 @@ def _parse(data: Any, path: str | None, name: str | None) -> Instance:
         walltime = raw.get("walltime", raw["runtime"])
         if walltime < 1:
             raise fail(f"job index {idx}{jid_txt}: 'walltime' must be >= 1 s, got {walltime}", f"{where}.walltime")
+        for key, value in (("submit", raw["submit"]), ("runtime", raw["runtime"]), ("walltime", walltime)):
+            if value > MAX_TIME_S:
+                raise fail(f"job index {idx}{jid_txt}: {key!r} {value} is larger than the largest accepted value, "
+                           f"MAX_TIME_S = {MAX_TIME_S} s", f"{where}.{key}")
         if raw["id"] in seen:
             raise fail(f"job index {idx}: duplicate id {raw['id']} (also job index {seen[raw['id']]})",
                        f"{where}.id")
@@ -277,17 +291,7 @@ def save_instance(instance: Instance, path: str | os.PathLike) -> None:
     for i, job in enumerate(d["jobs"]):
         lines.append("    " + json.dumps(job) + ("," if i + 1 < len(d["jobs"]) else ""))
     lines += ["  ]", "}"]
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-instance-")  # atomic: write, then rename
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(path, "\n".join(lines) + "\n")  # atomic, and the mode a plain write gives
 
 
 # ---------------------------------------------------------------------------------------------

@@ -164,19 +164,21 @@ def left_justify(instance: Instance, placements: Sequence[Placement],
                 parts_info.append((t0, part.index, part.end - part.start, part.job_id, part.partition))
         parts_info.sort(key=lambda x: (x[0], x[1], x[3]))
         parts = instance.partitions
-        placed: list[tuple[int, int, int]] = []  # (partition, start, end)
+        # Latest end of the parts placed so far on each block: a part starts after every earlier
+        # part on a conflicting partition (one sharing a block), i.e. after the latest end over its
+        # blocks (linear in the parts, where scanning every earlier part was quadratic).
+        block_end = [0] * instance.blocks
         start: dict[tuple[int, int], int] = {}
         end: dict[tuple[int, int], int] = {}
         for _, idx, dur, jid, q in parts_info:
             job = instance.job(jid)
             t = job.submit if idx == 0 else end[(jid, 0)]
-            pq = parts[q]
-            for q2, _s2, e2 in placed:
-                if e2 > t and pq.conflicts(parts[q2]):
-                    t = e2
+            blocks = parts[q].blocks
+            t = max(t, max(block_end[b] for b in blocks))
             start[(jid, idx)] = t
             end[(jid, idx)] = t + dur
-            placed.append((q, t, t + dur))
+            for b in blocks:
+                block_end[b] = max(block_end[b], t + dur)
         new_plan = {}
         merged = False
         for jid, pl in plan.items():

@@ -33,6 +33,27 @@ METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disj
 # "milp": the paper's partition-sequence MILP on the best installed back end (linmodel.best_backend);
 # "milp-disjunctive": the second exact MILP (milp/disjunctive_milp.py), on the same back end.
 
+# The largest instance an exact solve accepts (jobs).  The greedy warm starts are quadratic in the
+# number of jobs, so with a time limit they get at most GREEDY_SHARE of the time left and are
+# abandoned at that point; a 3,000-job instance then answers within its limit (tests/test_cli_errors.py).
+MAX_SOLVE_JOBS = 5000
+GREEDY_SHARE = 0.25
+
+
+def check_size(instance: Instance, path: str | None = None) -> None:
+    """Refuse an instance larger than :data:`MAX_SOLVE_JOBS` (an ``InputError`` naming the limit)."""
+    n = len(instance.jobs)
+    if n > MAX_SOLVE_JOBS:
+        from rtsched.errors import InputError
+
+        raise InputError(f"{n:,} jobs: an exact solve accepts at most MAX_SOLVE_JOBS = {MAX_SOLVE_JOBS:,} jobs "
+                         "(the optimum of seed 002's instances is for a few to a few dozen jobs)",
+                         path=path if path is not None else (instance.name or None))
+
+
+def _greedy_deadline(limit: float | None) -> float | None:
+    return None if limit is None else time.perf_counter() + GREEDY_SHARE * limit
+
 
 @dataclass
 class SolveResult:
@@ -178,21 +199,25 @@ def _proof_params(workers: int) -> dict[str, Any]:
 def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) -> Callable[..., _Stage]:
     from milp.cpsat import append_batch, best_greedy_plan, build_cpsat, rt_subinstance, solve_cpsat_model
 
+    check_size(instance)
+
     def stage(objective: str, bound: Fraction | None, limit: float | None, hint) -> _Stage:
         if objective == "rt":
             # θ* needs the RTJs only (BJs can always be appended after them: no sequence cap here).
             sub = rt_subinstance(instance)
-            inc = best_greedy_plan(sub)
+            inc = best_greedy_plan(sub, deadline=_greedy_deadline(limit))
             cm = build_cpsat(sub, preempt=preempt, objective="rt", incumbent=inc)
-            cm.hint(inc)
+            if inc is not None:
+                cm.hint(inc)
             run = solve_cpsat_model(cm, limit, workers, seed)
             plan = append_batch(instance, run.plan) if run.plan is not None else None
             return _Stage(run.status, plan, run.bound_sum, run.seconds, run.size, run.eps)
         inc = hint if hint is not None and _meets(instance, hint, bound) else None
-        start = hint if hint is not None else best_greedy_plan(instance, None, bound)
+        start = hint if hint is not None else best_greedy_plan(instance, None, bound, _greedy_deadline(limit))
         if objective != "bj":
             cm = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=inc)
-            cm.hint(start)
+            if start is not None:
+                cm.hint(start)
             run = solve_cpsat_model(cm, limit, workers, seed)
             return _Stage(run.status, run.plan, run.bound_sum, run.seconds, run.size, run.eps)
         # Two phases (docs/milp.md, "What makes it faster"): the default portfolio (LNS) finds the
@@ -202,16 +227,18 @@ def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) ->
         t_start = time.perf_counter()
         cm = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=inc,
                          incumbent=inc, layout=CPSAT_LAYOUT)
-        cm.hint(start)
+        if start is not None:
+            cm.hint(start)
         first = PRIMAL_SECONDS if limit is None else min(PRIMAL_SECONDS, PRIMAL_SHARE * limit)
         run = solve_cpsat_model(cm, first, workers, seed)
         if run.status in ("optimal", "infeasible"):
             return _Stage(run.status, run.plan, run.bound_sum, run.seconds, run.size, run.eps)
         best = run.plan if run.plan is not None and _meets(instance, run.plan, bound) else inc
-        rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))
         cm2 = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=best,
                           incumbent=best, layout=CPSAT_LAYOUT)
-        cm2.hint(best if best is not None else start)
+        if best is not None or start is not None:
+            cm2.hint(best if best is not None else start)
+        rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))  # after the build
         run2 = solve_cpsat_model(cm2, rest, workers, seed, params=_proof_params(workers))
         seconds = time.perf_counter() - t_start
         if run2.plan is None:  # the proof phase timed out without re-finding a schedule: keep phase 1's
@@ -407,7 +434,7 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
     if method == "bruteforce":
         return _solve_bruteforce(instance, theta_f, preempt, lexicographic, binary_search, splits, t0, float(theta))
 
-    from milp.cpsat import greedy_plan
+    from milp.cpsat import GreedyTimeout, greedy_plan
 
     notes: list[str] = []
     sm = None
@@ -442,6 +469,13 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
         if time_limit is None:
             return None
         return max(0.5, (time_limit - (time.perf_counter() - t0)) * frac)
+
+    def greedy(frac: float) -> list[Placement] | None:
+        """The plain greedy plan, or None when it is abandoned at its share of the time left."""
+        try:
+            return greedy_plan(instance, deadline=_greedy_deadline(remaining(frac)))
+        except GreedyTimeout:
+            return None
 
     stages: list[dict[str, Any]] = []
     n_rt = len(instance.rt_jobs)
@@ -488,7 +522,7 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
         if theta_used is not None:
             hint = cache.get(theta_used, (None, None))[1]
     elif n_rt and lexicographic:
-        st1 = stage("rt", None, remaining(0.5), greedy_plan(instance))
+        st1 = stage("rt", None, remaining(0.5), greedy(0.5) if method != "cpsat" else None)
         if st1.status == "infeasible":
             record("theta_star", st1)
             why = (f"no schedule fits in T={T} sequences per block" if restricted
@@ -497,19 +531,26 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
                            time.perf_counter() - t0, st1.size, T, restricted, preempt, 0.0, "infeasible", stages,
                            notes + [why])
         if st1.plan is None:
-            st1_plan = greedy_plan(instance)
-            notes.append("θ* stage found no plan in time; θ* bounded by the greedy plan")
-            theta_star_status = "greedy"
+            st1_plan = greedy(1.0)
+            if st1_plan is None:
+                notes.append("θ* stage found no plan in time, nor did the greedy plan; θ used as given")
+                theta_star_status = "none"
+            else:
+                notes.append("θ* stage found no plan in time; θ* bounded by the greedy plan")
+                theta_star_status = "greedy"
         else:
             st1_plan = st1.plan
             theta_star_status = st1.status
-        ev1 = evaluate(instance, st1_plan)
-        theta_star = ev1.rt_mean
-        # Σ RTJ slowdown lower bound of the θ* stage / n_rt: θ* itself when that stage is proven.
-        ts_bound = float(theta_star) if st1.status == "optimal" else (
-            None if st1.bound_sum is None else min(float(theta_star), max(1.0, st1.bound_sum / n_rt)))
-        record("theta_star", st1, {"theta_star": float(theta_star), "theta_star_bound": ts_bound})
-        theta_used = max(theta_f, theta_star)
+        if st1_plan is None:
+            record("theta_star", st1)
+        else:
+            ev1 = evaluate(instance, st1_plan)
+            theta_star = ev1.rt_mean
+            # Σ RTJ slowdown lower bound of the θ* stage / n_rt: θ* itself when that stage is proven.
+            ts_bound = float(theta_star) if st1.status == "optimal" else (
+                None if st1.bound_sum is None else min(float(theta_star), max(1.0, st1.bound_sum / n_rt)))
+            record("theta_star", st1, {"theta_star": float(theta_star), "theta_star_bound": ts_bound})
+            theta_used = max(theta_f, theta_star)
         hint = st1_plan
 
     if infeasible_reason is not None:
@@ -520,7 +561,7 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
     # Warm start: the best greedy completion of the θ* plan (or of nothing) that meets θ_used.
     from milp.cpsat import best_greedy_plan
 
-    hint = best_greedy_plan(instance, hint, theta_used)
+    hint = best_greedy_plan(instance, hint, theta_used, _greedy_deadline(remaining()))
     st2 = stage("bj", theta_used, remaining(), hint)
     record("bj", st2)
     if write_model is not None and "bj" in kept:

@@ -76,11 +76,25 @@ class CheckpointModel:
         if t == "jit":
             return cls(CheckpointKind.JIT, io=io)
         if t.startswith("sys"):
-            rest = t[3:].lstrip(":-")
-            return cls(CheckpointKind.SYS, sys_interval=int(rest) if rest else 3600, io=io)
+            rest = t[4:] if t[3:4] in (":", "-") else t[3:]  # one separator: "sys:-5" is not "sys:5"
+            try:
+                interval = int(rest) if rest else 3600
+            except ValueError:
+                raise ValueError(f"checkpoint model {text!r}: sys:SECONDS needs whole seconds, got {rest!r} "
+                                 "(use no, sys[:SECONDS], app-PCT or jit)") from None
+            if not 1 <= interval <= 10**10:
+                raise ValueError(f"checkpoint model {text!r}: the SYS interval must be in [1, 10**10] s, "
+                                 f"got {interval}")
+            return cls(CheckpointKind.SYS, sys_interval=interval, io=io)
         if t.startswith("app"):
-            rest = t[3:].lstrip(":-").rstrip("%")
-            pct = float(rest) if rest else 10.0
+            rest = (t[4:] if t[3:4] in (":", "-") else t[3:]).removesuffix("%")
+            try:
+                pct = float(rest) if rest else 10.0
+            except ValueError:
+                raise ValueError(f"checkpoint model {text!r}: app-PCT needs a percentage, got {rest!r} "
+                                 "(use no, sys[:SECONDS], app-PCT or jit)") from None
+            if not (math.isfinite(pct) and 0 < pct <= 100):
+                raise ValueError(f"checkpoint model {text!r}: the APP percentage must be in (0, 100], got {rest}")
             return cls(CheckpointKind.APP, app_fraction=pct / 100.0, io=io)
         raise ValueError(f"unknown checkpoint model {text!r}; use no, sys[:SECONDS], app-PCT or jit")
 

@@ -67,13 +67,15 @@ class LockedError(RuntimeError):
 
 
 class FileLock:
-    """An exclusive, non-blocking ``flock`` on ``path`` (created if missing), held while the
-    ``with`` block runs.  The operating system releases it when the process dies, however it
-    dies (SIGKILL included), so a killed run never leaves a stale lock."""
+    """An exclusive ``flock`` on ``path`` (created if missing), held while the ``with`` block
+    runs.  Non-blocking by default (a held lock raises ``LockedError``); ``blocking=True`` waits
+    for it (short critical sections).  The operating system releases it when the process dies,
+    however it dies (SIGKILL included), so a killed run never leaves a stale lock."""
 
-    def __init__(self, path: str | os.PathLike, what: str = "") -> None:
+    def __init__(self, path: str | os.PathLike, what: str = "", *, blocking: bool = False) -> None:
         self.path = Path(path)
         self.what = what or f"{self.path.parent}"
+        self.blocking = blocking
         self.fd: int | None = None
 
     def __enter__(self) -> "FileLock":
@@ -82,7 +84,7 @@ class FileLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX if self.blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             raise LockedError(f"{self.what}: another process is using it (lock {self.path})") from None

@@ -164,6 +164,33 @@ def sequence_metric(goal: str, submit, runtime, start, nodes=None, machine_nodes
     raise ValueError(f"unknown goal {goal!r}; choose from {', '.join(SEQUENCE_GOALS)}")
 
 
+def queue_length_series(submit, start) -> tuple[np.ndarray, np.ndarray]:
+    """The number of waiting jobs over time, as a step function: ``(times, lengths)`` with
+    ``lengths[i]`` holding on [times[i], times[i + 1]).  A job waits on [submit, first start)."""
+    submit = np.asarray(submit, dtype=np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    if len(submit) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    t = np.concatenate([submit, start])
+    d = np.concatenate([np.ones(len(submit), dtype=np.int64), -np.ones(len(start), dtype=np.int64)])
+    times, inv = np.unique(t, return_inverse=True)
+    return times, np.cumsum(np.bincount(inv, weights=d, minlength=len(times)).astype(np.int64))
+
+
+def mean_queue_length(submit, start, window: tuple[int, int] | None = None) -> float:
+    """Time-average number of waiting jobs over [t0, t1) (seed 004's L̃): Σ_j |[submit_j, start_j) ∩
+    [t0, t1)| / (t1 − t0).  Default window: first submit to last submit (the arrival period, so that
+    the drain after the last arrival does not dilute it).  0.0 for an empty window."""
+    submit = np.asarray(submit, dtype=np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    if len(submit) == 0:
+        return 0.0
+    t0, t1 = window if window is not None else (int(submit.min()), int(submit.max()))
+    if t1 <= t0:
+        return 0.0
+    return float(_overlap(submit, start, t0, t1).sum() / (t1 - t0))
+
+
 # -------------------------------------------------------------------------------- windows
 def _check_window(window: tuple[int, int] | None) -> tuple[int, int] | None:
     if window is None:
@@ -563,5 +590,5 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
 __all__ = [
     "BSLD_FORMS", "CATEGORY_NAMES", "Categories", "JOB_COLUMNS", "JobColumns", "job_columns", "summary_rows", "SEED002_CATEGORIES", "STATS", "SUMMARY_METRICS",
     "TAU_RL", "TAU_SEED002", "WCJS_CATEGORIES", "bounded_slowdown_rl", "bounded_slowdown_seed002", "default_window",
-    "job_table", "segment_lost_seconds", "slowdown", "summarize", "summary_dict", "utilization",
+    "job_table", "mean_queue_length", "queue_length_series", "segment_lost_seconds", "slowdown", "summarize", "summary_dict", "utilization",
 ]

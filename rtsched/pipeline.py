@@ -35,6 +35,7 @@ from rtsched.version import __version__
 from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
 from rtsched.errors import InputError, OptionError, RtschedError
 from rtsched.io import read_workload
+from rtsched.io.cleaning import gc_paused
 from rtsched.jobs import Workload
 from rtsched.machines import Machine, check_machine_spec, machine_from_spec
 from rtsched.rtmarking import MARKING_MODES, RtMarking, mark_realtime
@@ -471,7 +472,8 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
     t = time.perf_counter()
     sim = Simulator(marked, machine, checkpoint=ckpt, io=spec.io, progress=progress, progress_every=progress_every,
                     event_order=spec.event_order)
-    result = sim.run(policy)
+    with gc_paused():  # the core makes no reference cycles: collections would only walk the job objects
+        result = sim.run(policy)
     timings["simulate_s"] = time.perf_counter() - t
     if time_decisions:
         timings["decide_s"] = policy.seconds

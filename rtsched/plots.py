@@ -10,6 +10,9 @@
 * ``slowdown_distributions(jobs)`` — per-category boxes of slowdown and bounded slowdown for
   RTJs and BJs (a ``job_table``).
 * ``learning_curve(history)`` — an RL training history (``progress.json``): score per epoch.
+* ``window_sweep(rows)`` — seed 004 Fig. 5: average wait and queue length against the tail size M_t,
+  one panel per window size M, references as horizontal lines.
+* ``queue_over_time(series)`` — seed 004's queue length over time, one line per policy.
 * ``study_boxplots`` — seed 002 Figs. 3-7: one figure per job category, top row bounded slowdown,
   bottom row turnaround; left RTJs, right BJs; one group per RTJ percentage, one box per scheme;
   whiskers at the 5th and 95th percentiles, a dot for the mean, no fliers (as in the paper).
@@ -277,18 +280,70 @@ def slowdown_distributions(jobs, *, tau: int | None = None, title: str = "", whi
 def learning_curve(history, *, key: str = "mean_return", label: str = "", title: str = ""):
     """An RL training history (the list in ``progress.json``, or a ``train`` result's
     ``history``): ``key`` per epoch (default the mean trajectory return), with the min–max band of
-    the epoch's trajectories when recorded."""
+    the epoch's trajectories when recorded.  ``history`` may also be a mapping {label: history}:
+    one line per run on the same axes (no bands)."""
     fig = new_figure((8, 4))
     ax = fig.add_subplot()
-    epochs = [h.get("epoch", i + 1) for i, h in enumerate(history)]
-    values = [h.get(key) for h in history]
-    ax.plot(epochs, values, color=BJ_COLOR, marker="o", markersize=2.5, linewidth=1.0, label=label or key)
-    lows = [h.get("min_return") for h in history]
-    highs = [h.get("max_return") for h in history]
-    if key == "mean_return" and all(v is not None for v in lows + highs) and history:
-        ax.fill_between(epochs, lows, highs, color=BJ_COLOR, alpha=0.15, label="min–max of the epoch")
+    runs = dict(history) if hasattr(history, "items") else {label or key: history}
+    for i, (name, hist) in enumerate(runs.items()):
+        epochs = [h.get("epoch", j + 1) for j, h in enumerate(hist)]
+        values = [h.get(key) for h in hist]
+        color = BJ_COLOR if len(runs) == 1 else f"C{i}"
+        ax.plot(epochs, values, color=color, marker="o", markersize=2.5, linewidth=1.0, label=str(name))
+        lows = [h.get("min_return") for h in hist]
+        highs = [h.get("max_return") for h in hist]
+        if len(runs) == 1 and key == "mean_return" and all(v is not None for v in lows + highs) and hist:
+            ax.fill_between(epochs, lows, highs, color=color, alpha=0.15, label="min–max of the epoch")
     ax.set_xlabel("epoch")
     ax.set_ylabel(key.replace("_", " "))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def window_sweep(rows, *, references: dict | None = None, title: str = ""):
+    """Seed 004 Fig. 5 layout: for each window size M (one panel) the average wait (left axis, dots)
+    and the average queue length (right axis, crosses) against the tail size M_t.  ``rows``: dicts
+    with ``head``, ``tail``, ``avg_wait`` (s), ``avg_queue``; ``references``: {label: (avg_wait,
+    avg_queue)} drawn as horizontal lines (e.g. EASY, SJF)."""
+    sizes = sorted({int(r["head"]) + int(r["tail"]) for r in rows})
+    fig = new_figure((3.2 * max(len(sizes), 1), 3.4))
+    axes = fig.subplots(1, max(len(sizes), 1), squeeze=False)[0]
+    for ax, m in zip(axes, sizes):
+        rs = sorted((r for r in rows if int(r["head"]) + int(r["tail"]) == m), key=lambda r: int(r["tail"]))
+        tails = [int(r["tail"]) for r in rs]
+        ax.plot(tails, [r["avg_wait"] / 3600.0 for r in rs], "o-", color=RT_COLOR, label="avg wait (h)")
+        ax2 = ax.twinx()
+        ax2.plot(tails, [r["avg_queue"] for r in rs], "x--", color="#2ca02c", label="avg queue length")
+        for i, (lab, (w, q)) in enumerate((references or {}).items()):
+            ax.axhline(w / 3600.0, color=PALETTE[(i + 4) % len(PALETTE)], linewidth=0.8, linestyle=":",
+                       label=f"{lab} wait")
+        ax.set_title(f"M = {m}", fontsize=9)
+        ax.set_xlabel("tail slots M_t")
+        ax.set_ylabel("average wait (h)", color=RT_COLOR)
+        ax2.set_ylabel("average queue length", color="#2ca02c")
+        ax.grid(alpha=0.3)
+    if sizes:
+        axes[0].legend(fontsize=7, loc="upper right")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def queue_over_time(series: dict, *, time_unit: str = "d", title: str = ""):
+    """Queue length over time, one step line per label: ``series`` {label: (times, lengths)} (the
+    ``queue_series`` of ``rtsched.rl.evaluate.evaluate_online``; times in s)."""
+    scale = TIME_UNITS[time_unit]
+    fig = new_figure((8, 3.6))
+    ax = fig.add_subplot()
+    t0 = min((float(t[0]) for t, _ in series.values() if len(t)), default=0.0)
+    for i, (label, (times, lengths)) in enumerate(series.items()):
+        ax.step([(float(x) - t0) / scale for x in times], list(lengths), where="post", linewidth=0.9,
+                color=PALETTE[i % len(PALETTE)], label=label)
+    ax.set_xlabel(f"time since the first arrival ({time_unit})")
+    ax.set_ylabel("waiting jobs")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     if title:

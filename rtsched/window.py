@@ -123,8 +123,10 @@ class WindowSpec:
             t0 = self.offset
         else:
             if workload_start_time is None:
-                raise ValueError(f"window starting {self.start!r}: the trace has no absolute start time "
-                                 "(SWF UnixStartTime); give the start as +SECONDS from its t = 0")
+                from rtsched.errors import OptionError  # a ValueError too; the CLI prints it as one line
+
+                raise OptionError(f"window (--window) starting {self.start!r}: the trace has no absolute start time "
+                                  "(SWF UnixStartTime); give the start as +SECONDS from its t = 0")
             t0 = int(self.epoch_start()) - int(workload_start_time)
         return t0, t0 + int(round(self.days * DAY))
 

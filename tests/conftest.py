@@ -28,6 +28,28 @@ def run_validated(workload, machine, policy, **options):
     return result
 
 
+class FailsInASubprocess:
+    """A picklable RL environment factory that builds a small picking environment in the process
+    that made it and raises in any other (a rollout worker), for tests of worker failures.  Kept
+    here, not in a test module, so that a worker unpickling it imports only this light module."""
+
+    def __init__(self) -> None:
+        import os
+
+        self.pid = os.getpid()
+
+    def __call__(self):
+        import os
+
+        if os.getpid() != self.pid:
+            raise RuntimeError("boom in a rollout worker")
+        from rtsched.rl.rollouts import EnvFactory
+        from rtsched.rl.trace import load_trace
+
+        trace = load_trace(str(REPO / "traces" / "lublin_256_sample.swf"))
+        return EnvFactory("rlscheduler", trace, options={"seq_len": 32, "window": 8})()
+
+
 def _reads_shared_data(func) -> bool:
     import inspect
 

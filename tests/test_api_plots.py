@@ -97,6 +97,11 @@ def test_learning_curve_from_a_history():
     fig = learning_curve(hist, title="toy")
     line = fig.axes[0].get_lines()[0]
     assert list(line.get_xdata()) == [1, 2, 3, 4, 5] and line.get_ydata()[0] == -100.0
+    # Several runs on one set of axes: one line each, labelled, no band.
+    fig = learning_curve({"a": hist, "b": hist[:3]})
+    lines = fig.axes[0].get_lines()
+    assert [ln.get_label() for ln in lines] == ["a", "b"] and len(lines[1].get_xdata()) == 3
+    assert not fig.axes[0].collections
 
 
 def test_evalys_jobs_csv_and_batsim_workload(tmp_path, capsys):

@@ -44,15 +44,49 @@ USAGE = [
     (["solve", "x.json", "--time-limit", "0"], "--time-limit", "> 0"),
     (["compare", "--policies", "nosuch"], "--policies", "unknown policy"),
     (["compare", "--policies", ","], "--policies", "no name"),
-    (["instances", "generate", "--count", "0", "--out", "x"], "--count", ">= 1"),
+    (["instances", "generate", "--count", "0", "--out", "x"], "--count", "[1, 10,000]"),
     (["instances", "generate", "--out", "x", "--prefix", "../../x"], "--prefix", "plain"),
     (["instances", "generate", "--out", "x", "--walltime-factor", "2", "1"], "--walltime-factor", "LO <= HI"),
-    (["traces", "generate", "--jobs", "0", "--out", "x.swf", "--model", "lublin"], "--jobs", ">= 1"),
-    (["traces", "generate", "--days", "-1", "--out", "x.swf"], "--days", "> 0"),
-    (["experiment", "plot", "somewhere", "--dpi", "0"], "--dpi", ">= 1"),
+    (["traces", "generate", "--jobs", "0", "--out", "x.swf", "--model", "lublin"], "--jobs", "[1, 2,000,000]"),
+    (["traces", "generate", "--days", "-1", "--out", "x.swf"], "--days", "(0, 3660]"),
+    (["experiment", "plot", "somewhere", "--dpi", "0"], "--dpi", "[1, 1,200]"),
+    (["experiment", "plot", "somewhere", "--dpi", "100000"], "--dpi", "[1, 1,200]"),
+    (["experiment", "run", "g.toml", "-j", "100000"], "--jobs", "[1, 1,024]"),
+    # "sys:-5" was read as a 5 s interval (a run that seemed to hang), "sys:0" as no checkpoints
+    (["simulate", "--checkpoint", "sys:-5", "--policy", "preempt"], "--checkpoint", "[1, 10**10]"),
+    (["simulate", "--checkpoint", "sys:0", "--policy", "preempt"], "--checkpoint", "[1, 10**10]"),
+    (["simulate", "--checkpoint", "app-200", "--policy", "preempt"], "--checkpoint", "(0, 100]"),
+    (["compare", "--checkpoint", "app-0"], "--checkpoint", "(0, 100]"),
+    (["simulate", SAMPLE, "--policy", "fcfs", "--window", "2018-01-21/7"], "--window", "+SECONDS"),
     (["experiment", "plot", "somewhere", "--schemes", ","], "--schemes", "no name"),
     (["rl", "evaluate", "--trace", SAMPLE, "--policies", "nosuch", "--starts", "10", "--seq-len", "64"],
      "nosuch", "unknown policy"),
+    # counts and sizes that would hang or exhaust memory: refused with the limit named
+    (["instances", "generate", "--count", "100000000", "--out", "x"], "--count", "MAX_COUNT"),
+    (["instances", "generate", "--blocks", "100", "--out", "x"], "--blocks", "96"),
+    (["instances", "generate", "--bj", "5000", "--rt", "1", "--out", "x"], "--bj + --rt", "MAX_SOLVE_JOBS"),
+    (["instances", "generate", "--walltime-factor", "1", "1e308", "--out", "x"], "--walltime-factor", "100"),
+    (["instances", "generate", "--submit-window", "1e12", "--out", "x"], "--submit-window", "whole number"),
+    (["traces", "generate", "--jobs", "1000000000", "--model", "lublin", "--out", "x.swf"], "--jobs", "MAX_JOBS"),
+    (["traces", "generate", "--days", "1e9", "--out", "x.swf"], "--days", "MAX_DAYS"),
+    (["traces", "generate", "--nodes", "0", "--model", "lublin", "--out", "x.swf"], "--nodes", "MAX_SIZE"),
+    (["traces"], "COMMAND", "required"),  # not argparse's internal name traces_command
+    (["instances", "nosuch"], "COMMAND", "generate"),
+    # "-" made a file named "-" where standard output is not written
+    (["simulate", SAMPLE, "--policy", "fcfs", "--schedule-out", "-"], "--schedule-out", "standard output"),
+    (["solve", "x.json", "--schedule-out", "-"], "--schedule-out", "standard output"),
+    (["traces", "generate", "--out", "-"], "--out", "standard output"),
+    # rl options: a negative --n-envs hung, --trajs-per-epoch 0 ended in a NumPy message, --n-sequences 0 ran nothing
+    (["rl", "train", "--trace", SAMPLE, "--n-envs", "-1", "--out", "r"], "--n-envs", "[1, 1,024]"),
+    (["rl", "train", "--trace", SAMPLE, "--trajs-per-epoch", "0", "--out", "r"], "--trajs-per-epoch", "[1, 100,000]"),
+    (["rl", "train", "--trace", SAMPLE, "--seed", "-1", "--out", "r"], "--seed", ">= 0"),
+    (["rl", "train", "--trace", SAMPLE, "--train-pi-iters", "0", "--out", "r"], "--train-pi-iters", "[1, 100,000]"),
+    (["rl", "train", "--trace", SAMPLE, "--seq-len", "0", "--out", "r"], "--seq-len", ">= 1"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--n-sequences", "0"], "--n-sequences", "[1, 100,000]"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--seq-len", "0"], "--seq-len", ">= 1"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--seed", "-5"], "--seed", ">= 0"),
+    (["rl", "export", str(REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-none.pt"),
+      f"{SAMPLE}/m.pt"], "out", "is not a folder"),
 ]
 
 
@@ -173,3 +207,272 @@ def test_rl_train_refuses_a_folder_another_run_holds(tmp_path):
         with pytest.raises(OptionError, match="another process"):
             train("rlscheduler", SAMPLE, epochs=1, out=str(out), trajs_per_epoch=2, seq_len=32, n_envs=1,
                   train_pi_iters=1, train_v_iters=1)
+
+
+# ------------------------------------------------------------------------ files keep a plain write's mode
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def _writers(tmp_path):
+    from milp.instance import load_instance, save_instance
+    from rtsched.io import read_workload
+    from rtsched.io.swf import write_swf
+
+    inst = load_instance(REPO / "traces" / "instances" / "table3-00.json")
+    wl = read_workload(SAMPLE, first_n=20)
+    yield "instance", tmp_path / "i.json", lambda p: save_instance(inst, p)
+    yield "swf", tmp_path / "t.swf", lambda p: write_swf(wl, p)
+    yield "swf.gz", tmp_path / "t.swf.gz", lambda p: write_swf(wl, p)
+    yield "schedule", tmp_path / "s.csv", lambda p: main(["simulate", SAMPLE, "--policy", "fcfs", "--first-n", "20",
+                                                          "--json", "--schedule-out", str(p)])
+    yield "convert", tmp_path / "c.swf", lambda p: main(["traces", "convert", SAMPLE, str(p)])
+    yield "batsim", tmp_path / "b.json", lambda p: main(["traces", "convert", SAMPLE, str(p)])
+    model = REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-none.pt"
+    if model.exists():
+        yield "rl export", tmp_path / "m.pt", lambda p: main(["rl", "export", str(model), str(p)])
+
+
+def test_writers_give_new_files_0666_minus_umask_and_keep_an_overwritten_files_mode(tmp_path, capsys):
+    old = os.umask(0o022)
+    try:
+        for name, path, write in _writers(tmp_path):
+            write(path)
+            assert _mode(path) == 0o644, name
+            os.chmod(path, 0o640)
+            write(path)
+            assert _mode(path) == 0o640, name  # overwritten: the mode the file had
+    finally:
+        os.umask(old)
+    capsys.readouterr()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_report_csv_files_get_a_plain_writes_mode(tmp_path, monkeypatch, capsys):
+    import pandas as pd
+
+    import importlib
+
+    from rtsched.cli import experiment as cli_experiment
+
+    rep = importlib.import_module("rtsched.experiments.report")  # also the name of a function
+    results = importlib.import_module("rtsched.experiments.results")
+
+    monkeypatch.setattr(results, "summary_is_stale", lambda d: False)
+    monkeypatch.setattr(rep, "report_tables", lambda d, generic=None: {"t": pd.DataFrame({"a": [1]})})
+    monkeypatch.setattr(rep, "report", lambda d, tables: "table\n")
+    old = os.umask(0o027)
+    try:
+        args = type("A", (), {"dir": str(tmp_path), "csv": str(tmp_path / "csv"), "generic": False})()
+        assert cli_experiment.cmd_report(args) == 0
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "csv" / "t.csv") == 0o640
+
+
+# ------------------------------------------------------------------------ experiment folders
+def test_report_of_a_missing_folder_creates_nothing_and_status_names_a_folder_given_as_grid(tmp_path, capsys,
+                                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = _run(capsys, ["experiment", "report", "nosuch"])
+    assert rc == 1 and "nosuch: not a results folder" in err and not (tmp_path / "nosuch").exists()
+    (tmp_path / "adir").mkdir()
+    rc, _, err = _run(capsys, ["experiment", "status", "adir"])
+    assert rc == 1 and "adir is a folder, not a grid TOML file" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------ solve: size limit and time limit
+def test_solve_refuses_an_instance_over_the_size_limit(tmp_path, capsys, monkeypatch):
+    import importlib
+
+    from rtsched.cli import offline
+
+    msolve = importlib.import_module("milp.solve")  # milp.solve is also the name of the function
+    assert offline.MAX_SOLVE_JOBS == msolve.MAX_SOLVE_JOBS  # the CLI's copy (no solver import to parse)
+    monkeypatch.setattr(msolve, "MAX_SOLVE_JOBS", 5)
+    path = str(REPO / "traces" / "instances" / "table3-00.json")  # 7 jobs
+    rc, _, err = _run(capsys, ["solve", path, "--time-limit", "5"])
+    assert rc == 1 and path in err and "7 jobs" in err and "MAX_SOLVE_JOBS = 5" in err
+    rc, _, err = _run(capsys, ["compare", path])
+    assert rc == 1 and "MAX_SOLVE_JOBS = 5" in err
+    bad = tmp_path / "wide.json"
+    bad.write_text('{"blocks": 100, "jobs": [{"id": 1, "kind": "batch", "submit": 0, "runtime": 10, "nodes": 512}]}')
+    rc, _, err = _run(capsys, ["solve", str(bad)])
+    assert rc == 1 and "'blocks' is at most 96" in err
+
+
+def test_a_model_cp_sat_rejects_is_a_one_line_error_naming_the_file(tmp_path, capsys, monkeypatch):
+    import importlib
+
+    from ortools.sat.python import cp_model
+
+    cpsat = importlib.import_module("milp.cpsat")
+    monkeypatch.setattr(cp_model.CpSolver, "Solve", lambda self, model: cp_model.MODEL_INVALID)
+    monkeypatch.setattr(cp_model.CpModel, "validate",
+                        lambda self: "Possible integer overflow in constraint: linear {\n vars: 1")
+    assert cpsat.cp_model is cp_model
+    path = str(REPO / "traces" / "instances" / "table3-00.json")
+    rc, _, err = _run(capsys, ["solve", path])
+    assert rc == 1 and err.count("\n") == 1 and path in err and "integer overflow" in err and "vars" not in err
+
+
+def test_greedy_warm_start_is_abandoned_at_its_deadline():
+    import time
+
+    from milp.cpsat import GreedyTimeout, best_greedy_plan, greedy_plan
+    from milp.instance import load_instance
+
+    inst = load_instance(REPO / "traces" / "instances" / "table3-00.json")
+    past = time.perf_counter() - 1.0
+    with pytest.raises(GreedyTimeout):
+        greedy_plan(inst, deadline=past)
+    assert best_greedy_plan(inst, deadline=past) is None
+    plan = greedy_plan(inst)
+    kept = best_greedy_plan(inst, plan, deadline=past)  # only the base plan is left: justified, returned
+    assert kept is not None and {p.job_id for p in kept} == {j.id for j in inst.jobs}
+    assert best_greedy_plan(inst) == best_greedy_plan(inst, deadline=time.perf_counter() + 60)
+
+
+def test_left_justify_agrees_with_the_pairwise_definition():
+    """left_justify keeps the latest end per block; the definition scans every earlier conflicting part."""
+    import random
+
+    from milp.cpsat import greedy_plan
+    from milp.instance import random_instance
+    from milp.plan import Placement, left_justify, parts_of
+
+    def pairwise(inst, plan):
+        info = sorted(((p.start, p.index, p.end - p.start, p.job_id, p.partition)
+                       for pl in plan for p in parts_of(inst, pl)), key=lambda x: (x[0], x[1], x[3]))
+        placed, start, end = [], {}, {}
+        for _, idx, dur, jid, q in info:
+            t = inst.job(jid).submit if idx == 0 else end[(jid, 0)]
+            for q2, e2 in placed:
+                if e2 > t and inst.partitions[q].conflicts(inst.partitions[q2]):
+                    t = e2
+            start[(jid, idx)], end[(jid, idx)] = t, t + dur
+            placed.append((q, t + dur))
+        return start
+
+    rng = random.Random(0)
+    for seed in range(6):
+        inst = random_instance(seed, 8, 3, 16)
+        plan = [Placement(p.job_id, p.partition, p.start + rng.randrange(0, 5000))
+                for p in greedy_plan(inst, [j.id for j in rng.sample(inst.jobs, len(inst.jobs))])]
+        got = {p.job_id: p.start for p in left_justify(inst, plan)}
+        want = pairwise(inst, plan)
+        assert got == {jid: t for (jid, idx), t in want.items() if idx == 0}
+
+
+@pytest.mark.slow
+def test_solve_time_limit_holds_for_a_3000_job_instance(tmp_path, capsys):
+    import time
+
+    from milp.instance import random_instance, save_instance
+
+    inst = random_instance(0, 2700, 300, 16, name="big")
+    path = tmp_path / "big.json"
+    save_instance(inst, path)
+    t0 = time.perf_counter()
+    rc, out, err = _run(capsys, ["solve", str(path), "--time-limit", "10", "--json"])
+    seconds = time.perf_counter() - t0
+    assert rc in (0, 4), err  # a schedule with its gap, or none found in time: an answer either way
+    # 15 s on an idle machine; on a loaded one every step stretches with the load per core.
+    allowed = 15 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    assert seconds < allowed, (seconds, allowed)
+    assert json.loads(out)["seconds"] < allowed
+
+
+# ------------------------------------------------------------------------ grid files
+def _grid(tmp_path, seeds: str):
+    trace = (REPO / "traces" / "mira_like_week.swf").as_posix()
+    path = tmp_path / "g.toml"
+    path.write_text(f'''name = "g"
+[trace]
+name = "w"
+path = "{trace}"
+machine = "mira"
+first_n = 50
+[grid]
+rt_percent = [10]
+marking = ["random"]
+schemes = ["baseline"]
+seeds = {seeds}
+''')
+    return path
+
+
+@pytest.mark.parametrize("seeds,why", [("100000000", "MAX_SEEDS = 10,000"), ("[1180591620717411303424]", "MAX_SEED"),
+                                       ("[-1]", "non-negative"), ("[1.5]", "non-negative")])
+def test_grid_seeds_out_of_range_are_refused_before_any_run(tmp_path, capsys, seeds, why):
+    rc, _, err = _run(capsys, ["experiment", "run", str(_grid(tmp_path, seeds)), "--out", str(tmp_path / "r"),
+                               "--no-progress", "-j", "1"])
+    assert rc == 1 and why in err and "[grid].seeds" in err and err.count("\n") == 1
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_grid_checkpoint_out_of_range_says_why(tmp_path, capsys):
+    path = _grid(tmp_path, "1")
+    path.write_text(path.read_text() + 'checkpoint = ["sys:-5"]\n')
+    rc, _, err = _run(capsys, ["experiment", "run", str(path), "--out", str(tmp_path / "r"), "--no-progress"])
+    assert rc == 1 and "[grid].checkpoint" in err and "SYS interval must be in [1, 10**10]" in err
+
+
+@pytest.mark.parametrize("data,why", [(b"\xff\xfe\x00\x01binary", "binary data"),
+                                      ("name = \"caf\xe9\"\n".encode("latin-1"), "not UTF-8 text")])
+def test_a_grid_file_that_is_not_utf8_is_an_encoding_error(tmp_path, capsys, data, why):
+    path = tmp_path / "bad.toml"
+    path.write_bytes(data)
+    for cmd in (["experiment", "run", str(path), "--out", str(tmp_path / "r")], ["experiment", "status", str(path)]):
+        rc, _, err = _run(capsys, cmd)
+        assert rc == 1 and str(path) in err and "encoding" in err and why in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_plot_of_a_folder_without_finished_runs_says_so(tmp_path, capsys):
+    grid = tmp_path / "fail.toml"
+    grid.write_text(f'''name = "f"
+[trace]
+name = "w"
+path = "{SAMPLE}"
+machine = "flat:1"
+first_n = 20
+[grid]
+policy = ["fcfs"]
+seeds = 1
+''')
+    out = tmp_path / "r"
+    rc, _, err = _run(capsys, ["experiment", "run", str(grid), "--out", str(out), "--no-progress", "-j", "1"])
+    assert rc == 1 and "more than flat-1" in err  # why every run failed, also without a progress bar
+    rc, _, err = _run(capsys, ["experiment", "plot", str(out)])
+    assert rc == 1 and "no figure written" in err and "no finished run" in err
+    rc, _, err = _run(capsys, ["experiment", "plot", str(out), "--schemes", "x,y"])
+    assert rc == 1 and "none of --schemes x,y" in err
+
+
+def test_convert_to_standard_output_pipes_into_simulate(tmp_path):
+    py = f"{sys.executable} -m rtsched"
+    cmd = (f"{py} traces convert {SAMPLE} - | {py} simulate - --format swf --policy fcfs --first-n 50 --json")
+    proc = subprocess.run(cmd, shell=True, capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert rec["trace"] == "-" and rec["summary"]["all"]["n"] == 50
+    assert proc.stderr.strip() == "-: 2000 jobs"  # the count on stderr, the SWF alone on stdout
+    assert list(tmp_path.iterdir()) == []  # no file named "-"
+
+
+@pytest.mark.parametrize("jobs,field,why", [
+    ('[{"id": 1, "kind": "batch", "submit": 0, "runtime": 1000000000000000000000, "nodes": 512}]', "jobs[0].runtime",
+     "MAX_TIME_S"),
+    ('[{"id": 1, "kind": "batch", "submit": 99999999999999, "runtime": 10, "nodes": 512}]', "jobs[0].submit",
+     "MAX_TIME_S"),
+    ('[{"id": 100000000000000000000000, "kind": "batch", "submit": 0, "runtime": 10, "nodes": 512}]', "jobs[0].id",
+     "MAX_ID"),
+    ("[]", "jobs", "no jobs")])
+def test_instance_values_that_overflow_later_or_no_job_are_refused_at_read_time(tmp_path, capsys, jobs, field, why):
+    path = tmp_path / "i.json"
+    path.write_text(f'{{"blocks": 16, "jobs": {jobs}}}')
+    for cmd in ("solve", "compare"):
+        rc, _, err = _run(capsys, [cmd, str(path)])
+        assert rc == 1 and f"{path}, field '{field}'" in err and why in err and err.count("\n") == 1, err

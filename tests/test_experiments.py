@@ -323,6 +323,7 @@ def test_run_lock_is_exclusive_and_released_when_its_holder_dies(tmp_path):
 
 
 # ------------------------------------------------------------------------------------ report & plot
+@pytest.mark.slow
 def test_report_and_plot_produce_output(comp, tiny, tmp_path):
     out = tmp_path / "out"
     tiny.write_text(tiny.read_text().replace("seeds = 1", "seeds = 2"))
@@ -367,6 +368,7 @@ def test_box_stats_whiskers_are_5_and_95_percentiles():
     assert box_stats([float("nan")]) is None
 
 
+@pytest.mark.slow
 def test_cli_run_report_plot(comp, tiny, tmp_path, capsys):
     from rtsched.cli import main as cli_main
 

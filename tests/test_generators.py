@@ -293,6 +293,7 @@ def test_miralike_offers_the_logs_node_hours():
     assert abs(week_load / logs - 1) < 0.10  # 0.990: +6 % (a 7-day sample; the old week: 1.123, +20 %)
 
 
+@pytest.mark.slow
 def test_shipped_miralike_params_are_what_the_fit_script_writes(tmp_path):
     shared_data("traces", "mira", "wk1.log")
     out = tmp_path / "p.json"

@@ -38,8 +38,11 @@ def test_cli_choice_lists_match_the_library():
     from rtsched.cli import offline, rl
     from rtsched.metrics import SEQUENCE_GOALS
     from heuristics.committed import COMMITTED_BACKFILLS
+    from rtsched.rl.rollouts import BACKENDS, MODES
 
     assert tuple(offline.METHODS) == tuple(METHODS)
+    assert tuple(rl.ROLLOUT_BACKENDS) == tuple(BACKENDS)
+    assert tuple(rl.ROLLOUT_MODES) == tuple(MODES)
     assert tuple(rl.GOALS) == tuple(SEQUENCE_GOALS)
     assert tuple(rl.BACKFILLS) == tuple(COMMITTED_BACKFILLS)
 

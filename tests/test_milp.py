@@ -150,6 +150,7 @@ def _small_instances():
                             runtime_max=3600, runtime_step=300, name="small12-8b")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inst", _small_instances(), ids=lambda i: i.name)
 def test_milp_cbc_ortools_and_cpsat_agree_on_small_instances(inst):
     ref = solve(inst, "cpsat")
@@ -315,6 +316,7 @@ def test_time_limited_cbc_reports_a_real_gap_and_theta_star_bound():
     assert res.best_bound <= res.bj_sd_mean
 
 
+@pytest.mark.slow
 def test_capped_theta_star_is_proven_through_the_relaxation_cut():
     # With T = 5 binding, the θ* model's own LP bound is the trivial 1.0 and CBC never closed it
     # (stop 8: open after 300 s).  The cut from the RTJ-only, uncapped relaxation closes it; the

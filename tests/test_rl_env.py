@@ -180,6 +180,7 @@ def test_pick_env_step_after_end_fails(lublin1):
         env.step(0)
 
 
+@pytest.mark.slow
 def test_maskable_ppo_trains_on_pick_env(lublin1):
     sb3_contrib = pytest.importorskip("sb3_contrib")
     env = JobPickingEnv(lublin1, seq_len=32)

@@ -21,48 +21,55 @@ UsageError = OptionError  # a bad option value (exit 2); the message names the o
 
 
 # ------------------------------------------------------------------------------------- option types
+def _checked(text: str, convert, accept, expected: str, out_of_range: str):
+    """``convert(text)`` if it parses and ``accept`` takes it, else an argparse error that says
+    what the option expects (argparse prefixes the option's name)."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not accept(value):
+        raise argparse.ArgumentTypeError(f"{out_of_range}, got {text!r}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer ≥ 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+    return _checked(text, int, lambda v: v >= 1, "a whole number >= 1", "must be >= 1")
 
 
 def nonneg_int(text: str) -> int:
     """argparse type: an integer ≥ 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
+    return _checked(text, int, lambda v: v >= 0, "a whole number >= 0", "must be >= 0")
 
 
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return value
+    return _checked(text, float, lambda v: math.isfinite(v) and v > 0, "a number > 0", "must be a finite number > 0")
+
+
+def _why(what: str) -> str:
+    return f" ({what})" if what else ""
+
+
+def int_in(lo: int, hi: int, what: str = ""):
+    """argparse type: an integer in [lo, hi] (``what``: why the upper limit, for the message)."""
+    allowed = f"in [{lo:,}, {hi:,}]"
+    return lambda text: _checked(text, int, lambda v: lo <= v <= hi, f"a whole number {allowed}",
+                                 f"must be {allowed}{_why(what)}")
+
+
+def float_in(lo: float, hi: float, what: str = ""):
+    """argparse type: a finite number in (lo, hi]."""
+    allowed = f"in ({lo:g}, {hi:g}]"
+    return lambda text: _checked(text, float, lambda v: math.isfinite(v) and lo < v <= hi, f"a number {allowed}",
+                                 f"must be a finite number {allowed}{_why(what)}")
 
 
 def percent(text: str) -> float:
     """argparse type: a percentage in [0, 100]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a percentage in [0, 100], got {text!r}") from None
-    if not math.isfinite(value) or not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"must be in [0, 100], got {text!r}")
-    return value
+    return _checked(text, float, lambda v: math.isfinite(v) and 0 <= v <= 100, "a percentage in [0, 100]",
+                    "must be in [0, 100]")
 
 
 def name_list(text: str, option: str) -> list[str]:
@@ -74,15 +81,22 @@ def name_list(text: str, option: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------- output paths
-def check_output(path: str | None, option: str, *, folder: bool = False) -> None:
+def check_output(path: str | None, option: str, *, folder: bool = False, stdout: bool = False) -> None:
     """Refuse an output path that cannot be written, before any long work starts.
 
     ``folder``: the path is a folder that will be created (its nearest existing ancestor must be
     a writable folder).  Otherwise the path is a file: its folder must exist and be writable, and
-    the path must not be a folder.
+    the path must not be a folder.  ``-`` (standard output) is accepted only where ``stdout`` says
+    the command writes it there; elsewhere it is refused (it would make a file named ``-``).
     """
-    if path is None or path == "-":
+    if path is None:
         return
+    if path == "-":
+        if stdout:
+            return
+        kind = "folder" if folder else "file"
+        raise UsageError(f"{option}: '-' (standard output) is not supported here; give a {kind} name "
+                         f"(./- for a {kind} named -)")
     p = Path(path)
     if folder:
         if p.exists() and not p.is_dir():
@@ -154,5 +168,5 @@ def pct(x) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x * 100:+.0f} %"
 
 
-__all__ = ["UsageError", "check_output", "console", "fmt", "name_list", "nonneg_int", "pct", "percent",
-           "positive_float", "positive_int", "progress_bar"]
+__all__ = ["UsageError", "check_output", "console", "float_in", "fmt", "int_in", "name_list", "nonneg_int", "pct",
+           "percent", "positive_float", "positive_int", "progress_bar"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from rtsched.cli.common import UsageError, check_output, name_list, positive_int
+from rtsched.cli.common import UsageError, check_output, int_in, name_list
 
 BACKENDS = ("local", "ray")  # rtsched.experiments.backends.BACKENDS (checked by the tests)
 
@@ -14,12 +14,12 @@ def register(subparsers) -> None:
                                 description="Experiment grids: a TOML file -> one result file per run "
                                             "(resumable, parallel, on one machine or a Ray cluster) -> "
                                             "summary.parquet, tables and figures.")
-    esub = exp.add_subparsers(dest="experiment_command", required=True)
+    esub = exp.add_subparsers(dest="experiment_command", required=True, metavar="COMMAND")
 
     run = esub.add_parser("run", help="run (or resume) every unfinished run of a grid")
     run.add_argument("grid", help="grid TOML file (e.g. experiments/headline_wk1.toml)")
     run.add_argument("--out", help="results folder (default: the grid's out_dir, else ./results/<name>)")
-    run.add_argument("-j", "--jobs", type=positive_int, default=2,
+    run.add_argument("-j", "--jobs", type=int_in(1, 1024), default=2,
                      help="worker processes (default 2; 1 = in this process); with --backend ray and no "
                           "--address: the CPUs of the local Ray instance")
     run.add_argument("--backend", choices=BACKENDS, default="local",
@@ -46,7 +46,8 @@ def register(subparsers) -> None:
     plt.add_argument("dir", help="results folder")
     plt.add_argument("--out", help="figure folder (default DIR/figures)")
     plt.add_argument("--schemes", help="comma-separated schemes to show (default: the grid's figure_schemes)")
-    plt.add_argument("--dpi", type=positive_int, default=120, help="PNG resolution (default 120)")
+    plt.add_argument("--dpi", type=int_in(1, 1200, "larger figures exhaust memory"), default=120,
+                     help="PNG resolution (default 120, at most 1200)")
     plt.set_defaults(func=cmd_plot)
 
     st = esub.add_parser("status", help="how many runs of a grid are done, running, failed, corrupt, pending")
@@ -106,6 +107,7 @@ def cmd_report(args) -> int:
 
     from rtsched.experiments import store
     from rtsched.experiments.report import report, report_tables
+    from rtsched.files import atomic_write
     from rtsched.experiments.results import summary_is_stale, write_summary
 
     if summary_is_stale(args.dir):  # runs finished since (other shards, machines): bring it up to date
@@ -121,7 +123,7 @@ def cmd_report(args) -> int:
         out = Path(args.csv)
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in tables.items():
-            frame.to_csv(out / f"{name}.csv", index=False)
+            atomic_write(out / f"{name}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
         print(f"tables written to {out}/")
     return 0
 
@@ -131,6 +133,14 @@ def cmd_plot(args) -> int:
 
     schemes = name_list(args.schemes, "--schemes") if args.schemes is not None else None
     check_output(args.out, "--out", folder=True)
-    for path in plot(args.dir, args.out, schemes=schemes, dpi=args.dpi):
+    paths = plot(args.dir, args.out, schemes=schemes, dpi=args.dpi)
+    for path in paths:
         print(path)
+    if not paths:  # not silently nothing: say why
+        from rtsched.errors import InputError
+
+        what = (f"none of --schemes {','.join(schemes)} has a finished run here" if schemes
+                else "the folder has no finished run to plot")
+        raise InputError(f"no figure written: {what} (rtsched experiment report {args.dir} lists the runs)",
+                         path=args.dir)
     return 0

@@ -14,10 +14,14 @@ import os
 import sys
 from typing import Any
 
-from rtsched.cli.common import (UsageError, check_output, console, fmt, name_list, nonneg_int, pct,
+from rtsched.cli.common import (UsageError, check_output, console, float_in, fmt, int_in, name_list, nonneg_int, pct,
                                 positive_float, positive_int, progress_bar)
 
 EXIT_INFEASIBLE = 3
+# Limits of ``instances generate`` (MAX_SOLVE_JOBS: milp.solve's, checked by tests/test_cli_errors.py).
+MAX_COUNT = 10_000
+MAX_SOLVE_JOBS = 5000
+MAX_SECONDS = 365 * 86400
 EXIT_NO_SOLUTION = 4
 # The exact methods of milp.solve (kept here so that building the parser imports no solver;
 # tests/test_layers.py checks the two lists agree).
@@ -37,23 +41,30 @@ def register(sub: Any) -> None:
     sv.set_defaults(func=cmd_solve)
 
     ins = sub.add_parser("instances", help="generate offline instances (seed 002 Table 2/3 settings)")
-    isub = ins.add_subparsers(dest="instances_command", required=True)
+    isub = ins.add_subparsers(dest="instances_command", required=True, metavar="COMMAND")
     gen = isub.add_parser("generate", help="write seeded random instances (default: the Table 3 set)")
     gen.add_argument("--shipped", action="store_true",
                      help="rewrite the instance set shipped in traces/instances/ (rtsched compare's default) byte "
                           "for byte; --out writes it elsewhere")
-    gen.add_argument("--count", type=positive_int, default=20, help="number of instances (seeds SEED .. SEED+COUNT-1)")
+    gen.add_argument("--count", type=int_in(1, MAX_COUNT, "MAX_COUNT"), default=20,
+                     help=f"number of instances (seeds SEED .. SEED+COUNT-1; at most {MAX_COUNT:,})")
     gen.add_argument("--seed", type=nonneg_int, default=0, help="first seed")
-    gen.add_argument("--bj", type=nonneg_int, default=5, help="batch jobs per instance (#BJ)")
-    gen.add_argument("--rt", type=nonneg_int, default=2, help="real-time jobs per instance (#RTJ)")
-    gen.add_argument("--blocks", type=positive_int, default=16, help="512-node blocks of the machine (16 = 8,192 nodes)")
+    gen.add_argument("--bj", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=5,
+                     help="batch jobs per instance (#BJ)")
+    gen.add_argument("--rt", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=2,
+                     help="real-time jobs per instance (#RTJ)")
+    gen.add_argument("--blocks", type=int_in(1, 96, "Mira's 96 blocks"), default=16,
+                     help="512-node blocks of the machine (16 = 8,192 nodes; at most 96, Mira)")
     gen.add_argument("--sizes", help="comma-separated job sizes in nodes (default 512,1024,2048,4096,8192 "
                                      "that fit the machine)")
-    gen.add_argument("--submit-window", type=nonneg_int, default=3600, help="submit times uniform over [0, S] s")
-    gen.add_argument("--runtime-min", type=positive_int, default=600, help="s")
-    gen.add_argument("--runtime-max", type=positive_int, default=7200, help="s")
-    gen.add_argument("--runtime-step", type=positive_int, default=60, help="runtime grid, s")
-    gen.add_argument("--walltime-factor", type=positive_float, nargs=2, default=(1.0, 2.0), metavar=("LO", "HI"),
+    seconds = int_in(1, MAX_SECONDS, "a year")
+    gen.add_argument("--submit-window", type=int_in(0, MAX_SECONDS, "a year"), default=3600,
+                     help="submit times uniform over [0, S] s")
+    gen.add_argument("--runtime-min", type=seconds, default=600, help="s")
+    gen.add_argument("--runtime-max", type=seconds, default=7200, help="s")
+    gen.add_argument("--runtime-step", type=seconds, default=60, help="runtime grid, s")
+    gen.add_argument("--walltime-factor", type=float_in(0, 100, "at most 100"), nargs=2, default=(1.0, 2.0),
+                     metavar=("LO", "HI"),
                      help="walltime = ceil(runtime × U(LO, HI))")
     gen.add_argument("--prefix", default="table3", help="file name prefix: PREFIX-SEED.json (a plain name, no folders)")
     gen.add_argument("--out", help="output folder (created if missing; required unless --shipped)")
@@ -66,7 +77,7 @@ def register(sub: Any) -> None:
     cp.add_argument("instances", nargs="*", help="instance JSON files (default: traces/instances/*.json)")
     cp.add_argument("--policies", help="comma-separated scheme or policy names, or model files (default: every "
                                        "seed-002 scheme with the shipped instances, else wcjs-jit)")
-    cp.add_argument("-j", "--jobs", type=positive_int, default=1,
+    cp.add_argument("-j", "--jobs", type=int_in(1, 1024), default=1,
                     help="instances solved in parallel processes (each CP-SAT solve then gets one worker)")
     cp.add_argument("--no-progress", action="store_true", help="no progress bar")
     cp.add_argument("--checkpoint", default="jit",
@@ -149,7 +160,8 @@ def result_json(res) -> dict[str, Any]:
 
 def cmd_solve(args) -> int:
     from milp.instance import load_instance
-    from milp.solve import solve
+    from milp.solve import check_size, solve
+    from rtsched.errors import InputError
 
     check_output(args.schedule_out, "--schedule-out")
     kwargs = _solve_kwargs(args)
@@ -161,7 +173,11 @@ def cmd_solve(args) -> int:
             raise UsageError(f"--write-model: {args.write_model}: the name must end in .mps or .lp")
         kwargs["write_model"] = args.write_model
     inst = load_instance(args.instance)
-    res = solve(inst, **kwargs)
+    check_size(inst, args.instance)
+    try:
+        res = solve(inst, **kwargs)
+    except InputError as exc:  # said of the instance (by its name): say it of the user's path
+        raise InputError(exc.reason, path=args.instance) from None
     if args.schedule_out and res.schedule is not None:
         machine = inst.machine()
         res.schedule.write(args.schedule_out, machine.partition_names())
@@ -231,6 +247,9 @@ def cmd_instances_generate(args) -> int:
         raise UsageError(f"--walltime-factor needs 1 <= LO <= HI (a walltime is never below the runtime), got {lo} {hi}")
     if args.bj + args.rt < 1:
         raise UsageError("--bj and --rt give no job: an instance needs at least one")
+    if args.bj + args.rt > MAX_SOLVE_JOBS:
+        raise UsageError(f"--bj + --rt = {args.bj + args.rt:,} jobs: more than an exact solve accepts "
+                         f"(MAX_SOLVE_JOBS = {MAX_SOLVE_JOBS:,})")
     try:
         sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
     except ValueError:
@@ -257,6 +276,7 @@ def cmd_compare(args) -> int:
     from heuristics.registry import SCHEMES
     from milp.compare import compare, reading, table3
     from milp.instance import SHIPPED_DIR, load_instance
+    from milp.solve import check_size
 
     shipped = not args.instances
     paths = sorted(str(p) for p in SHIPPED_DIR.glob("*.json")) if shipped else list(args.instances)
@@ -269,6 +289,8 @@ def cmd_compare(args) -> int:
         policies = list(SCHEMES) if shipped else ["wcjs-jit"]
     _check_policies(policies, args.checkpoint)
     instances = [load_instance(p) for p in paths]
+    for inst, path in zip(instances, paths):
+        check_size(inst, path)
     kwargs = _solve_kwargs(args)
     done: list[str] = []
     with progress_bar("optimum + policies", not args.json and not args.no_progress, len(instances)) as update:
@@ -287,17 +309,21 @@ def cmd_compare(args) -> int:
         print(json.dumps({**what, "runs": [r.to_json() for r in runs], "table": table, "reading": reading(rows)},
                          indent=2, allow_nan=False))
         return 0
+    from rich import box
     from rich.table import Table
 
     where = "traces/instances (shipped)" if shipped else f"{len(paths)} instance file(s)"
+    # Compact (no column rules, two-line headers): the table fits an 80-column terminal or pipe.
     t = Table(title=f"{len(instances)} instances ({where}) · optimum: {args.method}, θ = {args.theta:g} "
                     f"({args.theta_mode}) · non-scheme policies under {args.checkpoint} checkpointing",
-              title_justify="left")
-    t.add_column("algorithm", no_wrap=True)
-    for col in ("BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "worst BJ", "worst RTJ", "=opt", "s/inst"):
+              title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), pad_edge=False,
+              collapse_padding=True)
+    t.add_column("algorithm", max_width=24, overflow="fold")
+    for col in ("BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "worst\nBJ gap", "worst\nRTJ gap", "=opt", "s/inst"):
         t.add_column(col, justify="right", no_wrap=True)
     for r in rows:
-        t.add_row(r["algorithm"], fmt(r["bj_sd"], 3), fmt(r["rtj_sd"], 3), pct(r["bj_gap_mean"]), pct(r["rtj_gap_mean"]),
+        t.add_row(_short(r["algorithm"]), fmt(r["bj_sd"], 3), fmt(r["rtj_sd"], 3), pct(r["bj_gap_mean"]),
+                  pct(r["rtj_gap_mean"]),
                   pct(r["bj_gap_worst"]), pct(r["rtj_gap_worst"]), f"{r['matches_optimum']}/{r['instances']}",
                   f"{r['decision_seconds']:.3f}")
     con = console()
@@ -310,8 +336,16 @@ def cmd_compare(args) -> int:
               "per instance (mean, and worst); =opt: instances where the policy's BJ SD is no worse than the "
               "optimum's and its RTJ SD meets the θ the optimum used; s/inst: seconds deciding per instance (the "
               "optimum: solving).", style="dim")
-    con.print(reading(rows))
+    con.print(reading([{**r, "algorithm": _short(r["algorithm"])} for r in rows]))
     return 0
+
+
+def _short(name: str) -> str:
+    """A policy's label in the table: a model file by its file name (the JSON keeps the path)."""
+    if os.sep not in name:
+        return name
+    base = os.path.basename(os.path.normpath(name))
+    return base.removesuffix(".pt")
 
 
 def _check_policies(policies: list[str], checkpoint: str) -> None:

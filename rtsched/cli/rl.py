@@ -1,7 +1,7 @@
 """``rtsched rl train``, ``evaluate`` and ``export`` (the RL agents, ``rtsched.rl``).
 
     rtsched rl train --agent rlscheduler --trace lublin_256.swf --goal bsld --backfill rlscheduler \\
-        --epochs 100 --out runs/l1-bf [--seed 0] [--resume]
+        --epochs 100 --out runs/l1-bf [--seed 0] [--resume] [--workers 2] [--backend local|ray]
     rtsched rl evaluate --trace lublin_256.swf --policies fcfs,sjf,f1,wfp3,unicep,runs/l1-bf \\
         --starts 1981,2756,4299,8850,3316,2714,5228,7762,4022,7085 --backfill none,rlscheduler [--json]
 
@@ -19,14 +19,16 @@ import json
 import os
 import sys
 
-from rtsched.cli.common import UsageError
+from rtsched.cli.common import UsageError, check_output, int_in, nonneg_int, positive_int
 from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
 # checks them against rtsched.rl (tests/test_layers.py checks the lists agree).
-AGENTS = ("rlscheduler", "inspector")
+AGENTS = ("rlscheduler", "inspector", "splitwindow")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
+ROLLOUT_BACKENDS = ("local", "ray")
+ROLLOUT_MODES = ("lockstep", "trajectories")
 
 
 
@@ -88,13 +90,15 @@ def _check_trace(path: str) -> None:
 def _score_label(agent: str, goal: str) -> str:
     if agent == "inspector":
         return "gain over base"
+    if agent == "splitwindow":
+        return "episode return (Eq. 2)"
     return f"avg {goal}"
 
 
 def _score(agent: str, goal: str, ret: float) -> float:
     """The human-facing score of a trajectory return: the goal's value (the pick environment returns
     −value, +utilization) or the inspector's relative gain over its base policy."""
-    if agent == "inspector" or goal == "utilization":
+    if agent in ("inspector", "splitwindow") or goal == "utilization":
         return ret
     return -ret
 
@@ -109,21 +113,47 @@ def cmd_train(args) -> int:
         raise UsageError(f"--epochs: must be at least 1, got {args.epochs}")
     out = args.out or os.path.join("runs", f"{args.agent}-{os.path.splitext(os.path.basename(args.trace))[0]}-"
                                            f"{args.goal}-{args.backfill}")
+    check_output(out, "--out", folder=True)
     ckpt = os.path.join(out, CHECKPOINT)
     if os.path.exists(ckpt) and not args.resume:
         raise UsageError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
     if args.resume and args.init_from:
         raise UsageError("--resume and --init-from exclude each other (--init-from starts a new run)")
-    options: dict = {"seed": args.seed}
+    options: dict = {"seed": args.seed, "backend": args.backend}
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers: must be at least 1, got {args.workers}")
+    if args.address and args.backend != "ray":
+        raise UsageError("--address applies to --backend ray only")
     for name in ("seq_len", "trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters", "torch_threads",
-                 "actor", "critic"):
+                 "actor", "critic", "workers", "rollout"):
         v = getattr(args, name)
         if v is not None:
             options[name] = v
     start_range = _start_range(args.start_range)
     if start_range is not None:
         options["start_range"] = start_range
-    if args.agent == "inspector":
+    split_only = {"--head": args.head, "--tail": args.tail, "--placements": args.placements,
+                  "--horizon": args.horizon, "--hidden": args.hidden, "--minibatch": args.minibatch}
+    if args.agent != "splitwindow":
+        given = [k for k, v in split_only.items() if v is not None]
+        if given:
+            raise UsageError(f"{given[0]} applies to the splitwindow agent only")
+    if args.agent == "splitwindow":
+        if args.sjf_filter or args.seq_len is not None or args.base != "sjf" or args.actor or args.critic:
+            raise UsageError("--sjf-filter, --seq-len, --base, --actor and --critic do not apply to the splitwindow "
+                             "agent (its episodes end after --placements starts; its networks are --hidden MLPs)")
+        if args.goal != "bsld" or args.backfill != "none":
+            raise UsageError("--goal and --backfill do not apply to the splitwindow agent (seed 004's reward is "
+                             "Eq. 2: utilization, queue length and waiting time; the agent back-fills itself)")
+        for name in ("head", "tail", "placements", "horizon", "minibatch"):
+            v = getattr(args, name)
+            if v is not None:
+                options[name] = v
+        if args.hidden is not None:
+            options["hidden"] = tuple(_int_list(args.hidden, "--hidden"))
+            if not options["hidden"] or min(options["hidden"]) < 1:
+                raise UsageError(f"--hidden: expected positive layer sizes, got {args.hidden!r}")
+    elif args.agent == "inspector":
         if args.sjf_filter:
             raise UsageError("--sjf-filter applies to the rlscheduler agent only")
         options["base"] = args.base
@@ -148,7 +178,7 @@ def cmd_train(args) -> int:
     try:
         with bar:
             res = train(args.agent, args.trace, goal=args.goal, backfill=args.backfill, epochs=args.epochs, out=out,
-                        progress=on_epoch, resume=args.resume, init_from=args.init_from,
+                        progress=on_epoch, resume=args.resume, init_from=args.init_from, ray_address=args.address,
                         on_trajectory=bar.trajectory_done, **options)
     except ValueError as exc:
         if isinstance(exc, RtschedError):
@@ -169,7 +199,9 @@ def cmd_train(args) -> int:
         print(json.dumps(summary, indent=1, allow_nan=False))
     else:
         score = "–" if summary["last_score"] is None else f"{summary['last_score']:.4g}"
-        print(f"{args.agent} on {os.path.basename(args.trace)} (goal {args.goal}, backfill {args.backfill}): "
+        setting = (f"window {args.head or 10}-{args.tail if args.tail is not None else 10}" if args.agent == "splitwindow"
+                   else f"goal {args.goal}, backfill {args.backfill}")
+        print(f"{args.agent} on {os.path.basename(args.trace)} ({setting}): "
               f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}")
     return 0
 
@@ -268,7 +300,8 @@ def _print_evaluation(rows: list[dict], args) -> None:
 # ---------------------------------------------------------------------------------------- parser
 def register(subparsers) -> None:
     """Add ``rl train``, ``rl evaluate`` and ``rl export`` to the ``rtsched`` argparse sub-commands."""
-    rl = subparsers.add_parser("rl", help="train and evaluate the RL schedulers (RLScheduler, SchedInspector)")
+    rl = subparsers.add_parser("rl", help="train and evaluate the RL schedulers (RLScheduler, SchedInspector, "
+                                          "Deep Back-Filling's split window)")
     rsub = rl.add_subparsers(dest="rl_command", required=True)
 
     tr = rsub.add_parser("train", help="train an agent with PPO (checkpoint every epoch; --resume continues)")
@@ -276,24 +309,42 @@ def register(subparsers) -> None:
     tr.add_argument("--trace", required=True, help="SWF trace (the papers' cleaning is applied)")
     tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
-    tr.add_argument("--epochs", type=int, default=100, help="total epochs (a resumed run counts the earlier ones)")
+    tr.add_argument("--epochs", type=int_in(1, 1_000_000), default=100,
+                    help="total epochs (a resumed run counts the earlier ones)")
     tr.add_argument("--out", "--model-dir", dest="out",
                     help="output folder for checkpoint.pt and progress.json (default runs/AGENT-TRACE-GOAL-BACKFILL)")
-    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--seed", type=nonneg_int, default=0)
     tr.add_argument("--resume", action="store_true", help="continue the checkpoint in --out (same settings)")
     tr.add_argument("--init-from", help="start a new run from this model's weights (e.g. stage 2 after filtering)")
     tr.add_argument("--base", default="sjf", help="inspector: the inspected priority (sjf, f1, fcfs, wfp3, ...)")
-    tr.add_argument("--seq-len", type=int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
+    tr.add_argument("--seq-len", type=positive_int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
     tr.add_argument("--start-range", help="LO,HI first jobs of training sequences (indices, or fractions like 0,0.2)")
     tr.add_argument("--sjf-filter", help="trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
-    tr.add_argument("--trajs-per-epoch", type=int, help="trajectories per epoch (default 100)")
-    tr.add_argument("--n-envs", type=int, help="environments stepped together (default 8)")
-    tr.add_argument("--train-pi-iters", type=int, help="policy iterations per epoch (default 80)")
-    tr.add_argument("--train-v-iters", type=int, help="value iterations per epoch (default 80)")
+    tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000), help="trajectories per epoch (default 100)")
+    tr.add_argument("--n-envs", type=int_in(1, 1024), help="environments stepped together (default 8)")
+    tr.add_argument("--train-pi-iters", type=int_in(1, 100_000), help="policy iterations per epoch (default 80)")
+    tr.add_argument("--train-v-iters", type=int_in(1, 100_000), help="value iterations per epoch (default 80)")
     tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"], help="rlscheduler policy network")
     tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network")
-    tr.add_argument("--torch-threads", type=int,
+    tr.add_argument("--head", type=int_in(1, 4096), help="splitwindow: head slots M_h (default 10)")
+    tr.add_argument("--tail", type=int_in(0, 4096), help="splitwindow: tail slots M_t (default 10)")
+    tr.add_argument("--placements", type=int_in(1, 10_000_000),
+                    help="splitwindow: starts per episode (default 1000, the paper's)")
+    tr.add_argument("--horizon", type=int_in(1, 100_000_000),
+                    help="splitwindow: trace jobs per episode (default 1.5 × placements)")
+    tr.add_argument("--hidden", help="splitwindow: hidden layer sizes, comma-separated (default 1024,512,256)")
+    tr.add_argument("--minibatch", type=int_in(1, 1_000_000), help="splitwindow: PPO minibatch size (default 128)")
+    tr.add_argument("--torch-threads", type=int_in(1, 1024),
                     help="PyTorch intra-op threads of the PPO update (default 1; collection always uses 1)")
+    tr.add_argument("--workers", type=int_in(1, 1024),
+                    help="rollout workers simulating the --n-envs environments in parallel (default 1: in this "
+                         "process); results do not depend on it")
+    tr.add_argument("--backend", choices=ROLLOUT_BACKENDS, default="local",
+                    help="rollout workers: local subprocesses, or Ray actors (the ray extra)")
+    tr.add_argument("--address", help="--backend ray: the cluster to join (auto, HOST:PORT; default: a local Ray)")
+    tr.add_argument("--rollout", choices=ROLLOUT_MODES,
+                    help="lockstep (default: the trainer samples every step) or trajectories (each worker samples "
+                         "whole trajectories; scales better, other random stream)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)
@@ -304,11 +355,12 @@ def register(subparsers) -> None:
                     help="comma-separated heuristics (fcfs, sjf, f1, wfp3, unicep, wfp3-authors, unicep-authors, "
                          "...) and model files/folders")
     ev.add_argument("--starts", help="comma-separated first jobs (0-based) of the sequences, e.g. 1981,2756,...")
-    ev.add_argument("--n-sequences", type=int, default=10, help="sequences drawn with --seed when --starts is absent")
-    ev.add_argument("--seq-len", type=int, default=1024, help="jobs per sequence")
+    ev.add_argument("--n-sequences", type=int_in(1, 100_000), default=10,
+                    help="sequences drawn with --seed when --starts is absent")
+    ev.add_argument("--seq-len", type=positive_int, default=1024, help="jobs per sequence")
     ev.add_argument("--backfill", default="none",
                     help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler)")
-    ev.add_argument("--seed", type=int, default=1, help="seed of the drawn sequence starts")
+    ev.add_argument("--seed", type=nonneg_int, default=1, help="seed of the drawn sequence starts")
     ev.add_argument("--machine", help="machine spec (default: a flat cluster of the trace's MaxNodes)")
     ev.add_argument("--norms", choices=["trace", "model"], default="trace",
                     help="normalise model features by the evaluated trace (authors) or the training trace")
@@ -327,6 +379,9 @@ def register(subparsers) -> None:
 def cmd_export(args) -> int:
     from rtsched.rl.ppo import export_model
 
+    if os.path.isdir(args.out):
+        raise UsageError(f"out: {args.out} is a folder; give the model file's name (e.g. model.pt)")
+    check_output(os.path.dirname(args.out) or ".", f"out {args.out}", folder=True)  # its folder is created
     info = export_model(args.model, args.out)
     if args.json:
         print(json.dumps(info))

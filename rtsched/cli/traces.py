@@ -2,22 +2,29 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from rtsched.cli.common import UsageError, check_output, console, fmt, nonneg_int, positive_float, positive_int
+from rtsched.cli.common import UsageError, check_output, console, float_in, fmt, int_in, nonneg_int, positive_int
 
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
+# Largest generated traces (a few seconds and a few hundred MB): Lublin jobs, Mira-like days.
+MAX_JOBS = 2_000_000
+MAX_DAYS = 3660
+MAX_SIZE = 10**8  # rtsched.io.cleaning.MAX_SIZE (the readers' largest size)
 
 
 def register(sub) -> None:
     traces = sub.add_parser("traces", help="generate, inspect and convert traces")
-    tsub = traces.add_subparsers(dest="traces_command", required=True)
+    tsub = traces.add_subparsers(dest="traces_command", required=True, metavar="COMMAND")
     gen = tsub.add_parser("generate", help="generate a synthetic trace (or regenerate the shipped ones)")
     gen.add_argument("--shipped", action="store_true", help="regenerate the traces shipped in traces/ byte-for-byte")
     gen.add_argument("--model", choices=["lublin", "miralike"], default="miralike")
-    gen.add_argument("--jobs", type=positive_int, default=10000, help="Lublin: number of jobs (>= 1)")
-    gen.add_argument("--nodes", type=positive_int, help="Lublin: processors (default 256)")
-    gen.add_argument("--days", type=positive_float, default=7.0, help="Mira-like: days of arrivals (> 0)")
+    gen.add_argument("--jobs", type=int_in(1, MAX_JOBS, "MAX_JOBS"), default=10000,
+                     help=f"Lublin: number of jobs (1 .. {MAX_JOBS:,})")
+    gen.add_argument("--nodes", type=int_in(1, MAX_SIZE, "MAX_SIZE"), help="Lublin: processors (default 256)")
+    gen.add_argument("--days", type=float_in(0, MAX_DAYS, "MAX_DAYS"), default=7.0,
+                     help=f"Mira-like: days of arrivals (> 0, at most {MAX_DAYS:,})")
     gen.add_argument("--seed", type=nonneg_int, default=0)
     gen.add_argument("--out", help="output SWF file (--shipped: output folder)")
     gen.set_defaults(func=generate)
@@ -28,7 +35,8 @@ def register(sub) -> None:
     st.set_defaults(func=stats)
     cv = tsub.add_parser("convert", help="convert a Cobalt log or ALCF CSV (or SWF) to SWF, or to a Batsim workload")
     cv.add_argument("input", help="trace file, or - for standard input (then --format is needed)")
-    cv.add_argument("output", help="SWF file to write; a name ending in .json writes a Batsim workload")
+    cv.add_argument("output", help="SWF file to write (- for standard output); a name ending in .json writes a "
+                                   "Batsim workload")
     cv.add_argument("--nb-res", type=positive_int,
                     help="Batsim output: the machine's resources (default: the trace header's size)")
     cv.add_argument("--format", choices=["swf", "cobalt", "alcf"])
@@ -84,12 +92,20 @@ def convert(args) -> int:
     from rtsched.io import read_workload
     from rtsched.io.swf import write_swf
 
-    check_output(args.output, "output")
+    check_output(args.output, "output", stdout=True)
     wl = read_workload(args.input, args.format)
     if args.normalize_to_mira:
         from rtsched.io.normalize import normalize_to_mira
 
         wl = normalize_to_mira(wl)
+    if args.output == "-":  # SWF on standard output (the count goes to stderr)
+        from rtsched.io.swf import swf_lines
+
+        for line in swf_lines(wl):
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        print(f"-: {len(wl)} jobs", file=sys.stderr)
+        return 0
     if args.output.lower().endswith(".json"):
         from rtsched.export import write_batsim_workload
 

@@ -27,6 +27,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterator
 
+from rtsched.cluster import RAY_MISSING, ensure_ray  # noqa: F401 - RAY_MISSING: the CLI reads it here
 from rtsched.errors import OptionError, RtschedError
 from rtsched.experiments import store
 
@@ -143,38 +144,15 @@ class LocalBackend:
 
 
 # ------------------------------------------------------------------------------------ ray
-RAY_MISSING = "--backend ray needs Ray: install the ray extra (pip install -e '.[ray]')"
-
-
 class RayBackend:
     """Each run a Ray task (one CPU).  ``address``: an existing cluster (``auto`` or HOST:PORT);
     None: this session's Ray if one is initialised, else a local instance of ``jobs`` CPUs.  The
     results folder must be visible at the same path on every node (a shared file system)."""
 
     def __init__(self, run: Callable[[dict], dict], jobs: int, address: str | None = None):
-        try:
-            import ray
-        except ImportError:
-            raise OptionError(RAY_MISSING) from None
-        self.ray = ray
+        self.ray, self.started = ensure_ray(address, jobs)
         self.run = run
-        self.started = False
         self.refs: dict = {}
-        if not ray.is_initialized():
-            import logging
-
-            options = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
-            try:
-                if address:
-                    ray.init(address=address, **options)
-                else:
-                    # a small object store: runs return a few hundred bytes, files go to the folder
-                    ray.init(num_cpus=max(1, int(jobs)), object_store_memory=256 * 1024 * 1024, **options)
-            except Exception as exc:  # noqa: BLE001 - unreachable cluster, no room for a local instance, ...
-                where = f"the Ray cluster at --address {address}" if address else "a local Ray instance"
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                raise RtschedError(f"cannot start or reach {where}: {type(exc).__name__}: {first}") from None
-            self.started = True
         self.jobs = jobs
         self.address = address
 

@@ -780,9 +780,8 @@ def _checkpoints(raw) -> list[str]:
             raise ValueError(f"{where}: expected checkpoint models (no, sys[:SECONDS], app-PCT, jit), got {v!r}")
         try:
             CheckpointModel.parse(v)
-        except ValueError:
-            raise ValueError(f"{where}: unknown checkpoint model {v!r}; "
-                             "use no, sys[:SECONDS], app-PCT or jit") from None
+        except ValueError as exc:  # the parser says why (unknown name, or a value out of range)
+            raise ValueError(f"{where}: {exc}") from None
         out.append(v.strip().lower())
     return out
 
@@ -795,6 +794,10 @@ def _taus(value, where: str) -> list[int]:
     return values
 
 
+MAX_SEEDS = 10_000  # the largest seed count (seeds = N) a grid may ask for
+MAX_SEED = 2**63 - 1  # the largest seed (an int64 column of summary.parquet)
+
+
 def _seeds(axes_raw: dict) -> list[int]:
     """``seeds = N`` counts (0..N-1); ``seeds``/``seed`` as a list names them; ``seed = S`` is one."""
     if "seed" not in axes_raw:
@@ -804,11 +807,16 @@ def _seeds(axes_raw: dict) -> list[int]:
     if key == "seeds" and not isinstance(value, list):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{where}: {value!r} must be a count >= 1 or a list of non-negative integer seeds")
+        if value > MAX_SEEDS:
+            raise ValueError(f"{where}: {value:,} seeds: at most MAX_SEEDS = {MAX_SEEDS:,} (seed 002 used 10)")
         return list(range(value))
     values = _as_list(value, where)
     for s in values:
         if isinstance(s, bool) or not isinstance(s, int) or s < 0:
             raise ValueError(f"{where}: seeds are non-negative integers, got {s!r}")
+        if s > MAX_SEED:
+            raise ValueError(f"{where}: seed {s} is larger than MAX_SEED = 2**63 - 1 (seeds are stored as 64-bit "
+                             "integers in summary.parquet)")
     return values
 
 
@@ -853,7 +861,18 @@ def load_grid(path: str | os.PathLike) -> Grid:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"grid file not found: {p}")
-    return parse_grid(p.read_text(encoding="utf-8"), p)
+    if p.is_dir():
+        raise FileNotFoundError(f"{p} is a folder, not a grid TOML file (give the grid file; a results folder "
+                                "is named with --out)")
+    data = p.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        kind = "binary data" if b"\0" in data[:4096] else "not UTF-8 text"
+        raise InputError(f"encoding: {kind} (byte {data[exc.start]:#04x} at offset {exc.start}); a grid file is "
+                         "UTF-8 TOML", path=str(p), line=line) from None
+    return parse_grid(text, p)
 
 
 def expand_grid(path_or_grid: "str | os.PathLike | Grid") -> list[GridRun]:

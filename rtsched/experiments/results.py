@@ -316,11 +316,12 @@ def write_summary(out_dir: str | os.PathLike) -> Path | None:
 def summary_is_stale(out_dir: str | os.PathLike) -> bool:
     """Whether a run record is newer than ``summary.parquet`` (or it is missing)."""
     out = Path(out_dir)
+    records = _record_paths(out)  # not a results folder: said here, before anyone locks (creates) it
     try:
         written = (out / store.SUMMARY).stat().st_mtime_ns
     except FileNotFoundError:
         return True
-    return any(p.stat().st_mtime_ns > written for p in _record_paths(out))
+    return any(p.stat().st_mtime_ns > written for p in records)
 
 
 def _trace_ranks(out_dir: Path) -> dict[str, int]:

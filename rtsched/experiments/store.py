@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 from rtsched import files
 from rtsched.errors import RtschedError
-from rtsched.files import TMP_MARK
+from rtsched.files import TMP_MARK, FileLock
 
 RUNS = "runs"
 MANIFEST = "manifest.json"
@@ -291,26 +291,9 @@ def is_running(out_dir: Path, key: str) -> bool:
     return False
 
 
-class FolderLock:
+class FolderLock(FileLock):
     """A short, blocking ``flock`` on ``OUT_DIR/.lock`` around writes of the folder-level files
     (manifest, grid copy, summary) and the removal of their leftover temporaries."""
 
     def __init__(self, out_dir: Path) -> None:
-        self.path = Path(out_dir) / LOCK
-        self.fd: int | None = None
-
-    def __enter__(self) -> "FolderLock":
-        import fcntl
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        import fcntl
-
-        if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
+        super().__init__(Path(out_dir) / LOCK, blocking=True)

@@ -17,12 +17,15 @@ the side tables: they describe the jobs exactly as read.
 """
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import fields
 from typing import Any, Mapping
 
+import numpy as np
+
 from rtsched.errors import InputError
-from rtsched.io.cleaning import MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions
+from rtsched.io.cleaning import MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, first_n_positions
 from rtsched.io.source import STDIN
 from rtsched.jobs import Job, Workload
 
@@ -68,6 +71,20 @@ def cleaning_counts(workload: Workload) -> dict[str, int]:
     return dict(header.cleaning) if isinstance(header, TraceHeader) else {}
 
 
+def log_workload(jobs: list[Job], extras: dict[int, Any], fmt: str, counts: dict[str, int], first_n: int | None,
+                 name: str, max_nodes: int | None, start_time: int) -> Workload:
+    """The workload of a job log (Cobalt, ALCF): the first ``first_n`` jobs in (submit, id) order,
+    each with its log-only fields (``extras``), the jobs as read and the cleaning counts."""
+    keep = first_n_positions(np.array([j.submit for j in jobs]), np.array([j.id for j in jobs]), first_n, counts)
+    if keep is not None:
+        jobs = [jobs[i] for i in keep.tolist()]
+    th = TraceHeader(fmt=fmt)
+    th.extras = {j.id: extras[j.id] for j in jobs}
+    th.as_read = {j.id: j for j in jobs}
+    th.cleaning = counts
+    return Workload(jobs, name=name, max_nodes=max_nodes, start_time=start_time, header=th)
+
+
 def trace_name(path: str | os.PathLike[str]) -> str:
     """A workload name from a file name: the base name without extensions (``wk1.log`` -> ``wk1``;
     "stdin" for "-")."""
@@ -107,11 +124,10 @@ def read_workload(path: str | os.PathLike[str], fmt: str | None = None, **opts: 
     if fmt not in FORMATS:
         raise ValueError(f"unknown trace format {fmt!r}; expected one of {', '.join(FORMATS)}")
     name = opts.pop("name", None)
-    reader, options_cls = {
-        "swf": (read_swf, SwfOptions),
-        "cobalt": (read_cobalt, CobaltOptions),
-        "alcf": (read_alcf, AlcfOptions),
-    }[fmt]
+    if fmt == "swf":
+        reader, options_cls = read_swf, SwfOptions
+    else:  # the Mira log readers load on first use (start-up of the commands that read SWF)
+        reader, options_cls = __getattr__(f"read_{fmt}"), __getattr__(f"{fmt.capitalize()}Options")
     valid = {f.name for f in fields(options_cls)}
     unknown = sorted(set(opts) - valid)
     if unknown:
@@ -121,10 +137,24 @@ def read_workload(path: str | os.PathLike[str], fmt: str | None = None, **opts: 
 
 
 # The readers import the helpers above from this package: keep these imports last.
-from rtsched.io.alcf import AlcfExtra, AlcfOptions, read_alcf  # noqa: E402
-from rtsched.io.cobalt import CobaltExtra, CobaltOptions, parse_walltime, read_cobalt  # noqa: E402
-from rtsched.io.normalize import normalize_sizes, normalize_to_mira  # noqa: E402
 from rtsched.io.swf import SWF_FIELDS, SwfOptions, SwfTable, read_swf, read_swf_table, write_swf  # noqa: E402
+
+# The Cobalt and ALCF readers and the size normalisers are imported on first use of one of their
+# names (``from rtsched.io import read_cobalt`` works as before): a command that reads SWF does not
+# pay for them at start-up.
+_LAZY = {name: module for module, names in (
+    ("rtsched.io.alcf", ("AlcfExtra", "AlcfOptions", "read_alcf")),
+    ("rtsched.io.cobalt", ("CobaltExtra", "CobaltOptions", "parse_walltime", "read_cobalt")),
+    ("rtsched.io.normalize", ("normalize_sizes", "normalize_to_mira"))) for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "AlcfExtra", "AlcfOptions", "CobaltExtra", "CobaltOptions", "FORMATS", "MAX_ID", "MAX_SIZE", "MAX_TIME_S",

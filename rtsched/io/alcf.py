@@ -24,9 +24,9 @@ from typing import Literal
 import numpy as np
 
 from rtsched.errors import InputError
-from rtsched.io import TraceHeader, trace_name
+from rtsched.io import log_workload, trace_name
 from rtsched.io.cleaning import (MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, RowErrors, check_sizes,
-                                 first_n_positions, gc_paused, no_jobs_left, round_seconds, settle_runtimes,
+                                 gc_paused, no_jobs_left, round_seconds, settle_runtimes,
                                  too_large)
 from rtsched.io.numbers import NUMBER
 from rtsched.io.source import TraceInput, display_name
@@ -215,14 +215,7 @@ def _read_alcf(path: str | os.PathLike[str], o: AlcfOptions, name: str | None) -
                         queue=queue))
         extras[jid] = AlcfExtra(extra.location, extra.start - t0, None if extra.end is None else extra.end - t0,
                                 extra.nodes_used, extra.exit_status, extra.line)
-    keep = first_n_positions(np.array([j.submit for j in jobs]), np.array([j.id for j in jobs]), o.first_n, counts)
-    if keep is not None:
-        jobs = [jobs[i] for i in keep.tolist()]
-    th = TraceHeader(fmt="alcf")
-    th.extras = {j.id: extras[j.id] for j in jobs}
-    th.as_read = {j.id: j for j in jobs}
-    th.cleaning = counts
-    return Workload(jobs, name=name or trace_name(path), max_nodes=o.max_nodes, start_time=t0, header=th)
+    return log_workload(jobs, extras, "alcf", counts, o.first_n, name or trace_name(path), o.max_nodes, t0)
 
 
 def _alcf_row(r: _Row, o: AlcfOptions, nodes_col: str, seen: dict[int, int]):

@@ -24,9 +24,9 @@ from typing import Literal
 import numpy as np
 
 from rtsched.errors import InputError
-from rtsched.io import TraceHeader, trace_name
+from rtsched.io import log_workload, trace_name
 from rtsched.io.cleaning import (MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, RowErrors, bump, check_sizes,
-                                 first_n_positions, gc_paused, no_jobs_left, settle_runtimes, too_large)
+                                 gc_paused, no_jobs_left, settle_runtimes, too_large)
 from rtsched.io.numbers import NUMBER
 from rtsched.io.source import TraceInput, display_name
 from rtsched.jobs import Job, Workload
@@ -263,11 +263,4 @@ def _read_cobalt(path: str | os.PathLike[str], o: CobaltOptions, name: str | Non
         jobs.append(Job(jid, submit - t0, int(rt[i]), walltime, nodes, queue=queue))
         extras[jid] = CobaltExtra(None if start is None else math.floor(start) - t0,
                                   None if end is None else math.floor(end) - t0, host, ended, line)
-    keep = first_n_positions(np.array([j.submit for j in jobs]), np.array([j.id for j in jobs]), o.first_n, counts)
-    if keep is not None:
-        jobs = [jobs[i] for i in keep.tolist()]
-    th = TraceHeader(fmt="cobalt")
-    th.extras = {j.id: extras[j.id] for j in jobs}
-    th.as_read = {j.id: j for j in jobs}
-    th.cleaning = counts
-    return Workload(jobs, name=name or trace_name(path), max_nodes=o.max_nodes, start_time=t0, header=th)
+    return log_workload(jobs, extras, "cobalt", counts, o.first_n, name or trace_name(path), o.max_nodes, t0)

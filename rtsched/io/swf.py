@@ -20,7 +20,6 @@ from __future__ import annotations
 import bisect
 import gzip
 import os
-import tempfile
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
@@ -28,6 +27,7 @@ from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, Typ
 import numpy as np
 
 from rtsched.errors import InputError
+from rtsched.files import atomic_write
 from rtsched.io import TraceHeader, trace_name
 from rtsched.io.cleaning import (MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, RowErrors, bump, check_sizes,
                                  first_n_positions, gc_paused, no_jobs_left, round_seconds,
@@ -651,24 +651,13 @@ def write_swf(workload: Workload, path: str | os.PathLike[str]) -> None:
 
 
 def _atomic_write(path: str, chunks: Iterable[str]) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as raw:
+    def fill(tmp) -> None:
+        with open(tmp, "wb") as raw:
             if path.endswith(".gz"):
                 with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
                     for chunk in chunks:
                         gz.write(chunk.encode("utf-8"))
             else:
                 raw.write("".join(chunks).encode("utf-8"))
-            raw.flush()
-            os.fsync(raw.fileno())
-        mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o644
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+
+    atomic_write(path, fill)

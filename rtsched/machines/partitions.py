@@ -45,18 +45,7 @@ class PartitionState(MachineState):
         """Best-fit choice: among free partitions of the job's size, the one whose allocation
         removes the fewest other free partitions (keeps large partitions available); ties → lowest
         index."""
-        m = self.machine
-        candidates = m.candidates_for(nodes)
-        free = self.free_mask
-        best = None
-        best_cost = 1 << 30
-        conflict = m.conflict_mask
-        for p in candidates:
-            if (free >> p) & 1:
-                cost = (conflict[p] & free).bit_count()
-                if cost < best_cost:
-                    best, best_cost = p, cost
-        return best
+        return self.find_among(self.machine.candidates_for(nodes))
 
     def find_among(self, candidates: list[int]) -> int | None:
         """Best-fit choice among the given partitions (only free ones count)."""

@@ -15,17 +15,23 @@ from typing import Callable
 from heuristics.backfill import normalize_backfill
 from heuristics.committed import COMMITTED_BACKFILLS
 from rtsched.machines import FlatCluster, machine_from_spec
-from rtsched.rl.env_inspect import InspectorEnv
-from rtsched.rl.env_pick import JobPickingEnv
-from rtsched.errors import OptionError
+from rtsched.errors import OptionError, RtschedError
 from rtsched.files import FileLock, LockedError
 from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer
+from rtsched.rl.rollouts import EnvFactory
 from rtsched.rl.sequences import filter_range
 from rtsched.rl.trace import load_trace
 
 PICK_ENV_OPTIONS = ("seq_len", "window", "start_range", "sjf_filter", "features", "pad", "util_window")
 INSPECT_ENV_OPTIONS = ("seq_len", "base", "features", "reward", "max_interval", "max_rejections", "start_range",
                        "util_window")
+SPLIT_ENV_OPTIONS = ("head", "tail", "placements", "horizon", "start_range", "sigma")
+AGENTS = ("rlscheduler", "inspector", "splitwindow")
+# Seed 004's PPO settings where the project's defaults (seeds 003/000) differ: γ 0.99 per decision, one
+# update per episode on minibatches of 128, lr 3e-4 for both networks, [1024, 512, 256] MLPs; 10 passes
+# per update and GAE λ 0.95 are the digest's proposals (the paper is silent).
+SPLIT_PPO_DEFAULTS = {"gamma": 0.99, "lam": 0.95, "hidden": (1024, 512, 256), "train_pi_iters": 10,
+                      "train_v_iters": 10, "minibatch": 128, "v_lr": 3e-4, "trajs_per_epoch": 1, "n_envs": 1}
 
 
 def _machine_for(trace, machine):
@@ -37,23 +43,26 @@ def _machine_for(trace, machine):
 
 
 def make_env(agent: str, trace, *, goal: str = "bsld", backfill="none", machine=None, **options):
-    """A picking (``"rlscheduler"``) or inspector (``"inspector"``) environment."""
-    if agent == "rlscheduler":
-        return JobPickingEnv(trace, machine=machine, goal=goal, backfill=backfill, **options)
-    if agent == "inspector":
-        return InspectorEnv(trace, machine=machine, goal=goal, backfill=backfill, **options)
-    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler' or 'inspector'")
+    """A picking (``"rlscheduler"``), inspector (``"inspector"``) or split-window (``"splitwindow"``) environment."""
+    if agent not in AGENTS:
+        raise ValueError(f"unknown agent {agent!r}; use {', '.join(AGENTS)}")
+    return EnvFactory(agent, trace, goal, backfill, machine, options)()
 
 
 def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="none", epochs: int = 100,
           out: str | None = None, progress: Callable | None = None, *, machine=None, resume: bool = True,
-          init_from: str | None = None, on_trajectory: Callable | None = None, **options) -> dict:
+          init_from: str | None = None, on_trajectory: Callable | None = None, ray_address: str | None = None,
+          **options) -> dict:
     """Train an agent; returns ``{"out", "checkpoint", "history", "epochs_run"}``.
 
     ``options`` are environment options (``seq_len``, ``window``, ``start_range``, ``sjf_filter``,
     ``features``, ``pad``, ``util_window``; inspector: ``base``, ``reward``, ``max_interval``,
     ``max_rejections``) and PPO options (``PPOConfig`` fields: ``trajs_per_epoch``, ``n_envs``,
-    ``seed``, ``pi_lr``, ...).  ``progress(epoch, epochs, stats)`` is called after every epoch.
+    ``seed``, ``pi_lr``, ``workers``, ``backend``, ...).  ``workers`` > 1 steps the environments in
+    that many subprocesses (``backend="local"``) or Ray actors (``backend="ray"``, on the cluster at
+    ``ray_address``, or a local Ray instance); results do not depend on either.  ``rollout``:
+    ``"lockstep"`` (default) or ``"trajectories"`` (workers sample whole trajectories; see
+    ``rtsched.rl.ppo``).  ``progress(epoch, epochs, stats)`` is called after every epoch.
     With ``resume`` and an existing ``out/checkpoint.pt`` of the same settings, training continues
     from its epoch; a checkpoint of other settings raises ``ModelFileError`` naming the file.
     ``init_from`` (a model file or folder) starts a *new* run from that model's weights, e.g. stage 2
@@ -61,12 +70,13 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     """
     if trace is None:
         raise ValueError("train() needs a trace (SWF path, Workload or RLTrace)")
-    if agent not in ("rlscheduler", "inspector"):
-        raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler' or 'inspector'")
+    if agent not in AGENTS:
+        raise ValueError(f"unknown agent {agent!r}; use {', '.join(AGENTS)}")
     tr = load_trace(trace)
     mach = _machine_for(tr, machine)
-    backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
-    allowed_env = PICK_ENV_OPTIONS if agent == "rlscheduler" else INSPECT_ENV_OPTIONS
+    backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS) if agent != "splitwindow" else "none"
+    allowed_env = {"rlscheduler": PICK_ENV_OPTIONS, "inspector": INSPECT_ENV_OPTIONS,
+                   "splitwindow": SPLIT_ENV_OPTIONS}[agent]
     ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
     env_opts, ppo_opts = {}, {}
     for k, v in options.items():
@@ -78,6 +88,10 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
             raise TypeError(f"train(): unknown option {k!r} for agent {agent!r}")
     if agent == "inspector":
         env_opts.setdefault("seq_len", 128)
+    if agent == "splitwindow":
+        goal, backfill = "eq2", "none"  # seed 004's multi-objective reward; the agent back-fills itself
+        for k, v in SPLIT_PPO_DEFAULTS.items():
+            ppo_opts.setdefault(k, v)
     if "hidden" in ppo_opts:
         ppo_opts["hidden"] = tuple(ppo_opts["hidden"])
     cfg = PPOConfig(**ppo_opts)
@@ -89,7 +103,12 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     env_config = {"agent": agent, "trace": tr.name, "trace_jobs": len(tr),
                   "trace_path": os.path.abspath(tr.path) if tr.path else None, "goal": goal, "backfill": backfill,
                   "machine": mach.name, **{k: v for k, v in env_opts.items()}}
-    if agent == "rlscheduler":
+    if agent == "splitwindow":
+        for k in ("head", "tail", "placements", "horizon"):
+            env_config.setdefault(k, getattr(probe, k))
+        env_config.setdefault("sigma", probe.obsb.sigma_mode)
+        env_config["window"] = probe.window
+    elif agent == "rlscheduler":
         env_config.setdefault("features", probe.obsb.features)
         env_config.setdefault("pad", probe.obsb.pad)
         env_config.setdefault("seq_len", probe.seq_len)
@@ -99,14 +118,14 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
         env_config.setdefault("features", "paper")
         env_config.setdefault("max_interval", probe.max_interval)
         env_config.setdefault("max_rejections", probe.max_rejections)
-    envs = [probe]
-
-    def factory():
-        if envs:
-            return envs.pop()
-        return make_env(agent, tr, goal=goal, backfill=backfill, machine=mach, **env_opts)
-
-    trainer = PPOTrainer(agent, factory, cfg, env_config, probe.norms, out=out, progress=progress)
+    factory = EnvFactory(agent, tr, goal, backfill, mach, env_opts)  # picklable: rollout workers build from it
+    try:
+        trainer = PPOTrainer(agent, factory, cfg, env_config, probe.norms, out=out, progress=progress,
+                             first_env=probe, ray_address=ray_address)
+    except ValueError as exc:
+        if isinstance(exc, RtschedError):
+            raise
+        raise OptionError(f"--workers/--backend: {exc}") from None
     trainer.on_trajectory = on_trajectory
     ckpt = os.path.join(out, CHECKPOINT) if out else None
     # One training run per output folder: a second one would interleave epochs in the checkpoint.
@@ -122,5 +141,7 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
             history = trainer.train(epochs)
     except LockedError as exc:
         raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
+    finally:
+        trainer.close()
     return {"out": out, "checkpoint": ckpt, "history": history, "epochs_run": trainer.epoch - start_epoch,
             "trainer": trainer}

@@ -67,16 +67,18 @@ class InspectorFeatures:
         self.dt = float(max_interval)
         self.max_rej = max_rejections
 
-    def observe(self, view, cand, q: list, rejections: int, procs: int) -> np.ndarray:
+    def observe(self, view, cand, q: list, rejections: int, procs: int, state=None) -> np.ndarray:
         """The features of ``cand`` (the base policy's pick) at the view's time; ``procs`` is its
-        processor count as requested (the trace's, or its nodes)."""
-        fits = view.state.find(cand.info.nodes) is not None
-        return self.build(view, cand, q, rejections, fits, procs)
+        processor count as requested (the trace's, or its nodes); ``state`` the machine state
+        (default ``view.state``; mid-pass: ``CommittedHead.state_now``)."""
+        state = view.state if state is None else state
+        fits = state.find(cand.info.nodes) is not None
+        return self.build(view, cand, q, rejections, fits, procs, state)
 
-    def build(self, view, cand, q: list, rejections: int, fits: bool, procs: int) -> np.ndarray:
+    def build(self, view, cand, q: list, rejections: int, fits: bool, procs: int, state=None) -> np.ndarray:
         info = cand.info
         now = view.now
-        free = view.state.free_nodes
+        free = (view.state if state is None else state).free_nodes
         o = np.empty(self.n, dtype=np.float32)
         o[0] = min((now - info.submit) / MAX_WAIT, HI)
         o[1] = min(info.walltime / self.norms["max_runtime"], HI)
@@ -91,14 +93,13 @@ class InspectorFeatures:
             qd = sum(dt / (w if w > 10 else 10) for w in [js.info.walltime for js in q]) / (dt / 10.0 * 128.0)
         o[6] = min(qd, HI)
         if self.n > 7:
-            o[7] = min(self._backfillable(view, cand, q, fits) / 128.0, 1.0)
+            o[7] = min(self._backfillable(view, cand, q, fits, free) / 128.0, 1.0)
         return o
 
-    def _backfillable(self, view, cand, q, fits: bool) -> int:
+    def _backfillable(self, view, cand, q, fits: bool, free: int) -> int:
         if self.backfill == "none" or fits:
             return 0
         now = view.now
-        free = view.state.free_nodes
         busy = busy_of(view.running.values(), now, overdue_next_second=False)
         shadow = reserve(view.machine, cand.info.nodes, free, busy, now).shadow
         return count_strict_backfillable(q, cand, free, now, shadow)
@@ -116,6 +117,7 @@ class Inspection:
         self.wake_at: int | None = None
         self.n_inspections = 0
         self.n_rejections = 0
+        self.n_blocked_rejections = 0  # rejections of a job that could not start then anyway
         self.n_forced = 0
 
     def new_run(self) -> None:
@@ -130,10 +132,14 @@ class Inspection:
         """A job rejected ``max_rejections`` times is accepted without asking the agent."""
         return self.count(js) >= self.max_rejections
 
-    def reject(self, js, now: int) -> WakeAt:
-        """Count a reject of ``js`` at ``now``; the wake-up to ask for (now + ``max_interval``)."""
+    def reject(self, js, now: int, blocked: bool = False) -> WakeAt:
+        """Count a reject of ``js`` at ``now`` (``blocked``: it did not fit the free resources, so
+        without backfilling nothing would have started either); the wake-up to ask for (now +
+        ``max_interval``)."""
         self.rejections[js.idx] = self.count(js) + 1
         self.n_rejections += 1
+        if blocked:
+            self.n_blocked_rejections += 1
         self.wake_at = now + self.max_interval
         return WakeAt(self.wake_at)
 
@@ -262,14 +268,16 @@ class InspectorEnv(gym.Env):
             self.driver.commit(c)
             self._done = self._advance(pass_due=True)
         else:
-            self.sim.apply([insp.reject(c, self.sim.view.now)])
+            blocked = self.sim.machine_state.find(c.info.nodes) is None
+            self.sim.apply([insp.reject(c, self.sim.view.now, blocked)])
             self._done = self._advance(pass_due=False)
         if not self._done:
             return self._obs(), 0.0, False, False, {}
         value = self.metric()
         base = self.base_metric()
         info = {"start": self.start, self.goal: value, "base": base, "inspections": insp.n_inspections,
-                "rejections": insp.n_rejections, "forced": insp.n_forced}
+                "rejections": insp.n_rejections, "blocked_rejections": insp.n_blocked_rejections,
+                "forced": insp.n_forced}
         return self._obs(), relative_reward(self.reward_kind, base, value, self.goal), True, False, info
 
     # ------------------------------------------------------------------------------ results

@@ -102,10 +102,10 @@ class JobPickingEnv(gym.Env):
         sim = self.trace.simulator(start, self.seq_len, self.machine)
         wl = sim.workload
         self.sim = sim
-        ids = np.fromiter((j.id for j in wl.jobs), dtype=np.int64, count=len(wl.jobs))
-        if np.array_equal(ids, self._ids[start:start + self.seq_len]):
+        if self.trace.in_order():  # windows are plain slices of the trace
             pos = np.arange(start, start + self.seq_len)
         else:  # non-monotone submit times: the workload re-sorted them
+            ids = np.fromiter((j.id for j in wl.jobs), dtype=np.int64, count=len(wl.jobs))
             where = {int(j): i for i, j in enumerate(self._ids[start:start + self.seq_len])}
             pos = np.array([start + where[int(j)] for j in ids], dtype=np.int64)
         self._pos = pos
@@ -123,17 +123,18 @@ class JobPickingEnv(gym.Env):
         sim = self.sim
         view = sim.view
         n = self.seq_len
+        run, apply, advance, sync = d.run, sim.apply, sim.advance, d.sync  # bound once: a loop per event
         while True:
-            decisions = d.run(view, _no_pick)
+            decisions = run(view, _no_pick)
             if decisions:
-                sim.apply(decisions)
+                apply(decisions)
             if d.n_started >= n:
                 return True
             if d.head is None and d.q:
                 return False
-            if not sim.advance():
+            if not advance():
                 raise RuntimeError("simulation ended with unstarted jobs")  # cannot happen
-            d.sync(view)
+            sync(view)
 
     def _obs(self) -> np.ndarray:
         if self._done:

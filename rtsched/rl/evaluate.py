@@ -87,4 +87,63 @@ def evaluate(policies: Iterable, trace, starts: Iterable[int] | None = None, n_s
     return rows
 
 
-__all__ = ["evaluate", "machine_spec", "sequence_policy", "sequence_starts"]
+def online_policy(name):
+    """A policy for ``evaluate_online``: ``"NAME"`` or ``"NAME+BACKFILL"`` of the textbook batch policies
+    (``heuristics.registry``; e.g. ``fcfs+easy`` = EASY, ``sjf+easy``, ``smallest`` = seed 004's SJF by
+    cores), a model file/folder, or a policy object."""
+    if hasattr(name, "decide"):
+        return name
+    text = os.fspath(name)
+    base, _, backfill = text.partition("+")
+    if base.strip().lower() in PRIORITIES:
+        return make_policy(base.strip().lower(), backfill=backfill.strip().lower() or "none")
+    return make_policy(text)
+
+
+def evaluate_online(policies: Iterable, trace, starts: Iterable[int], n_jobs: int, *, machine=None,
+                    keep_series: bool = False) -> list[dict]:
+    """Seed 004's metrics for every policy on the same trace segments (jobs [s, s + n_jobs)), each
+    one validated run of the pipeline in the core's ``"rlscheduler"`` event order (the split-window
+    agent's training order).
+
+    Rows: ``policy``, ``start``, ``avg_wait`` (s, every job of the segment), ``avg_queue`` (time-average
+    number of waiting jobs from the first to the last arrival, ``rtsched.metrics.mean_queue_length``),
+    ``utilization`` (busy cores over the same window), ``avg_bsld`` (τ = 10 s), ``forced`` (the
+    split-window policy's starts on an idle machine, ``SplitWindowPolicy.n_forced``); with
+    split-window policies also ``avg_invisible`` and ``partial_fraction`` (seed 004 Fig. 6); with
+    ``keep_series`` also ``queue_series`` = (times, lengths) (``rtsched.metrics.queue_length_series``).
+    """
+    from rtsched import metrics
+
+    tr = load_trace(trace)
+    spec = RunSpec(trace=tr.path, machine=machine_spec(tr, machine), event_order="rlscheduler")
+    starts = [int(s) for s in starts]
+    for s in starts:
+        if not 0 <= s <= len(tr) - n_jobs:
+            raise OptionError(f"segment start {s} outside [0, {len(tr) - n_jobs}] for {n_jobs}-job segments")
+    rows = []
+    for p in policies:
+        label = getattr(p, "name", None) if hasattr(p, "decide") else os.fspath(p)
+        for s in starts:
+            policy = online_policy(p)
+            wl = tr.window(s, n_jobs)
+            rec = execute(spec, workload=wl, policy=policy)
+            outs = rec.outcomes
+            submit = np.array([o.job.submit for o in outs], dtype=np.int64)
+            start = np.array([o.first_start for o in outs], dtype=np.int64)
+            window = (int(submit.min()), int(submit.max()))
+            row = {"policy": label, "start": s, "avg_wait": float((start - submit).mean()),
+                   "avg_queue": metrics.mean_queue_length(submit, start, window),
+                   "utilization": metrics.utilization(rec.result, window)["utilization"] if window[1] > window[0]
+                   else 0.0,
+                   "avg_bsld": rec.sequence_score("bsld"), "forced": int(getattr(policy, "n_forced", 0))}
+            obsb = getattr(policy, "obsb", None)
+            if obsb is not None:  # seed 004 Fig. 6 diagnostics of the split-window policy
+                row.update({k: v for k, v in obsb.diagnostics().items() if k != "decisions"})
+            if keep_series:
+                row["queue_series"] = metrics.queue_length_series(submit, start)
+            rows.append(row)
+    return rows
+
+
+__all__ = ["evaluate", "evaluate_online", "machine_spec", "online_policy", "sequence_policy", "sequence_starts"]

@@ -25,11 +25,14 @@ waiting jobs that would be backfilled now against the inspected job's reservatio
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 MAX_WAIT = 43200.0
 HI = 1.0 - 1e-5
 LO = 1e-5
+_idx_of = attrgetter("idx")
 PICK_FEATURE_SETS = {"code": 8, "code+free": 9}
 INSPECT_FEATURE_SETS = {"paper": 8, "code": 7}
 
@@ -67,40 +70,48 @@ class PickObservation:
         if pad == "authors":
             pad_row[1:7] = 1.0
         self.pad_row = pad_row
-        self.static = np.zeros((0, 6), dtype=np.float32)
-        self.submit = np.zeros(0, dtype=np.float64)
-        self.nodes = np.zeros(0, dtype=np.int64)
+        self._blank = np.tile(pad_row, (window, 1))  # an observation of padding rows only
+        self.set_rows(np.zeros((0, 6), dtype=np.float32), np.zeros(0), np.zeros(0, dtype=np.int64))
 
     def set_rows(self, static: np.ndarray, submit: np.ndarray, nodes: np.ndarray) -> None:
-        """The per-job rows, indexed by the simulation's job index (``JobState.idx``)."""
-        self.static = static
+        """The per-job rows, indexed by the simulation's job index (``JobState.idx``).
+
+        They are kept as one (n_jobs × F) float32 table ``rows``: the static columns 1-6, "can run
+        now" preset to its low value, the time-dependent columns filled at each ``build``;
+        ``static`` is a view of columns 1-6 (writes to it update the table)."""
+        rows = np.zeros((len(static), self.n_features), dtype=np.float32)
+        rows[:, 1:7] = static
+        rows[:, 7] = LO
+        self.rows = rows
+        self.static = rows[:, 1:7]
         self.submit = np.asarray(submit, dtype=np.float64)
         self.nodes = np.asarray(nodes, dtype=np.int64)
 
-    def observe(self, visible: list, view) -> np.ndarray:
-        """The observation of the ``visible`` waiting jobs (window order) at the view's time."""
-        idx = np.fromiter((js.idx for js in visible), dtype=np.intp, count=len(visible))
-        state = view.state
+    def observe(self, visible: list, view, state=None) -> np.ndarray:
+        """The observation of the ``visible`` waiting jobs (window order) at the view's time, on
+        machine state ``state`` (default ``view.state``; a policy deciding in the middle of a pass
+        passes ``CommittedHead.state_now``)."""
+        idx = np.fromiter(map(_idx_of, visible), dtype=np.intp, count=len(visible))
+        state = view.state if state is None else state
         fits = partition_fits(state, self.nodes[idx]) if view.machine.partitioned else None
         return self.build(idx, view.now, state.free_nodes, view.machine.total_nodes, fits)
 
     def build(self, idx: np.ndarray, now: int, free_nodes: int, machine_nodes: int, fits=None) -> np.ndarray:
         """Flat float32 observation of length window·F.  ``fits`` (bool array) overrides the flat
         "can run now" test (partitioned machines)."""
-        w = self.window
-        nf = self.n_features
-        obs = np.empty((w, nf), dtype=np.float32)
+        obs = self._blank.copy()
         k = len(idx)
         if k:
-            obs[:k, 0] = np.minimum((now - self.submit[idx]) * (1.0 / MAX_WAIT), HI)
-            obs[:k, 1:7] = self.static[idx]
+            # The environments' hot path: whole rows by take() (a few times cheaper than fancy
+            # indexing on these small arrays), then the time-dependent columns.
+            o = obs[:k]
+            self.rows.take(idx, axis=0, out=o)
+            o[:, 0] = np.minimum((now - self.submit.take(idx)) * (1.0 / MAX_WAIT), HI)
             if fits is None:
-                fits = self.nodes[idx] <= free_nodes
-            obs[:k, 7] = np.where(fits, HI, LO)
-            if nf > 8:
-                obs[:k, 8] = min(free_nodes / machine_nodes, HI)
-        if k < w:
-            obs[k:] = self.pad_row
+                fits = self.nodes.take(idx) <= free_nodes
+            o[:, 7][fits] = HI  # the rows hold LO
+            if self.n_features > 8:
+                o[:, 8] = min(free_nodes / machine_nodes, HI)
         return obs.reshape(-1)
 
 

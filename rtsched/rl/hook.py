@@ -10,12 +10,12 @@ import os
 
 from heuristics.registry import PolicyLoader
 
-MODEL_SUFFIXES = (".pt",)
+MODEL_SUFFIXES = (".pt", ".zip")  # .zip: a stable-baselines3 / sb3-contrib model (rtsched.rl.sb3)
 
 
 def is_model_path(name) -> bool:
-    """Whether a ``--policy`` value names a trained model: a ``.pt`` file, or an existing file or
-    folder (a training output folder holds ``checkpoint.pt``).  Heuristic names are never paths."""
+    """Whether a ``--policy`` value names a trained model: a ``.pt`` file, a stable-baselines3 ``.zip``,
+    or an existing file or folder (a training output folder holds ``checkpoint.pt``).  Heuristic names are never paths."""
     if not isinstance(name, (str, os.PathLike)):
         return False
     p = os.fspath(name)
@@ -23,10 +23,11 @@ def is_model_path(name) -> bool:
 
 
 def load_model_policy(name, **options):
-    """The model file ``name`` as a core policy (``rtsched.rl.policy.load_policy``)."""
+    """The model file ``name`` as a core policy (``rtsched.rl.policy.load_policy``); a ``.zip`` is read by
+    stable-baselines3 (``rtsched.rl.sb3``)."""
     from rtsched.rl.policy import load_policy  # PyTorch: only when a model is asked for
 
     return load_policy(name, **options)
 
 
-LOADER = PolicyLoader("trained RL model (.pt file or training folder)", is_model_path, load_model_policy)
+LOADER = PolicyLoader("trained RL model (.pt file, training folder or stable-baselines3 .zip)", is_model_path, load_model_policy)

@@ -12,6 +12,9 @@ RLScheduler (seed 003 §3):
 SchedInspector (seed 000 §3): actor F → 32 → 16 → 8 → 2 (938 parameters with F = 7), critic with
 the same body and one output.
 
+Deep Back-Filling (seed 004 §3): separate actor and critic MLPs on the observation (N + 3M inputs)
+with hidden sizes [1024, 512, 256] (ReLU); the actor has M + 1 outputs (the window's slots and Fwd).
+
 Masked slots get logit −1e9 (the authors add (mask − 1)·1e6), so their probability is 0.
 """
 from __future__ import annotations
@@ -19,7 +22,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-MASKED_LOGIT = -1e9
+from rtsched.rl.inference import MASKED_LOGIT, NumpyForward
+
 PICK_ACTORS = ("kernel", "mlp_v1", "mlp_v2", "mlp_v3")
 PICK_CRITICS = ("mlp", "kernel")
 _MLP_SIZES = {"mlp_v1": (128, 128, 128), "mlp_v2": (32, 16, 8), "mlp_v3": (32, 32, 32, 32, 32)}
@@ -97,6 +101,30 @@ class InspectCritic(nn.Module):
         return self.net(obs).squeeze(-1)
 
 
+SPLIT_HIDDEN = (1024, 512, 256)
+
+
+class SplitActor(nn.Module):
+    """Split-window actor: observation → M + 1 logits (slots, then Fwd)."""
+
+    def __init__(self, obs_dim: int, window: int, hidden: tuple[int, ...] = SPLIT_HIDDEN) -> None:
+        super().__init__()
+        self.obs_dim, self.window = obs_dim, window
+        self.net = mlp((obs_dim, *hidden, window + 1))
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.net(obs).masked_fill(~mask, MASKED_LOGIT)
+
+
+class SplitCritic(nn.Module):
+    def __init__(self, obs_dim: int, hidden: tuple[int, ...] = SPLIT_HIDDEN) -> None:
+        super().__init__()
+        self.net = mlp((obs_dim, *hidden, 1))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs).squeeze(-1)
+
+
 def build_networks(agent: str, n_features: int, window: int, actor: str, critic: str,
                    hidden: tuple[int, ...]) -> tuple[nn.Module, nn.Module]:
     if agent == "rlscheduler":
@@ -104,52 +132,26 @@ def build_networks(agent: str, n_features: int, window: int, actor: str, critic:
                                                                                tuple(hidden)))
     if agent == "inspector":
         return InspectActor(n_features, tuple(hidden)), InspectCritic(n_features, tuple(hidden))
-    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler' or 'inspector'")
+    if agent == "splitwindow":  # n_features = the observation's size, window = M
+        return SplitActor(n_features, window, tuple(hidden)), SplitCritic(n_features, tuple(hidden))
+    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector' or 'splitwindow'")
 
 
 def n_params(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
-class NumpyActor:
-    """A trained actor's forward pass in NumPy (float32), for decisions one at a time.
-
-    The networks are tiny (≈ 1,000 parameters): PyTorch's per-operator dispatch and its intra-op
-    threads cost 0.1 ms per call on an idle machine and milliseconds on a loaded one, while the same
-    matrix products in NumPy take tens of µs.  Logits agree with the PyTorch actor to float32
-    rounding (``tests/test_rl_ppo.py``)."""
+class NumpyActor(NumpyForward):
+    """A trained PyTorch actor's forward pass in NumPy (float32), for decisions one at a time
+    (``rtsched.rl.inference``)."""
 
     def __init__(self, actor: nn.Module) -> None:
-        seq = actor.net
-        self.layers = [(m.weight.detach().cpu().numpy().T.astype("float32").copy(),
-                        m.bias.detach().cpu().numpy().astype("float32").copy())
-                       for m in seq if isinstance(m, nn.Linear)]
+        layers = [(m.weight.detach().cpu().numpy().T.astype("float32").copy(),
+                   m.bias.detach().cpu().numpy().astype("float32").copy())
+                  for m in actor.net if isinstance(m, nn.Linear)]
         if isinstance(actor, PickActor):
-            self.kind = "kernel" if actor.arch == "kernel" else "flat"
-            self.window, self.n_features = actor.window, actor.n_features
-        elif isinstance(actor, InspectActor):
-            self.kind = "inspect"
+            super().__init__(layers, "kernel" if actor.arch == "kernel" else "flat", actor.window, actor.n_features)
+        elif isinstance(actor, (InspectActor, SplitActor)):
+            super().__init__(layers, "inspect")
         else:
             raise TypeError(f"no NumPy inference for {type(actor).__name__}")
-
-    def _mlp(self, x):
-        import numpy as np
-
-        last = len(self.layers) - 1
-        for i, (w, b) in enumerate(self.layers):
-            x = x @ w + b
-            if i < last:
-                np.maximum(x, 0.0, out=x)
-        return x
-
-    def logits(self, obs, mask):
-        """Logits of one observation (1-D float32) under a boolean mask (masked entries −1e9)."""
-        import numpy as np
-
-        if self.kind == "kernel":
-            jobs = obs.reshape(self.window, self.n_features)[mask]
-            out = np.full(mask.shape, MASKED_LOGIT, dtype=np.float32)
-            out[mask] = self._mlp(jobs)[:, 0]
-            return out
-        out = self._mlp(obs[None])[0]
-        return np.where(mask, out, np.float32(MASKED_LOGIT))

@@ -6,6 +6,8 @@
 * ``InspectedPolicy``: a base priority whose picks the inspector network accepts or rejects; a
   reject asks for a scheduling point 600 s later (``WakeAt``) unless an arrival or completion comes
   first; at most 72 rejections per job.
+* ``SplitWindowPolicy``: Deep Back-Filling's split-window network (seed 004) places jobs of its
+  window one after another at each scheduling point until it picks Fwd or an invalid slot.
 
 Both are meant for ``Simulator(..., event_order="rlscheduler")`` (the event order they were trained
 in) but run in any event order.  Per-job features beyond the core ``Job`` (processors as requested,
@@ -25,12 +27,23 @@ from rtsched.errors import OptionError
 from rtsched.rl.env_inspect import ACCEPT, Inspection, InspectorFeatures
 from rtsched.rl.features import ArrivedRows, PickObservation
 from rtsched.rl.nets import NumpyActor
-from rtsched.rl.ppo import LoadedModel, load_model
+from rtsched.rl.ppo import LoadedModel, ModelFileError, load_model
+from rtsched.rl.splitwindow import SplitObservation
 from rtsched.sim.core import SimView
-from rtsched.sim.decisions import Decision
+from rtsched.sim.decisions import Decision, Start
 
 
 _BOTH_ACTIONS = np.ones(2, dtype=bool)
+
+
+def _norms_of(model: LoadedModel, norms: dict | None) -> dict:
+    """The feature normalisation constants: ``norms`` when given, else the model's own."""
+    out = dict(norms or model.norms)
+    if not out:
+        raise ModelFileError(f"{model.path}: the model records no normalisation constants (a stable-baselines3 zip "
+                             "saved without rtsched.json); evaluate it with rtsched rl evaluate (the trace's "
+                             "constants) or save it with rtsched.rl.sb3.save_model / attach_env")
+    return out
 
 
 def _choose(logits: np.ndarray, greedy: bool, gen: torch.Generator) -> int:
@@ -54,10 +67,10 @@ class RLSchedulerPolicy:
                                            COMMITTED_BACKFILLS)
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
-        self.fast = NumpyActor(self.model.actor)
+        self.fast = self.model.scorer or NumpyActor(self.model.actor)
         self.obsb = PickObservation(int(self.model.arch["window"]), env.get("features", "code"),
                                     env.get("pad", "zeros"))
-        self.rows = ArrivedRows(self.obsb, dict(norms or self.model.norms), extras)
+        self.rows = ArrivedRows(self.obsb, _norms_of(self.model, norms), extras)
         self.window = self.obsb.window
         self.driver = CommittedHead(self.backfill, fcfs_queue=True)
         self.name = f"rl:{self.model.path}+{self.backfill}"
@@ -74,12 +87,12 @@ class RLSchedulerPolicy:
         self.rows.catch_up(view)
         vis = q[:self.window]
         k = len(vis)
-        obs = self.obsb.observe(vis, view)
+        obs = self.obsb.observe(vis, view, self.driver.state_now(view))
         mask = np.zeros(self.window, dtype=bool)
         mask[:k] = True
         a = _choose(self.fast.logits(obs, mask), self.greedy, self.gen)
         self.n_decisions += 1
-        return vis[a if a < k else 0]
+        return vis[a % k]  # a padded slot: slot a mod k, as the environment reads it
 
 
 class InspectedPolicy:
@@ -94,17 +107,18 @@ class InspectedPolicy:
         self.backfill = normalize_backfill(env.get("backfill", "none") if backfill is None else backfill,
                                            COMMITTED_BACKFILLS)
         self.base = CommittedHeadPolicy(base or env.get("base", "sjf"), self.backfill)
-        self.norms = dict(norms or self.model.norms)
+        self.norms = _norms_of(self.model, norms)
         self.extras = extras or {}
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
-        self.fast = NumpyActor(self.model.actor)
+        self.fast = self.model.scorer or NumpyActor(self.model.actor)
         self.inspection = Inspection(int(env.get("max_interval", 600)), int(env.get("max_rejections", 72)))
         self.goal = env.get("goal", "bsld")
         self.features = env.get("features", "paper")
         self.driver = CommittedHead(self.backfill)
         self.name = f"inspected:{self.base.priority.name}:{self.model.path}+{self.backfill}"
         self._rejected = None
+        self._blocked = False
 
     @property
     def n_inspections(self) -> int:
@@ -113,6 +127,10 @@ class InspectedPolicy:
     @property
     def n_rejections(self) -> int:
         return self.inspection.n_rejections
+
+    @property
+    def n_blocked_rejections(self) -> int:
+        return self.inspection.n_blocked_rejections
 
     def decide(self, view: SimView) -> list[Decision]:
         d = self.driver
@@ -132,7 +150,7 @@ class InspectedPolicy:
         self._rejected = None
         out = d.run(view, self._pick)
         if self._rejected is not None:
-            out.append(insp.reject(self._rejected, view.now))
+            out.append(insp.reject(self._rejected, view.now, self._blocked))
         return out
 
     def _pick(self, q, view: SimView):
@@ -141,21 +159,87 @@ class InspectedPolicy:
         if insp.capped(top):
             return top
         e = self.extras.get(top.info.id)
-        obs = self.feat.observe(view, top, q, insp.count(top), e[0] if e else top.info.nodes)
+        obs = self.feat.observe(view, top, q, insp.count(top), e[0] if e else top.info.nodes,
+                                self.driver.state_now(view))
         a = _choose(self.fast.logits(obs, _BOTH_ACTIONS), self.greedy, self.gen)
         insp.n_inspections += 1
         if a == ACCEPT:
             return top
         self._rejected = top
+        self._blocked = obs[4] < 0.5  # "runnable" said no
         return None
 
 
+class SplitWindowPolicy:
+    """Deep Back-Filling's trained split-window network as a core policy (a flat cluster).
+
+    At each scheduling point it places window jobs one after another (the environment's schedule
+    cycling) until the network picks Fwd or an invalid slot.  One rule the environment does not
+    have: on an idle machine (nothing running) a pass that would place nothing starts the first
+    window job instead (all fit), because a policy cannot know whether another job will still
+    arrive and the run must finish; ``n_forced`` counts these starts.  Backfilling options are
+    not taken: the agent back-fills by itself."""
+
+    def __init__(self, model: LoadedModel | str, *, greedy: bool = True, seed: int = 0, norms: dict | None = None,
+                 **_ignored) -> None:
+        self.model = load_model(model) if not isinstance(model, LoadedModel) else model
+        if self.model.agent != "splitwindow":
+            raise ValueError(f"{self.model.path}: a {self.model.agent} model, not a split-window one")
+        env = self.model.env
+        self.head, self.tail = int(env["head"]), int(env["tail"])
+        self.sigma = env.get("sigma", "remaining")
+        self.norms = dict(norms or self.model.norms)
+        self.greedy = greedy
+        self.gen = torch.Generator().manual_seed(seed)
+        self.fast = NumpyActor(self.model.actor)
+        self.mask = np.ones(self.head + self.tail + 1, dtype=bool)
+        self.name = f"splitwindow:{self.head}-{self.tail}:{self.model.path}"
+        self.obsb: SplitObservation | None = None
+        self._run = None
+        self.n_decisions = 0
+        self.n_forced = 0
+
+    def decide(self, view: SimView) -> list[Decision]:
+        if self._run != view.run_id:
+            self._run = view.run_id
+            n = view.machine.total_nodes
+            if int(self.norms.get("n_cores", n)) != n:
+                raise ValueError(f"{self.model.path}: trained for {int(self.norms['n_cores'])} cores, the machine "
+                                 f"has {n}")
+            self.obsb = SplitObservation(n, self.head, self.tail, self.norms["max_runtime"], sigma=self.sigma)
+        obsb = self.obsb
+        obsb.cores.sync(view.running)
+        queue = list(view.queue)
+        free = view.state.free_nodes
+        now = view.now
+        out: list[Decision] = []
+        while queue:
+            obs, vis = obsb.observe(queue, now)
+            obsb.count_decision(len(queue))
+            a = _choose(self.fast.logits(obs, self.mask), self.greedy, self.gen)
+            self.n_decisions += 1
+            if a >= len(vis) or vis[a].info.nodes > free:
+                if out or view.running:
+                    break
+                a = 0  # idle machine: see the class docstring
+                self.n_forced += 1
+            js = vis[a]
+            out.append(Start(js.info.id, None))
+            free -= js.info.nodes
+            queue.remove(js)
+            obsb.cores.take(js.info.id, js.info.nodes, now, now + js.info.walltime)
+        return out
+
+
 def policy_from_model(path: str, **kwargs):
-    """The right policy class for a model file (job picking or inspector)."""
+    """The right policy class for a model file (job picking, inspector or split window)."""
     model = load_model(path)
     if model.agent == "rlscheduler":
         kwargs.pop("base", None)
         return RLSchedulerPolicy(model, **kwargs)
+    if model.agent == "splitwindow":
+        return SplitWindowPolicy(model, greedy=kwargs.get("greedy", True), seed=kwargs.get("seed", 0),
+                                 norms=None)
     return InspectedPolicy(model, **kwargs)
 
 

@@ -8,9 +8,19 @@ clip 0.2, γ = 1, GAE λ = 0.97, policy iterations stop early when the approxima
 greedily (argmax) unless asked to sample.
 
 Trajectories are collected from ``n_envs`` environments stepped together (one batched forward
-pass per step).  Trajectory k of epoch e starts from ``reset(seed=s)`` with s drawn from
-``SeedSequence([seed, e])``, and action sampling uses a dedicated ``torch.Generator`` whose state is
-checkpointed, so a resumed run repeats an uninterrupted one exactly.
+pass per step), which live in this process or in ``workers`` rollout workers (subprocesses, or Ray
+actors with ``backend="ray"``; ``rtsched.rl.rollouts``) that simulate in parallel.  Trajectory k of
+epoch e starts from ``reset(seed=s)`` with s drawn from ``SeedSequence([seed, e])``, and action
+sampling uses a dedicated ``torch.Generator`` whose state is checkpointed, so a resumed run repeats
+an uninterrupted one exactly, and the number of workers and the backend change nothing but speed.
+
+``rollout="trajectories"`` hands out whole trajectories instead: worker w samples trajectories
+w, w + N, ... of the epoch with the actor evaluated in NumPy and trajectory k's own random stream
+``default_rng([seed, epoch, k])`` (reset seed and actions), and returns them when done; the trainer
+then computes their log-probabilities and values in batched passes.  One hand-off per worker and
+epoch instead of one per step, so it scales where lock-step collection waits on every hand-off
+(busy machines, many workers); results again do not depend on the workers or backend, but they
+differ from the lock-step mode's (another random stream).
 
 A checkpoint (``checkpoint.pt`` in the output folder, rewritten atomically after every epoch) holds
 the format tag, the configuration (PPO and environment), the normalisation constants, both
@@ -34,7 +44,8 @@ import torch
 
 from rtsched.errors import RtschedError
 from rtsched.files import atomic_write, atomic_write_text
-from rtsched.rl.nets import build_networks
+from rtsched.rl.nets import NumpyActor, build_networks
+from rtsched.rl.rollouts import MODES, make_pool
 
 FORMAT = "rtsched-rl-model"
 VERSION = 1
@@ -68,7 +79,11 @@ class PPOConfig:
     critic: str = "mlp"  # rlscheduler: mlp (paper) | kernel (authors' code)
     hidden: tuple[int, ...] = (32, 16, 8)
     max_traj_len: int | None = None  # discard longer trajectories (the inspector code uses 10 × 128)
+    minibatch: int | None = None  # None: full-batch iterations; else shuffled minibatches of this size per pass
     torch_threads: int | None = None  # intra-op threads of the update (None: 1); collection always uses 1
+    workers: int = 1  # rollout workers stepping the n_envs environments (1: in this process); speed only
+    backend: str = "local"  # rollout workers: "local" (subprocesses) or "ray" (Ray actors); speed only
+    rollout: str = "lockstep"  # "lockstep" (the trainer samples every step) | "trajectories" (see module docstring)
 
 
 # Occupied job slots per policy-gradient chunk.  The kernel actor's MLP runs once per occupied slot
@@ -115,6 +130,10 @@ class EpochBatch:
     infos: list[dict] = field(default_factory=list)
     steps: int = 0
 
+    def tensors(self) -> tuple[torch.Tensor, ...]:
+        """(obs, mask, act, logp, adv, ret) as tensors sharing the arrays' memory."""
+        return tuple(torch.as_tensor(a) for a in (self.obs, self.mask, self.act, self.logp, self.adv, self.ret))
+
 
 class PPOTrainer:
     """Trains ``agent`` ("rlscheduler" or "inspector") on environments made by ``make_env()``.
@@ -124,20 +143,29 @@ class PPOTrainer:
     """
 
     def __init__(self, agent: str, make_env: Callable[[], object], config: PPOConfig, env_config: dict,
-                 norms: dict, out: str | None = None, progress: Callable | None = None) -> None:
+                 norms: dict, out: str | None = None, progress: Callable | None = None, *,
+                 first_env=None, ray_address: str | None = None) -> None:
         self.agent = agent
         self.config = config
         self.env_config = dict(env_config)
         self.norms = dict(norms)
         self.out = out
         self.progress = progress
+        if config.rollout not in MODES:
+            raise ValueError(f"unknown rollout mode {config.rollout!r}; choose from {', '.join(MODES)}")
         n_envs = max(1, min(config.n_envs, config.trajs_per_epoch))
-        self.envs = [make_env() for _ in range(n_envs)]
-        env0 = self.envs[0]
+        if config.rollout == "trajectories":  # a worker samples its trajectories one after another
+            n_envs = max(1, min(config.workers, config.trajs_per_epoch))
+        # ``first_env`` (or a new one): the spaces, and environment 0 itself when the environments live here.
+        env0 = first_env if first_env is not None else make_env()
+        # With workers, ``make_env`` is sent to them (it must pickle: ``rtsched.rl.rollouts.EnvFactory``).
+        self.pool = make_pool(make_env, n_envs, config.workers, config.backend, first=env0, address=ray_address)
         self.obs_dim = int(np.prod(env0.observation_space.shape))
         self.n_actions = int(env0.action_space.n)
         if agent == "rlscheduler":
             n_features, window = env0.obsb.n_features, env0.window
+        elif agent == "splitwindow":
+            n_features, window = self.obs_dim, env0.window
         else:
             n_features, window = env0.feat.n, 1
         self.n_features, self.window = n_features, window
@@ -161,18 +189,55 @@ class PPOTrainer:
             return self._collect(epoch)
 
     def _collect(self, epoch: int) -> EpochBatch:
+        if self.config.rollout == "trajectories":
+            return self._collect_trajectories(epoch)
+        return self._collect_lockstep(epoch)
+
+    def _collect_trajectories(self, epoch: int) -> EpochBatch:
+        """Workers sample whole trajectories with the actor in NumPy (``rollouts.sample_trajectory``);
+        the trainer then evaluates log-probabilities and values in batched passes."""
+        cfg = self.config
+        forward = NumpyActor(self.actor).plain()
+        trajs = self.pool.trajectories(forward, cfg.seed, epoch, cfg.trajs_per_epoch, cfg.max_traj_len)
+        obs = torch.as_tensor(np.concatenate([t["obs"] for t in trajs]).astype(np.float32))
+        mask_np = np.concatenate([t["mask"] for t in trajs]).astype(bool)
+        mask = torch.as_tensor(mask_np)
+        act = torch.as_tensor(np.concatenate([t["act"] for t in trajs]))
+        logps, vals = [], []
+        with torch.no_grad():
+            for r0, r1 in _row_chunks(mask_np, PI_CHUNK_SLOTS):
+                logits = self.actor(obs[r0:r1], mask[r0:r1])
+                logps.append(torch.log_softmax(logits, dim=-1).gather(1, act[r0:r1, None]).squeeze(-1))
+                vals.append(self.critic(obs[r0:r1]))
+        logp = torch.cat(logps).numpy()
+        val = torch.cat(vals).numpy()
+        done, infos, pos = [], [], 0
+        for t in trajs:
+            n = len(t["act"])
+            b = {"obs": t["obs"], "mask": t["mask"], "act": t["act"], "logp": logp[pos:pos + n], "val": val[pos:pos + n],
+                 "rew": t["rew"]}
+            pos += n
+            done.append((t["k"], b, float(t["ret"])))
+            infos.append(t["info"])
+            if self.on_trajectory is not None:
+                self.on_trajectory(len(done), cfg.trajs_per_epoch, float(t["ret"]), t["info"])
+        return self._finish(done, infos, pos)
+
+    def _collect_lockstep(self, epoch: int) -> EpochBatch:
         cfg = self.config
         n_traj = cfg.trajs_per_epoch
         seeds = np.random.SeedSequence([cfg.seed, epoch]).generate_state(n_traj + 1024)
-        envs = self.envs
+        pool = self.pool
+        n_envs = len(pool)
         next_seed = 0
         traj_count = 0  # trajectories started (kept or discarded)
         done_trajs: list[tuple] = []
-        bufs: list[dict | None] = [None] * len(envs)
-        obs_now: list[np.ndarray | None] = [None] * len(envs)
-        active: list[int] = []
+        bufs: list[dict | None] = [None] * n_envs
+        obs_now: list = [None] * n_envs
+        mask_now: list = [None] * n_envs
         max_len = cfg.max_traj_len
         infos: list[dict] = []
+        resets: list[tuple[int, int]] = []  # (env, seed) to reset before the next step
 
         def start(i: int) -> bool:
             nonlocal next_seed, traj_count
@@ -180,43 +245,53 @@ class PPOTrainer:
                 return False
             if next_seed >= len(seeds):
                 raise RuntimeError("too many discarded trajectories; raise max_traj_len")
-            o, _ = envs[i].reset(seed=int(seeds[next_seed]))
+            resets.append((i, int(seeds[next_seed])))
             next_seed += 1
             traj_count += 1
-            obs_now[i] = o
-            bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "id": traj_count - 1}
+            bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "rew": [], "id": traj_count - 1}
             return True
 
-        for i in range(len(envs)):
-            if start(i):
-                active.append(i)
+        def do_resets() -> None:
+            # Environments are independent: resetting them together after the step gives each the
+            # seed it would get reset one by one.
+            for (i, _s), (o, m) in zip(resets, pool.reset_many(resets)):
+                obs_now[i], mask_now[i] = o, m
+            resets.clear()
+
+        active = [i for i in range(n_envs) if start(i)]
+        do_resets()
         steps = 0
         while active:
             obs_b = torch.as_tensor(np.stack([obs_now[i] for i in active]))
-            mask_b = torch.as_tensor(np.stack([envs[i].action_masks() for i in active]))
+            mask_b = torch.as_tensor(np.stack([mask_now[i] for i in active]))
             with torch.no_grad():
                 logits = self.actor(obs_b, mask_b)
                 vals = self.critic(obs_b)
                 probs = torch.softmax(logits, dim=-1)
                 acts = torch.multinomial(probs, 1, generator=self.gen).squeeze(-1)
                 logps = torch.log_softmax(logits, dim=-1).gather(1, acts[:, None]).squeeze(-1)
+            act_list = [int(a) for a in acts]
+            results = pool.step_many(list(zip(active, act_list)))
             still = []
             for j, i in enumerate(active):
                 b = bufs[i]
-                a = int(acts[j])
                 b["obs"].append(obs_now[i])
-                b["mask"].append(mask_b[j].numpy())
-                b["act"].append(a)
+                b["mask"].append(mask_now[i])
+                b["act"].append(act_list[j])
                 b["logp"].append(float(logps[j]))
                 b["val"].append(float(vals[j]))
-                o, r, term, trunc, info = envs[i].step(a)
+                o, m, r, term, trunc, info = results[j]
                 steps += 1
-                obs_now[i] = o
+                obs_now[i], mask_now[i] = o, m
+                b["rew"].append(float(r))
                 if term or trunc:
-                    done_trajs.append((b["id"], b, float(r)))
+                    # the episode's return: the terminal reward for the picking and inspector agents
+                    # (their other rewards are 0), the sum of the per-cycle rewards for the split window
+                    ret_i = float(r) if len(b["rew"]) == 1 else float(np.sum(b["rew"]))
+                    done_trajs.append((b["id"], b, ret_i))
                     infos.append(info)
                     if self.on_trajectory is not None:
-                        self.on_trajectory(len(done_trajs), n_traj, float(r), info)
+                        self.on_trajectory(len(done_trajs), n_traj, ret_i, info)
                     if start(i):
                         still.append(i)
                 elif max_len is not None and len(b["act"]) >= max_len:
@@ -225,6 +300,7 @@ class PPOTrainer:
                         still.append(i)
                 else:
                     still.append(i)
+            do_resets()
             active = still
         done_trajs.sort(key=lambda t: t[0])
         return self._finish(done_trajs, infos, steps)
@@ -233,9 +309,9 @@ class PPOTrainer:
         cfg = self.config
         obs, mask, act, logp, adv, ret, rets = [], [], [], [], [], [], []
         for _id, b, r in trajs:
-            n = len(b["act"])
-            rew = np.zeros(n)
-            rew[-1] = r
+            # Per-step rewards as the environment gave them (zeros before the terminal reward for the
+            # picking and inspector agents).  A truncated episode is treated as terminal (no bootstrap).
+            rew = np.asarray(b["rew"], dtype=np.float64)
             vals = np.append(np.asarray(b["val"], dtype=np.float64), 0.0)
             deltas = rew + cfg.gamma * vals[1:] - vals[:-1]
             adv.append(discount_cumsum(deltas, cfg.gamma * cfg.lam))
@@ -261,13 +337,10 @@ class PPOTrainer:
             return self._update(batch)
 
     def _update(self, batch: EpochBatch) -> dict:
+        if self.config.minibatch:
+            return self._update_minibatch(batch)
         cfg = self.config
-        obs = torch.as_tensor(batch.obs)
-        mask = torch.as_tensor(batch.mask)
-        act = torch.as_tensor(batch.act)
-        logp_old = torch.as_tensor(batch.logp)
-        adv = torch.as_tensor(batch.adv)
-        ret = torch.as_tensor(batch.ret)
+        obs, mask, act, logp_old, adv, ret = batch.tensors()
         kl = 0.0
         pi_iters = 0
         loss_pi = torch.tensor(0.0)
@@ -303,6 +376,45 @@ class PPOTrainer:
             self.v_opt.step()
         return {"loss_pi": float(loss_pi.detach()), "loss_v": float(loss_v.detach()), "kl": kl, "pi_iters": pi_iters}
 
+    def _update_minibatch(self, batch: EpochBatch) -> dict:
+        """``train_pi_iters`` passes of shuffled minibatches (one optimiser step each) for the policy,
+        stopping after a pass whose approximate KL exceeds the limit; the same for the value with
+        ``train_v_iters`` passes (the split-window agent, seed 004: minibatch 128)."""
+        cfg = self.config
+        obs, mask, act, logp_old, adv, ret = batch.tensors()
+        n = len(act)
+        size = max(1, int(cfg.minibatch))
+        perm_gen = torch.Generator().manual_seed(int(cfg.seed) * 1_000_003 + self.epoch)
+        kl, pi_iters = 0.0, 0
+        loss_pi = loss_v = torch.tensor(0.0)
+        for _ in range(cfg.train_pi_iters):
+            perm = torch.randperm(n, generator=perm_gen)
+            for k in range(0, n, size):
+                idx = perm[k:k + size]
+                logits = self.actor(obs[idx], mask[idx])
+                logp = torch.log_softmax(logits, dim=-1).gather(1, act[idx, None]).squeeze(-1)
+                ratio = torch.exp(logp - logp_old[idx])
+                a = adv[idx]
+                loss_pi = -(torch.min(ratio * a, torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip) * a)).mean()
+                self.pi_opt.zero_grad()
+                loss_pi.backward()
+                self.pi_opt.step()
+            pi_iters += 1
+            with torch.no_grad():
+                logp = torch.log_softmax(self.actor(obs, mask), dim=-1).gather(1, act[:, None]).squeeze(-1)
+                kl = float((logp_old - logp).mean())
+            if kl > cfg.kl_stop * cfg.target_kl:
+                break
+        for _ in range(cfg.train_v_iters):
+            perm = torch.randperm(n, generator=perm_gen)
+            for k in range(0, n, size):
+                idx = perm[k:k + size]
+                loss_v = ((self.critic(obs[idx]) - ret[idx]) ** 2).mean()
+                self.v_opt.zero_grad()
+                loss_v.backward()
+                self.v_opt.step()
+        return {"loss_pi": float(loss_pi.detach()), "loss_v": float(loss_v.detach()), "kl": kl, "pi_iters": pi_iters}
+
     # ------------------------------------------------------------------------------ loop
     def train(self, epochs: int) -> list[dict]:
         """Run epochs ``self.epoch + 1 .. epochs`` (checkpointing each); returns the history."""
@@ -328,6 +440,10 @@ class PPOTrainer:
             if self.progress is not None:
                 self.progress(e, epochs, row)
         return self.history
+
+    def close(self) -> None:
+        """Stop the rollout workers (a trainer in one process has nothing to stop)."""
+        self.pool.close()
 
     # ------------------------------------------------------------------------------ files
     def state(self) -> dict:
@@ -419,7 +535,8 @@ def _require_training_state(path: str, st: dict, purpose: str) -> None:
 def _comparable(d: dict, key: str) -> dict:
     d = _jsonable(d)
     if key == "ppo":
-        d.pop("torch_threads", None)  # speed only
+        for k in ("torch_threads", "workers", "backend"):  # speed only
+            d.pop(k, None)
     if key == "env":
         d.pop("trace_path", None)  # the same trace may be found elsewhere
     return d
@@ -482,10 +599,18 @@ class LoadedModel:
     arch: dict
     epoch: int
     history: list
+    # The actor's logits of one observation (``NumpyActor.logits``'s interface) when the actor is not
+    # one of rtsched's networks (a stable-baselines3 policy); None: ``NumpyActor(actor)``.
+    scorer: object | None = None
 
 
 def load_model(path: str) -> LoadedModel:
-    """A trained model (actor and critic in eval mode) from a model or checkpoint file or folder."""
+    """A trained model (actor and critic in eval mode) from a model or checkpoint file or folder,
+    or a stable-baselines3 / sb3-contrib ``.zip`` (``rtsched.rl.sb3``)."""
+    if os.fspath(path).lower().endswith(".zip"):
+        from rtsched.rl.sb3 import load_sb3_model
+
+        return load_sb3_model(path)
     st = read_model_file(path)
     arch = st["arch"]
     try:

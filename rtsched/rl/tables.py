@@ -23,6 +23,7 @@ import numpy as np
 
 from heuristics.backfill import normalize_backfill
 from heuristics.committed import COMMITTED_BACKFILLS
+from rtsched.files import atomic_write_text
 from rtsched.rl.api import train
 from rtsched.rl.policy import policy_from_model
 from rtsched.rl.ppo import export_model, read_model_file
@@ -116,18 +117,20 @@ class InspectedRun:
     value: float  # mean goal value over the sequences
     inspections: int
     rejections: int
+    blocked_rejections: int = 0  # rejections of a job that could not start then anyway
 
 
 def inspect_sequences(model: str, trace: RLTrace, starts: Sequence[int], seq_len: int, backfill: str, base: str,
                       goal: str = "bsld") -> InspectedRun:
     """A base priority inspected by ``model`` on each sequence (greedy), with the rejection counts."""
-    vals, insp, rej = [], 0, 0
+    vals, insp, rej, blocked = [], 0, 0, 0
     for s in starts:
         pol = _model_policy(model, trace, s, seq_len, backfill, base=base)
         vals.append(run_sequence(trace, s, seq_len, pol, backfill=backfill, goals=(goal,))[goal])
         insp += pol.n_inspections
         rej += pol.n_rejections
-    return InspectedRun(_mean(vals), insp, rej)
+        blocked += pol.n_blocked_rejections
+    return InspectedRun(_mean(vals), insp, rej, blocked)
 
 
 def inspector_table(traces: Mapping[str, object], models: Mapping[tuple[str, str], str], *,
@@ -160,6 +163,10 @@ def inspector_table(traces: Mapping[str, object], models: Mapping[tuple[str, str
                 row[f"gain {cross_col} %"] = 100.0 * (base_v - row[cross_col]) / base_v
             row["gain Y→Y %"] = 100.0 * (base_v - row["Y→Y"]) / base_v
             row["rejection ratio Y→Y"] = run.rejections / run.inspections if run and run.inspections else float("nan")
+            # the share of those rejections whose job could not start anyway (seed 000 §4.4.1: "rejecting a
+            # job that needs to wait for resources does not impact the performance")
+            row["blocked share of rejections"] = (run.blocked_rejections / run.rejections if run and run.rejections
+                                                  else float("nan"))
             rows.append(row)
             index.append((base.upper(), label))
     return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["base", "trace Y"]))
@@ -218,11 +225,7 @@ def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str 
                             "trace_file": st["env"].get("trace_path"), "seed": st["ppo"].get("seed"),
                             "last_mean_return": last.get("mean_return"), "bytes": info["bytes"]})
     manifest = {"format": "rtsched-table5-models", "note": note, "models": entries}
-    tmp = os.path.join(dest, "manifest.json.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(manifest, fh, indent=1)
-        fh.write("\n")
-    os.replace(tmp, os.path.join(dest, "manifest.json"))
+    atomic_write_text(os.path.join(dest, "manifest.json"), json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 

@@ -102,6 +102,15 @@ class RLTrace:
         return Workload(self.jobs[start:start + length], name=f"{self.name}[{start}:{start + length}]",
                         max_nodes=self.max_nodes)
 
+    def in_order(self) -> bool:
+        """Whether the jobs are in strict (submit, id) order.  Workload keeps jobs sorted that way,
+        so then every window is a plain slice of the trace (computed once)."""
+        v = self.cache.get("in_order")
+        if v is None:
+            jobs = self.jobs
+            v = self.cache["in_order"] = all((a.submit, a.id) < (b.submit, b.id) for a, b in zip(jobs, jobs[1:]))
+        return v
+
     def simulator(self, start: int, length: int, machine):
         """A core simulator of jobs [start, start + length) in RLScheduler's event order.  The jobs'
         ``JobInfo`` records are built once per trace and reused by every window (an RL run builds
@@ -113,10 +122,7 @@ class RLTrace:
         if infos is None:
             from rtsched.sim.state import JobInfo
 
-            jobs = self.jobs
-            # Workload keeps jobs sorted by (submit, id): slices of a trace in that order keep it.
-            in_order = all((a.submit, a.id) < (b.submit, b.id) for a, b in zip(jobs, jobs[1:]))
-            infos = [JobInfo.of(j) for j in jobs] if in_order else False
+            infos = [JobInfo.of(j) for j in self.jobs] if self.in_order() else False
             self.cache["job_infos"] = infos
         # the compatibility event order; no schedule record (speed: RL runs only read the outcomes)
         return Simulator(wl, machine, event_order="rlscheduler", record_schedule=False,

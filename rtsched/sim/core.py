@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import weakref
+from itertools import repeat
+from operator import attrgetter
 from typing import Callable, Iterable, Protocol
 
 from rtsched.checkpoint import CheckpointKind, CheckpointModel, IOModel
@@ -72,7 +75,10 @@ class SimView:
                  "machine", "checkpoint", "io")
 
     def __init__(self, sim: "Simulator") -> None:
-        self._sim = sim
+        # A weak reference: a strong one would make every simulator a reference cycle that only
+        # the cyclic garbage collector frees (an RL environment builds one per episode).  A view
+        # is meaningful while its simulation exists.
+        self._sim = weakref.ref(sim)
         self.run_id = sim.run_id
         self.machine = sim.machine
         self.state = sim.machine_state
@@ -87,22 +93,25 @@ class SimView:
 
     @property
     def woken(self) -> bool:
-        return self._sim._woken
+        return self._sim()._woken
 
     @property
     def n_done(self) -> int:
-        return self._sim.n_done
+        return self._sim().n_done
 
     def job(self, job_id: int) -> JobState:
         """The state of job ``job_id`` (any job that has arrived)."""
-        return self._sim.by_id[job_id]
+        return self._sim().by_id[job_id]
 
     def holders(self, alloc: int) -> list[JobState]:
         """Jobs holding partition ``alloc`` or a partition that conflicts with it."""
-        return self._sim.blockers(alloc)
+        return self._sim().blockers(alloc)
 
 
 _run_ids = itertools.count(1)
+_nodes_of = attrgetter("nodes")
+_runtime_of = attrgetter("runtime")
+_id_of = attrgetter("id")
 
 
 class Simulator:
@@ -137,20 +146,24 @@ class Simulator:
         self.progress = progress
         self.progress_every = max(1, progress_every)
         jobs = workload.jobs
-        for job in jobs:
-            if not machine.fits(job.nodes):
-                raise InfeasibleError(
-                    f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
+        # Per-job set-up in C-level loops (map/zip): an RL environment builds one simulator per episode.
+        nodes = list(map(_nodes_of, jobs))
+        distinct = set(nodes)
+        sizes = {n: machine.allocated_nodes(n) for n in distinct if machine.fits(n)}
+        if len(sizes) != len(distinct):
+            job = next(j for j in jobs if j.nodes not in sizes)
+            raise InfeasibleError(
+                f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
         self.jobs = jobs
-        self._runtime = [j.runtime for j in jobs]
-        self._alloc_nodes = [machine.allocated_nodes(j.nodes) for j in jobs]
+        self._runtime = list(map(_runtime_of, jobs))
+        self._alloc_nodes = list(map(sizes.__getitem__, nodes))
         if job_infos is None:
             job_infos = [JobInfo.of(j) for j in jobs]
         elif len(job_infos) != len(jobs) or (jobs and job_infos[0].id != jobs[0].id):
             raise ValueError("job_infos must describe workload.jobs, in order")
-        self.states = [JobState(i, info) for i, info in enumerate(job_infos)]
-        self.by_id = {s.info.id: s for s in self.states}
-        self.outcomes = [JobOutcome(j, allocated_nodes=self._alloc_nodes[i]) for i, j in enumerate(jobs)]
+        self.states = list(map(JobState, range(len(job_infos)), job_infos))
+        self.by_id = dict(zip(map(_id_of, job_infos), self.states))
+        self.outcomes = list(map(JobOutcome, jobs, repeat(-1), repeat(-1), self._alloc_nodes))
         self.machine_state = machine.new_state()
         self.partitioned = machine.partitioned
         self.heap: list[tuple[int, int, int, int, int, int]] = []
@@ -236,7 +249,14 @@ class Simulator:
                 self._woken = True
                 return True
             self._woken = False
-            if self._fire(cls, idx, version, t) and self.queue:
+            state = states[idx]
+            if state._version != version:  # stale (_fire, inlined)
+                continue
+            if cls == EV_COMPLETE:
+                self._complete(state, t)
+            else:
+                self._phase_done(state, t)
+            if self.queue:
                 return True
 
     def _fire(self, cls: int, idx: int, version: int, t: int) -> bool:
@@ -348,7 +368,27 @@ class Simulator:
             self.queue.remove(state)  # C-level identity scan: cheaper than a rebuild per pass
             state.status = RUNNING
             self._bind(state, alloc, force=False)
-            self._begin(state, self.now)
+            if self._periodic or state.saved > 0:
+                self._begin(state, self.now)
+                return
+            # _begin without checkpoints or a restart, inlined (the hot path of every batch run):
+            # one stint from progress 0, one completion event, expected end = now + walltime.
+            t = self.now
+            state.run_start = t
+            if state.first_start < 0:
+                state.first_start = t
+                state.last_ckpt_time = t
+                self.outcomes[state.idx].first_start = t
+            version = state._version = state._version + 1
+            state._ckpt_interval = 0
+            state._phase = PH_RUN
+            state._phase_start = t
+            state._progress_at_phase_start = 0
+            self.seq += 1
+            heapq.heappush(self.heap, (t + self._runtime[state.idx], EV_COMPLETE, self.seq, EV_COMPLETE, state.idx,
+                                       version))
+            w = info.walltime
+            state.expected_end = t + (w if w > 1 else 1)
             return
         # Not free: allowed only when every job in the way is writing a JIT checkpoint.
         blockers = self.blockers(alloc)

@@ -1,0 +1,206 @@
+"""Deep Back-Filling's split window (seed 004) on Lublin-256: window-size and head/tail sweeps.
+
+Run:  PYTHONPATH=. nice -n 10 python bench/bench_splitwindow.py [--budget-s 50] [--quick] [--json OUT]
+      PYTHONPATH=. python bench/bench_splitwindow.py --speed-only
+
+First, environment steps per second with random actions: the split-window environment beside the
+project's picking environment (RLScheduler's), one after the other in the same process.
+
+For every window configuration M_h-M_t (default: M ∈ {8, 10, 16, 20, 32, 64}, each head-only M-0,
+one tail slot (M−1)-1 and an even split), a split-window agent is trained with the project's PPO
+(``rtsched.rl.api.train``, agent ``splitwindow``) on episodes drawn from the first 80 % of the trace,
+for a fixed wall-time budget per configuration; then every agent and the references EASY
+(FCFS + EASY backfilling), SJF + EASY and seed 004's SJF (smallest cores first, no backfilling)
+schedule the same held-out segments of the last 20 % (``rtsched.rl.evaluate.evaluate_online``:
+validated pipeline runs).  Printed: average wait, average queue length and utilization per
+configuration; for each M the best split against head-only (the paper's headline at M = 20: the
+split cuts the average wait by 49 % and the queue length by 50 %).
+
+The paper trains every configuration for 100,000 episodes of 1,000 placements with [1024, 512, 256]
+networks; this benchmark gives each a budget of seconds (defaults: 250-placement episodes,
+[256, 128, 64] networks, two episodes per update) on a shared 2-core machine, so the agents are
+barely trained: the numbers measure the pipeline and the early learning, not the paper's converged
+agents.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from rtsched.rl.api import train  # noqa: E402
+from rtsched.rl.evaluate import evaluate_online  # noqa: E402
+from rtsched.rl.trace import load_trace  # noqa: E402
+
+DEFAULT_TRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
+                             "traces", "swf", "lublin_256.swf")
+SIZES = (8, 10, 16, 20, 32, 64)
+REFERENCES = {"EASY": "fcfs+easy", "SJF+EASY": "sjf+easy", "SJF (cores)": "smallest"}
+PAPER = {"M": 20, "wait_cut": 0.49, "queue_cut": 0.50}
+
+
+def env_speed(trace, seconds: float = 2.0) -> list[tuple[str, float, float]]:
+    """Random-action steps per second of the split-window environment (M = 20, 10-10) beside the project's
+    picking environment (masked random, no backfilling), measured one after the other in this process:
+    [(label, steps/s, jobs started/s)]."""
+    from rtsched.rl.env_pick import JobPickingEnv
+    from rtsched.rl.env_split import SplitWindowEnv
+
+    out = []
+    for label, env in (("split window 10-10, 1000 placements", SplitWindowEnv(trace, head=10, tail=10)),
+                       ("picking env (RLScheduler), 256 jobs", JobPickingEnv(trace, seq_len=256))):
+        rng = np.random.default_rng(0)
+        env.reset(seed=0)
+        steps = jobs = 0
+        t = time.perf_counter()
+        while time.perf_counter() - t < seconds:
+            n = int(env.action_masks().sum())
+            *_, term, trunc, _ = env.step(int(rng.integers(n)))
+            steps += 1
+            if term or trunc:
+                jobs += env.placed if hasattr(env, "placed") else env.seq_len
+                env.reset()
+        el = time.perf_counter() - t
+        jobs += env.placed if hasattr(env, "placed") else env.driver.n_started
+        out.append((label, steps / el, jobs / el))
+    return out
+
+
+class _Budget(Exception):
+    pass
+
+
+def configs(sizes, tails=None) -> list[tuple[int, int]]:
+    """(M_h, M_t) per size: head-only, one tail slot and an even split, or the given tail sizes."""
+    out = []
+    for m in sizes:
+        choices = ((m, 0), (m - 1, 1), (m - m // 2, m // 2)) if tails is None else [(m - t, t) for t in tails if t <= m]
+        for cfg in choices:
+            if cfg not in out:
+                out.append(cfg)
+    return out
+
+
+def train_config(trace, head: int, tail: int, out: str, budget_s: float, args) -> dict:
+    t0 = time.perf_counter()
+
+    def stop(epoch, epochs, stats):
+        if time.perf_counter() - t0 > budget_s:
+            raise _Budget
+
+    try:
+        res = train("splitwindow", trace=trace, epochs=10 ** 6, out=out, progress=stop, head=head, tail=tail,
+                    placements=args.placements, hidden=tuple(args.hidden), trajs_per_epoch=args.episodes_per_update,
+                    n_envs=args.episodes_per_update, start_range=(0.0, 0.8), seed=args.seed)
+        history = res["history"]
+    except _Budget:
+        with open(os.path.join(out, "progress.json")) as f:
+            history = json.load(f)
+    wall = time.perf_counter() - t0
+    return {"head": head, "tail": tail, "epochs": len(history), "episodes": sum(h["trajectories"] for h in history),
+            "steps": sum(h["steps"] for h in history), "train_s": round(wall, 1),
+            "first_return": history[0]["mean_return"], "last_return": float(np.mean([h["mean_return"]
+                                                                                      for h in history[-5:]]))}
+
+
+def mean_rows(rows, key_fields=("avg_wait", "avg_queue", "utilization", "avg_bsld")) -> dict:
+    out = {k: float(np.mean([r[k] for r in rows])) for k in key_fields}
+    for k in ("avg_invisible", "partial_fraction", "forced"):
+        if k in rows[0]:
+            out[k] = float(np.mean([r[k] for r in rows]))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trace", default=DEFAULT_TRACE)
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--tails", help="tail sizes M_t to run for every M, comma-separated (default 0, 1, M/2)")
+    ap.add_argument("--budget-s", type=float, default=50.0, help="training wall time per configuration")
+    ap.add_argument("--placements", type=int, default=250)
+    ap.add_argument("--hidden", default="256,128,64")
+    ap.add_argument("--episodes-per-update", type=int, default=2)
+    ap.add_argument("--eval-jobs", type=int, default=500)
+    ap.add_argument("--eval-segments", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=os.path.join("runs", "bench_splitwindow"))
+    ap.add_argument("--quick", action="store_true", help="sizes 8,20; 10 s budget; 2 segments of 300 jobs")
+    ap.add_argument("--json", help="write the rows to this file")
+    ap.add_argument("--speed-only", action="store_true", help="only the environment steps per second")
+    args = ap.parse_args()
+    if not os.path.exists(args.trace):
+        print(f"bench_splitwindow: trace not found: {args.trace}", file=sys.stderr)
+        return 1
+    if args.quick:
+        args.sizes, args.budget_s, args.eval_jobs, args.eval_segments = "8,20", 10.0, 300, 2
+    args.hidden = [int(x) for x in args.hidden.split(",")]
+    sizes = [int(x) for x in args.sizes.split(",")]
+    tr = load_trace(args.trace)
+    n = len(tr)
+    lo = int(0.8 * n)
+    starts = [int(x) for x in np.linspace(lo, n - args.eval_jobs, args.eval_segments)]
+    print(f"trace {tr.name}: {n} jobs; training starts in the first 80 %, test segments {starts} × {args.eval_jobs} "
+          f"jobs; budget {args.budget_s:.0f} s per configuration, episodes of {args.placements} placements, "
+          f"networks {args.hidden}, {args.episodes_per_update} episodes per update")
+    speeds = env_speed(tr, 1.0 if args.quick else 3.0)
+    for label, sps, jps in speeds:
+        print(f"  env speed, random actions: {label}: {sps:,.0f} steps/s, {jps:,.0f} jobs started/s")
+    print(f"  split window / picking env steps/s: {speeds[0][1] / speeds[1][1]:.2f}")
+    if args.speed_only:
+        return 0
+    t_all = time.perf_counter()
+    ref_rows = evaluate_online(list(REFERENCES.values()), tr, starts, args.eval_jobs)
+    refs = {lab: mean_rows([r for r in ref_rows if r["policy"] == name]) for lab, name in REFERENCES.items()}
+    results = []
+    tails = [int(x) for x in args.tails.split(",")] if args.tails else None
+    for head, tail in configs(sizes, tails):
+        out = os.path.join(args.out, f"{head}-{tail}")
+        if os.path.exists(os.path.join(out, "checkpoint.pt")):
+            import shutil
+
+            shutil.rmtree(out)
+        info = train_config(tr, head, tail, out, args.budget_s, args)
+        rows = evaluate_online([out], tr, starts, args.eval_jobs)
+        info.update(mean_rows(rows))
+        results.append(info)
+        print(f"  {head:>2}-{tail:<2} {info['episodes']:>4} episodes {info['steps']:>7} steps {info['train_s']:>6.1f} s"
+              f"  return {info['first_return']:8.1f} -> {info['last_return']:8.1f}   wait {info['avg_wait']:9.0f} s  "
+              f"queue {info['avg_queue']:6.2f}  util {info['utilization']:.3f}  invisible {info['avg_invisible']:.2f}"
+              f"  forced {info['forced']:.1f}", flush=True)
+    print(f"\ntotal wall time {time.perf_counter() - t_all:.0f} s\n")
+    print(f"{'config':>8} {'avg wait (s)':>13} {'avg queue':>10} {'util':>6} {'bsld':>9} {'invisible':>9} {'L>M':>6}")
+    for lab, r in refs.items():
+        print(f"{lab:>8} {r['avg_wait']:13.0f} {r['avg_queue']:10.2f} {r['utilization']:6.3f} {r['avg_bsld']:9.1f}")
+    for r in results:
+        print(f"{str(r['head']) + '-' + str(r['tail']):>8} {r['avg_wait']:13.0f} {r['avg_queue']:10.2f} "
+              f"{r['utilization']:6.3f} {r['avg_bsld']:9.1f} {r['avg_invisible']:9.2f} {r['partial_fraction']:6.2f}")
+    print("\nbest split vs head-only (same M), ours beside the paper's headline (M = 20: wait −49 %, queue −50 %):")
+    for m in sizes:
+        head_only = next((r for r in results if r["head"] == m and r["tail"] == 0), None)
+        splits = [r for r in results if r["head"] + r["tail"] == m and r["tail"] > 0]
+        if head_only is None or not splits:
+            continue
+        best = min(splits, key=lambda r: r["avg_wait"])
+        dw = 1 - best["avg_wait"] / head_only["avg_wait"] if head_only["avg_wait"] else 0.0
+        dq = 1 - best["avg_queue"] / head_only["avg_queue"] if head_only["avg_queue"] else 0.0
+        easy = refs["EASY"]
+        paper = (f"   paper: wait −{PAPER['wait_cut']:.0%}, queue −{PAPER['queue_cut']:.0%}" if m == PAPER["M"] else "")
+        print(f"  M = {m:>2}: best split {best['head']}-{best['tail']}: wait {dw:+.0%} cut, queue {dq:+.0%} cut "
+              f"(head-only wait/EASY {head_only['avg_wait'] / easy['avg_wait']:.2f}, best split/EASY "
+              f"{best['avg_wait'] / easy['avg_wait']:.2f}){paper}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"references": refs, "configs": results, "starts": starts, "settings": {
+                "budget_s": args.budget_s, "placements": args.placements, "hidden": args.hidden,
+                "episodes_per_update": args.episodes_per_update, "eval_jobs": args.eval_jobs}}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

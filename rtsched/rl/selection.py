@@ -1,0 +1,163 @@
+"""Model selection on validation sequences: "trained to a score" means the model *chosen* on
+validation sequences, then scored once on the test sequences.
+
+Test scores of consecutive PPO epochs swing widely (RLScheduler with backfilling on Lublin-1: 59.9,
+75.2, 67.7, 58.1 at epochs 22–25), so stopping at the first epoch whose *test* score passes a target
+selects on the test set.  Here instead:
+
+* ``validation_starts``: sequences drawn (seeded) from the allowed part of the trace whose job windows
+  overlap none of the test windows (e.g. seed 003's ten Table-V sequences);
+* ``SnapshotSelector``: a ``train(progress=...)`` callback that, after every epoch, exports the epoch's
+  policy (``export_model``: about 20 KiB) to ``OUT/snapshots/epoch-NNNN.pt``, scores it on the
+  validation sequences (``rtsched.rl.evaluate``: validated pipeline runs) and keeps the best; the
+  scores are written to ``OUT/selection.json`` after every epoch;
+* ``train_selected``: trains, selects, then evaluates the selected snapshot once on the test sequences.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from rtsched.files import atomic_write_text
+from rtsched.rl.evaluate import evaluate
+from rtsched.rl.sequences import start_bounds
+from rtsched.rl.trace import load_trace
+
+SNAPSHOTS = "snapshots"
+SELECTION = "selection.json"
+
+
+def windows_overlap(a: int, la: int, b: int, lb: int) -> bool:
+    """Whether job windows [a, a + la) and [b, b + lb) share a job."""
+    return a < b + lb and b < a + la
+
+
+def validation_starts(n_jobs: int, seq_len: int, n: int, avoid: Iterable[tuple[int, int]], *, seed: int = 0,
+                      start_range=None) -> list[int]:
+    """``n`` distinct first jobs of ``seq_len``-job windows, drawn uniformly (``seed``) among the starts
+    allowed by ``start_range`` (``rtsched.rl.sequences.start_bounds``; default the whole trace) whose
+    windows overlap none of the ``avoid`` windows (``(start, length)`` pairs, e.g. the test sequences).
+    Raises ValueError when fewer than ``n`` such starts exist."""
+    lo, hi = start_bounds(n_jobs, seq_len, (0, n_jobs) if start_range is None else start_range)
+    avoid = [(int(s), int(length)) for s, length in avoid]
+    cands = np.array([s for s in range(lo, hi + 1) if not any(windows_overlap(s, seq_len, a, la) for a, la in avoid)],
+                     dtype=np.int64)
+    if len(cands) < n:
+        raise ValueError(f"only {len(cands)} {seq_len}-job windows avoid the {len(avoid)} test windows; "
+                         f"{n} validation sequences asked for (use shorter ones)")
+    pick = np.random.default_rng(seed).choice(cands, size=n, replace=False)
+    return sorted(int(s) for s in pick)
+
+
+@dataclass
+class SnapshotSelector:
+    """``train(progress=selector)``: export, validate and remember every epoch's model (module docstring)."""
+
+    trace: object
+    out: str
+    starts: Sequence[int]
+    seq_len: int
+    backfill: str = "none"
+    goal: str = "bsld"
+    scores: list[dict] = field(default_factory=list)
+    eval_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.trace = load_trace(self.trace)
+        self.starts = [int(s) for s in self.starts]
+        path = os.path.join(self.out, SELECTION)
+        if os.path.exists(path):  # a resumed run keeps the earlier epochs' scores
+            with open(path) as fh:
+                self.scores = [r for r in json.load(fh).get("epochs", [])]
+
+    def snapshot(self, epoch: int) -> str:
+        return os.path.join(self.out, SNAPSHOTS, f"epoch-{epoch:04d}.pt")
+
+    def __call__(self, epoch: int, epochs: int, stats: dict) -> None:
+        from rtsched.rl.ppo import CHECKPOINT, export_model
+
+        t = time.perf_counter()
+        snap = self.snapshot(epoch)
+        export_model(os.path.join(self.out, CHECKPOINT), snap)
+        rows = evaluate([snap], self.trace, starts=self.starts, seq_len=self.seq_len, backfill=self.backfill,
+                        goals=(self.goal,))
+        key = f"avg_{self.goal}" if self.goal in ("bsld", "wait") else self.goal
+        value = float(np.mean([r[key] for r in rows]))
+        self.scores = [r for r in self.scores if r["epoch"] != epoch]
+        self.scores.append({"epoch": epoch, "validation": value, "train_return": stats.get("mean_return"),
+                            "snapshot": os.path.relpath(snap, self.out)})
+        self.eval_s += time.perf_counter() - t
+        self._write()
+
+    @property
+    def best(self) -> dict | None:
+        """The epoch with the lowest validation score (the earliest among equals); None before any."""
+        if not self.scores:
+            return None
+        return min(self.scores, key=lambda r: (r["validation"], r["epoch"]))
+
+    def _write(self) -> None:
+        doc = {"goal": self.goal, "backfill": self.backfill, "seq_len": self.seq_len, "starts": self.starts,
+               "best": self.best, "epochs": sorted(self.scores, key=lambda r: r["epoch"])}
+        atomic_write_text(os.path.join(self.out, SELECTION), json.dumps(doc, indent=1) + "\n")
+
+
+def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], test_len: int = 1024,
+                   val_starts: Sequence[int] | None = None, val_len: int = 512, n_val: int = 10, val_seed: int = 2,
+                   goal: str = "bsld", backfill: str = "none", cap_s: float | None = None, **options) -> dict:
+    """Train RLScheduler (``rtsched.rl.api.train``; ``options`` as there, e.g. ``seed``, ``n_envs``), keep
+    every epoch's snapshot, choose the one with the best validation score and evaluate it once on the
+    test sequences.  Validation sequences: ``val_starts`` or ``n_val`` × ``val_len`` jobs drawn with
+    ``val_seed`` away from the test windows.  ``cap_s``: stop after the first epoch that ends past this
+    many seconds of wall time (the selection uses the epochs done).  Resumable (same ``out``).
+
+    Returns ``{"selected_epoch", "validation", "test", "epochs", "val_starts", "train_s", "eval_s",
+    "scores"}`` (``test``: mean over the test sequences of the goal's per-sequence value)."""
+    from rtsched.rl.api import train
+
+    tr = load_trace(trace)
+    test_starts = [int(s) for s in test_starts]
+    if val_starts is None:
+        val_starts = validation_starts(len(tr), val_len, n_val, [(s, test_len) for s in test_starts], seed=val_seed)
+    for s in val_starts:
+        for t in test_starts:
+            if windows_overlap(s, val_len, t, test_len):
+                raise ValueError(f"validation sequence {s} (+{val_len}) overlaps test sequence {t} (+{test_len})")
+    sel = SnapshotSelector(tr, out, val_starts, val_len, backfill, goal)
+    t0 = time.perf_counter()
+
+    class _Cap(Exception):
+        pass
+
+    def progress(epoch, total, stats):
+        sel(epoch, total, stats)
+        if cap_s is not None and time.perf_counter() - t0 > cap_s:
+            raise _Cap
+
+    try:
+        train("rlscheduler", tr, goal=goal, backfill=backfill, epochs=epochs, out=out, progress=progress, **options)
+    except _Cap:
+        pass
+    wall = time.perf_counter() - t0
+    best = sel.best
+    if best is None:
+        raise RuntimeError(f"{out}: no epoch finished; nothing to select")
+    rows = evaluate([os.path.join(out, best["snapshot"])], tr, starts=test_starts, seq_len=test_len, backfill=backfill,
+                    goals=(goal,))
+    key = f"avg_{goal}" if goal in ("bsld", "wait") else goal
+    test = float(np.mean([r[key] for r in rows]))
+    result = {"selected_epoch": best["epoch"], "validation": best["validation"], "test": test,
+              "epochs": len(sel.scores), "val_starts": list(val_starts), "val_len": val_len,
+              "train_s": round(wall - sel.eval_s, 1), "eval_s": round(sel.eval_s, 1), "scores": sel.scores}
+    doc = json.loads(open(os.path.join(out, SELECTION)).read())
+    doc["test"] = {"starts": test_starts, "seq_len": test_len, "value": test, "epoch": best["epoch"]}
+    atomic_write_text(os.path.join(out, SELECTION), json.dumps(doc, indent=1) + "\n")
+    return result
+
+
+__all__ = ["SnapshotSelector", "train_selected", "validation_starts", "windows_overlap"]

@@ -1,0 +1,237 @@
+"""Deep Back-Filling's split window (seed 004): window, Eq. 2 reward, schedule cycling, training, policy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium", reason="the rl extra (gymnasium) is not installed")
+pytest.importorskip("torch", reason="the rl extra (torch) is not installed")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from rtsched.jobs import Job, Workload  # noqa: E402
+from rtsched.rl.env_split import SplitWindowEnv  # noqa: E402
+from rtsched.rl.splitwindow import SplitObservation, window_slots  # noqa: E402
+
+from conftest import REPO  # noqa: E402
+
+SAMPLE = str(REPO / "traces" / "lublin_256_sample.swf")
+
+
+class _Info:
+    def __init__(self, jid, submit, nodes=1, walltime=10):
+        self.id, self.submit, self.nodes, self.walltime = jid, submit, nodes, walltime
+
+
+class _JS:
+    def __init__(self, jid, submit, nodes=1, walltime=10):
+        self.info = _Info(jid, submit, nodes, walltime)
+
+
+def _wl(rows, cores=8):
+    jobs = [Job(id=i + 1, submit=s, runtime=r, walltime=r, nodes=n) for i, (s, r, n) in enumerate(rows)]
+    return Workload(jobs, name="toy", max_nodes=cores)
+
+
+def test_window_slots_head_then_tail_newest_first_and_whole_queue_when_short():
+    q = list(range(10))
+    assert window_slots(q, 3, 2) == [0, 1, 2, 9, 8]
+    assert window_slots(q, 5, 0) == [0, 1, 2, 3, 4]
+    assert window_slots(q, 0, 3) == [9, 8, 7]
+    assert window_slots(q[:4], 3, 2) == [0, 1, 2, 3]  # L <= M: no duplicate, head first
+    assert window_slots(q[:5], 3, 2) == [0, 1, 2, 3, 4]
+
+
+def test_eq2_reward_by_hand_with_running_maxima():
+    ob = SplitObservation(8, 2, 1, 100)
+    q = [_JS(1, 0), _JS(2, 10)]
+    # t = 20: eta = 4/8, L = 2 = L_max, W = 20 + 10 = 30 = W_max -> -(0.5 + 1 + 1)/3
+    assert ob.reward(q, 20, 4) == pytest.approx(-(0.5 + 1.0 + 1.0) / 3)
+    # t = 30, one job left (submitted at 10): L = 1 of L_max 2, W = 20 of W_max 30, idle machine
+    assert ob.reward(q[1:], 30, 0) == pytest.approx(-(1.0 + 0.5 + 20 / 30) / 3)
+    # empty queue, full machine: 0 (0/0 never happens once maxima are positive; 0 here)
+    assert ob.reward([], 40, 8) == pytest.approx(0.0)
+    assert SplitObservation(8, 1, 0, 100).reward([], 0, 8) == 0.0  # 0/0 -> 0
+
+
+def test_observation_cores_and_slots_by_hand():
+    ob = SplitObservation(4, 1, 1, 100)
+    ob.cores.take(7, 2, 0, 50)  # lowest cores 0 and 1, until t = 50
+    q = [_JS(1, 0, nodes=2, walltime=40), _JS(2, 5, nodes=1, walltime=100), _JS(3, 8, nodes=4, walltime=20)]
+    obs, vis = ob.observe(q, 10)
+    assert [j.info.id for j in vis] == [1, 3]  # head, then the newest
+    np.testing.assert_allclose(obs[:4], [0.4, 0.4, 0, 0])  # remaining 40 s / r_max 100
+    # slots: (c / N, r / r_max, W / largest wait so far (10 s))
+    np.testing.assert_allclose(obs[4:], [0.5, 0.4, 1.0, 1.0, 0.2, 0.2], rtol=1e-6)
+
+
+def test_schedule_cycling_valid_pick_keeps_time_invalid_pick_ends_cycle():
+    # 4 cores; job 1 (4 cores, 100 s) at t=0; job 2 (2 cores) at t=10; job 3 (1 core) at t=20
+    env = SplitWindowEnv(_wl([(0, 100, 4), (10, 50, 2), (20, 30, 1)], cores=4), head=1, tail=1, placements=3)
+    obs, _ = env.reset(options={"start": 0})
+    assert env.sim.now == 0 and env.visible_ids() == [1]
+    obs, r, term, trunc, _ = env.step(0)  # valid: job 1 starts, reward 0; queue empty -> next arrival
+    assert (r, term, trunc) == (0.0, False, False) and env.sim.now == 10 and env.visible_ids() == [2]
+    obs, r, term, trunc, _ = env.step(0)  # invalid (2 cores, 0 free): ends the cycle like Fwd
+    # full machine (eta = 1), L = 1 = L_max, W = 0 (job 2 just arrived; W_max = 0, 0/0 = 0)
+    assert r == pytest.approx(-(0.0 + 1.0 + 0.0) / 3) and env.sim.now == 20
+    assert env.visible_ids() == [2, 3]
+    obs, r, *_ = env.step(2)  # Fwd
+    assert env.sim.now == 100  # job 1 ends
+    assert env.step(1)[1] == 0.0 and env.sim.now == 100  # job 3 (slot 1, the tail) placed, same time
+    obs, r, term, trunc, info = env.step(0)  # job 2: the third placement ends the episode
+    assert term and not trunc and info["placements"] == 3
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 200), st.integers(1, 8)), min_size=1, max_size=25),
+       head=st.integers(0, 3), tail=st.integers(1, 3), actions=st.lists(st.integers(0, 6), min_size=1, max_size=50))
+def test_every_arriving_job_is_shown_at_least_once(rows, head, tail, actions):
+    t = 0
+    timed = []
+    for gap, r, n in rows:
+        t += gap
+        timed.append((t, r, n))
+    env = SplitWindowEnv(_wl(timed), head=head, tail=tail, placements=len(timed))
+    env.reset(options={"start": 0})
+    k = 0
+    done = False
+    while not done:
+        a = actions[k % len(actions)] % (env.window + 1)
+        k += 1
+        *_, term, trunc, _ = env.step(a)
+        done = term or trunc
+        assert k < 10_000
+    arrived = {js.info.id for js in env.sim.states[:env.sim.next_arrival]}
+    assert arrived == {j.id for j in env.sim.jobs}  # the episode ran through the whole workload
+    assert arrived <= env.seen
+
+
+def test_head_only_window_can_hide_an_arrival():
+    # job 1 fills the machine; 2 and 3 wait; a head-only window of 1 shows job 2 only
+    env = SplitWindowEnv(_wl([(0, 100, 4), (1, 10, 4), (2, 10, 1)], cores=4), head=1, tail=0, placements=3)
+    env.reset(options={"start": 0})
+    env.step(0)  # job 1 starts
+    env.step(1)  # Fwd at job 2's arrival
+    assert env.sim.now == 2 and env.visible_ids() == [2] and 3 not in env.seen
+    split = SplitWindowEnv(_wl([(0, 100, 4), (1, 10, 4), (2, 10, 1)], cores=4), head=0, tail=1, placements=3)
+    split.reset(options={"start": 0})
+    split.step(0)
+    split.step(1)
+    assert split.visible_ids() == [3]
+
+
+def test_gymnasium_make_and_check_env():
+    from gymnasium.utils.env_checker import check_env
+
+    import rtsched.rl.registration  # noqa: F401
+
+    env = gymnasium.make("rtsched/SplitWindow-v0", trace=SAMPLE, head=5, tail=3, placements=50)
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, _ = env.reset(seed=2)
+    assert obs.shape == (256 + 3 * 8,)
+    assert env.action_space.n == 9
+
+
+def test_train_resume_and_policy_in_the_pipeline(tmp_path):
+    from rtsched.pipeline import RunSpec, execute
+    from rtsched.rl.api import train
+    from rtsched.rl.nets import n_params
+    from rtsched.rl.policy import SplitWindowPolicy, load_policy
+    from rtsched.rl.ppo import load_model
+    from rtsched.rl.trace import load_trace
+
+    out = str(tmp_path / "run")
+    opts = dict(head=4, tail=2, placements=40, hidden=(32, 16), seed=3)
+    r1 = train("splitwindow", trace=SAMPLE, epochs=2, out=out, **opts)
+    assert r1["epochs_run"] == 2 and all(h["steps"] > 40 for h in r1["history"])
+    r2 = train("splitwindow", trace=SAMPLE, epochs=3, out=out, **opts)  # resumes
+    assert r2["epochs_run"] == 1 and len(r2["history"]) == 3
+    m = load_model(out)
+    assert m.agent == "splitwindow" and m.env["head"] == 4 and m.env["tail"] == 2
+    assert n_params(m.actor) == (256 + 18) * 32 + 32 + 32 * 16 + 16 + 16 * 7 + 7
+    pol = load_policy(out)
+    assert isinstance(pol, SplitWindowPolicy)
+    tr = load_trace(SAMPLE)
+    rec = execute(RunSpec(trace=tr.path, machine="flat:256", event_order="rlscheduler"),
+                  workload=tr.window(0, 120), policy=pol)  # validated by the pipeline
+    assert all(o.first_start >= o.job.submit for o in rec.outcomes)
+    assert pol.n_decisions >= 120
+
+
+def test_paper_network_sizes():
+    from rtsched.rl.nets import SPLIT_HIDDEN, build_networks
+
+    actor, critic = build_networks("splitwindow", 256 + 60, 20, "", "", SPLIT_HIDDEN)
+    import torch
+
+    x = torch.zeros(3, 316)
+    assert actor(x, torch.ones(3, 21, dtype=torch.bool)).shape == (3, 21)
+    assert critic(x).shape == (3,)
+    assert [m.out_features for m in actor.net if isinstance(m, torch.nn.Linear)] == [1024, 512, 256, 21]
+
+
+def test_cli_train_and_evaluate_splitwindow(tmp_path, capsys):
+    from rtsched.cli import main
+    from rtsched.cli import rl as cli_rl
+    from rtsched.rl import api
+
+    assert tuple(cli_rl.AGENTS) == tuple(api.AGENTS)
+    out = str(tmp_path / "sw")
+    rc = main(["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--epochs", "1", "--out", out, "--head", "3",
+               "--tail", "1", "--placements", "30", "--hidden", "16,8", "--no-progress", "--json"])
+    assert rc == 0
+    import json
+
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["agent"] == "splitwindow" and summary["last_score"] < 0  # Eq. 2 rewards are <= 0
+    rc = main(["rl", "evaluate", "--trace", SAMPLE, "--policies", f"fcfs,{out}", "--starts", "100", "--seq-len", "80",
+               "--json"])
+    assert rc == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert [r["policy"] for r in rows] == ["fcfs", out] and all(r["avg_wait"] >= 0 for r in rows)
+    # options of other agents are refused with a one-line usage error
+    assert main(["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--goal", "wait", "--out", out]) == 2
+    assert main(["rl", "train", "--agent", "rlscheduler", "--trace", SAMPLE, "--tail", "2",
+                 "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "--tail applies to the splitwindow agent only" in err and "Traceback" not in err
+
+
+def test_queue_length_metrics_by_hand():
+    from rtsched.metrics import mean_queue_length, queue_length_series
+
+    # jobs wait on [0, 10), [5, 5) (never) and [5, 20)
+    times, lengths = queue_length_series([0, 5, 5], [10, 5, 20])
+    assert times.tolist() == [0, 5, 10, 20] and lengths.tolist() == [1, 2, 1, 0]
+    assert mean_queue_length([0, 5, 5], [10, 5, 20]) == 1.0  # default window: [first, last submit) = [0, 5)
+    assert mean_queue_length([0, 5, 5], [10, 5, 20], (0, 20)) == 25 / 20
+    assert mean_queue_length([], []) == 0.0
+
+
+def test_shipped_models_load_and_the_split_window_waits_less_than_head_only():
+    from conftest import shared_data
+
+    from rtsched.rl.evaluate import evaluate_online
+    from rtsched.rl.splitwindow import pretrained_splitwindow_models
+
+    models = pretrained_splitwindow_models()
+    assert set(models) == {(20, 0), (10, 10)}
+    lublin = shared_data("traces", "swf", "lublin_256.swf")
+    rows = evaluate_online([models[(20, 0)], models[(10, 10)]], str(lublin), [8000], 300)
+    head_only, split = rows
+    assert split["avg_wait"] < head_only["avg_wait"] and split["avg_queue"] < head_only["avg_queue"]
+    assert head_only["avg_invisible"] > split["avg_invisible"]
+
+
+def test_trajectory_rollouts_keep_the_per_cycle_rewards():
+    from rtsched.rl.nets import NumpyActor, build_networks
+    from rtsched.rl.rollouts import sample_trajectory
+
+    env = SplitWindowEnv(SAMPLE, head=4, tail=2, placements=25)
+    actor, _ = build_networks("splitwindow", env.obsb.dim, env.window, "", "", (16, 8))
+    t = sample_trajectory(env, NumpyActor(actor).plain(), seed=1, epoch=1, k=0)
+    assert len(t["rew"]) == len(t["act"]) and min(t["rew"]) < 0 and max(t["rew"]) <= 0
+    assert t["ret"] == pytest.approx(sum(t["rew"]))
+    assert t["info"]["placements"] == 25
