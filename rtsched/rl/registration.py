@@ -20,6 +20,7 @@ import gymnasium
 ENVIRONMENTS: dict[str, str] = {
     "rtsched/JobPicking-v0": "rtsched.rl.env_pick:JobPickingEnv",
     "rtsched/Inspector-v0": "rtsched.rl.env_inspect:InspectorEnv",
+    "rtsched/RLSchert-v0": "rtsched.rl.env_rlschert:RLSchertEnv",
 }
 
 
