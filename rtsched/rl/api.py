@@ -24,6 +24,16 @@ from rtsched.rl.sequences import filter_range
 from rtsched.rl.trace import load_trace
 
 PICK_ENV_OPTIONS = ("seq_len", "window", "start_range", "sjf_filter", "features", "pad", "util_window")
+RLSCHERT_ENV_OPTIONS = ("mode", "units", "dynamic", "kill", "n_wait", "n_run", "slot", "horizon", "max_job_units",
+                        "job_rate", "simu_len", "seq_len", "start_range", "max_steps", "teacher", "predictor_epochs",
+                        "train_sequences")
+# The paper's PPO settings (seed 001 Table 4; imitation schedule: the digest's default, shortened
+# runs pass their own): 16 environments, one episode each per epoch, mini-batches of 128, 5 passes,
+# lr 1e-4, clip 0.2, KL target 0.01, γ 0.99, GAE λ 0.95, entropy 0.02, a 64-64 MLP.
+RLSCHERT_PPO_DEFAULTS = {"trajs_per_epoch": 16, "n_envs": 16, "minibatch": 128, "train_pi_iters": 5,
+                         "train_v_iters": 5, "pi_lr": 1e-4, "v_lr": 1e-3, "gamma": 0.99, "lam": 0.95,
+                         "ent_coef": 0.02, "hidden": (64, 64), "actor": "mlp", "critic": "mlp",
+                         "imitation": 0.0, "imitation_hold": 50, "imitation_end": 150}
 INSPECT_ENV_OPTIONS = ("seq_len", "base", "features", "reward", "max_interval", "max_rejections", "start_range",
                        "util_window")
 
@@ -42,7 +52,68 @@ def make_env(agent: str, trace, *, goal: str = "bsld", backfill="none", machine=
         return JobPickingEnv(trace, machine=machine, goal=goal, backfill=backfill, **options)
     if agent == "inspector":
         return InspectorEnv(trace, machine=machine, goal=goal, backfill=backfill, **options)
-    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler' or 'inspector'")
+    if agent == "rlschert":
+        from rtsched.rl.env_rlschert import RLSchertEnv
+
+        return RLSchertEnv(trace, **options)
+    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector' or 'rlschert'")
+
+
+def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, progress: Callable | None = None, *,
+                   resume: bool = True, init_from: str | None = None, on_trajectory: Callable | None = None,
+                   **options) -> dict:
+    """Train RLSchert (seed 001) with the project's PPO: ``trace`` is ``"vasplike"`` (the synthetic
+    VASP-like workload) or a trace (event mode).  ``options``: environment options
+    (``RLSCHERT_ENV_OPTIONS``: ``mode``, ``units``, ``dynamic`` (False: the DeepRM-like baseline),
+    ``kill``, ``teacher``, ...) and ``PPOConfig`` fields (``RLSCHERT_PPO_DEFAULTS`` otherwise;
+    ``imitation`` > 0 adds the imitation term, teacher = the rule kill + ``teacher``'s selects)."""
+    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
+    env_opts, ppo_opts = {}, dict(RLSCHERT_PPO_DEFAULTS)
+    for k, v in options.items():
+        if k in RLSCHERT_ENV_OPTIONS:
+            env_opts[k] = v
+        elif k in ppo_fields:
+            ppo_opts[k] = v
+        else:
+            raise TypeError(f"train(): unknown option {k!r} for agent 'rlschert'")
+    ppo_opts["hidden"] = tuple(ppo_opts["hidden"])
+    cfg = PPOConfig(**ppo_opts)
+    from rtsched.rl.env_rlschert import VASPLIKE, RLSchertEnv
+
+    probe = RLSchertEnv(trace, **env_opts)
+    c = probe.cfg
+    env_config = {"agent": "rlschert", "trace": probe.trace_name, "mode": c.mode, "units": probe.units,
+                  "dynamic": c.dynamic, "kill": c.kill, "n_wait": c.n_wait, "n_run": c.n_run, "slot": c.slot,
+                  "horizon": c.horizon, "max_job_units": c.max_job_units,
+                  "trace_path": None if trace == VASPLIKE else os.path.abspath(os.fspath(getattr(trace, "path", trace)))
+                  if isinstance(trace, (str, os.PathLike)) else None,
+                  **{k: v for k, v in env_opts.items() if k not in ("mode", "units", "dynamic", "kill")}}
+    envs = [probe]
+
+    def factory():
+        return envs.pop() if envs else RLSchertEnv(trace, **env_opts)
+
+    trainer = PPOTrainer("rlschert", factory, cfg, env_config, {}, out=out, progress=progress)
+    trainer.on_trajectory = on_trajectory
+    return _run(trainer, out, resume, init_from, epochs)
+
+
+def _run(trainer: PPOTrainer, out, resume: bool, init_from, epochs: int) -> dict:
+    ckpt = os.path.join(out, CHECKPOINT) if out else None
+    lock = FileLock(os.path.join(out, LOCK), f"training folder {out}") if out else contextlib.nullcontext()
+    try:
+        with lock:
+            start_epoch = 0
+            if out and resume and os.path.exists(ckpt):
+                trainer.restore(ckpt)
+                start_epoch = trainer.epoch
+            elif init_from:
+                trainer.warm_start(init_from)
+            history = trainer.train(epochs)
+    except LockedError as exc:
+        raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
+    return {"out": out, "checkpoint": ckpt, "history": history, "epochs_run": trainer.epoch - start_epoch,
+            "trainer": trainer}
 
 
 def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="none", epochs: int = 100,
@@ -59,10 +130,13 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     ``init_from`` (a model file or folder) starts a *new* run from that model's weights, e.g. stage 2
     of trajectory filtering (train on all sequences after a filtered stage 1, seed 003 §IV-C).
     """
+    if agent == "rlschert":
+        return train_rlschert("vasplike" if trace is None else trace, epochs, out, progress, resume=resume,
+                              init_from=init_from, on_trajectory=on_trajectory, **options)
     if trace is None:
         raise ValueError("train() needs a trace (SWF path, Workload or RLTrace)")
     if agent not in ("rlscheduler", "inspector"):
-        raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler' or 'inspector'")
+        raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector' or 'rlschert'")
     tr = load_trace(trace)
     mach = _machine_for(tr, machine)
     backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
@@ -108,19 +182,4 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
 
     trainer = PPOTrainer(agent, factory, cfg, env_config, probe.norms, out=out, progress=progress)
     trainer.on_trajectory = on_trajectory
-    ckpt = os.path.join(out, CHECKPOINT) if out else None
-    # One training run per output folder: a second one would interleave epochs in the checkpoint.
-    lock = FileLock(os.path.join(out, LOCK), f"training folder {out}") if out else contextlib.nullcontext()
-    try:
-        with lock:
-            start_epoch = 0
-            if out and resume and os.path.exists(ckpt):
-                trainer.restore(ckpt)
-                start_epoch = trainer.epoch
-            elif init_from:
-                trainer.warm_start(init_from)
-            history = trainer.train(epochs)
-    except LockedError as exc:
-        raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
-    return {"out": out, "checkpoint": ckpt, "history": history, "epochs_run": trainer.epoch - start_epoch,
-            "trainer": trainer}
+    return _run(trainer, out, resume, init_from, epochs)

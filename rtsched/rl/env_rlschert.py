@@ -17,7 +17,7 @@ Description:
     ``units``-unit cluster, pre-run and running predictions per job) at every reset; a trace (SWF
     path, ``Workload`` or ``RLTrace``) gives windows of ``seq_len`` jobs on a flat cluster of its
     size, the requested times replaced by ``rtsched.rl.predict.PrerunModel``'s pre-run estimates
-    (fitted once on the first 80 % of the trace) and the running predictions from its conditional
+    (its log-median fit, fitted once on the first 80 % of the trace) and the running predictions from its conditional
     model.  Steps where only None is allowed are taken without asking the agent.
 
 Observation space:
@@ -73,8 +73,12 @@ def trace_predictions(trace, train_share: float = 0.8, seed: int = 0, epochs: in
         wl = Workload(list(tr.jobs), name=tr.name)
         cut = int(round(len(wl.jobs) * train_share))
         model = PrerunModel(seed=seed, epochs=epochs).fit(wl.replace_jobs(wl.jobs[:cut]))
-        est = np.maximum(1, np.ceil(model.predict(wl))).astype(np.int64)
         loc = model.location(wl)
+        # The requested time is the log-median fit (the conditional model's location), capped by the
+        # walltime when it is a real cap: MAPE-optimal points are biased low (on Lublin they fall to
+        # one 5-min unit for every job) and would hide the jobs' differences from a scheduler.
+        est = loc if not model.use_walltime else np.minimum(loc, [j.walltime for j in wl.jobs])
+        est = np.maximum(1, np.ceil(est)).astype(np.int64)
         jobs = [j.__class__(j.id, j.submit, j.runtime, int(e), j.nodes, j.kind, j.user, j.group, j.queue,
                             j.checkpointable) for j, e in zip(wl.jobs, est)]
         caps = {j.id: float(j.walltime) for j in wl.jobs} if model.use_walltime else None
@@ -92,7 +96,7 @@ class RLSchertEnv(gym.Env):
                  kill: bool = True, n_wait: int = 5, n_run: int = 8, slot: int = 300, horizon: int = 120,
                  max_job_units: int = 10, job_rate: float = 0.7, simu_len: int = 200, seq_len: int = 256,
                  start_range=None, max_steps: int = 3000, teacher: str = "sjf", validate: bool = True,
-                 predictor_epochs: int = 400) -> None:
+                 predictor_epochs: int = 400, train_sequences: int | None = None) -> None:
         super().__init__()
         self.cfg = RLSchertConfig(mode=mode, n_wait=n_wait, n_run=n_run, slot=slot, horizon=horizon,
                                   max_job_units=max_job_units, dynamic=dynamic, kill=kill)
@@ -115,7 +119,9 @@ class RLSchertEnv(gym.Env):
         self.units = self.machine.total_nodes
         self.max_steps = int(max_steps)
         self.teacher = teacher
+        self._teacher_model = None
         self.validate = validate
+        self.train_sequences = train_sequences
         self.core = RLSchertCore(self.cfg, self.units)
         self.observation_space = spaces.Box(0.0, 1.0, obs_shape(self.units, self.cfg), dtype=np.float32)
         self.action_space = spaces.Discrete(self.cfg.n_actions)
@@ -130,8 +136,8 @@ class RLSchertEnv(gym.Env):
         options = options or {}
         if self.source == VASPLIKE:
             seed = options.get("sequence")
-            if seed is None:
-                seed = int(self.np_random.integers(0, 2**31 - 1))
+            if seed is None:  # a fixed training set (seed 001 Alg. 1: 16 sequences) or a fresh draw
+                seed = int(self.np_random.integers(0, self.train_sequences or 2**31 - 1))
             seq = generate_vasplike(int(seed), self.params)
             preds = ArrayPredictions({j.id: r for j, r in zip(seq.workload.jobs, seq.running)}, self.cfg.slot)
             return seq.workload, preds, int(seed)
@@ -267,9 +273,25 @@ class RLSchertEnv(gym.Env):
 
     def teacher_action(self) -> int:
         """The imitation teacher's action (seed 001 §3.6): the rule-based kill when it fires, else
-        the ``teacher`` heuristic's select (the paper's teacher is a trained no-kill policy; a
-        heuristic stands in for it here)."""
-        return self.heuristic(self.teacher, rule_kill=self.cfg.kill)
+        the select (or None) of ``teacher``: a trained no-kill RLSchert model file (the paper's
+        teacher; greedy) or a heuristic name (``sjf``, ``saf``, ...)."""
+        cfg = self.cfg
+        if cfg.kill:
+            j = self.core.rule_kill(self.sim.view)
+            if j is not None and self._mask[cfg.n_wait + j]:
+                return cfg.n_wait + j
+        if isinstance(self.teacher, str) and not self.teacher.endswith(".pt") and "/" not in self.teacher:
+            return self.heuristic(self.teacher)
+        if self._teacher_model is None:
+            from rtsched.rl.nets import NumpyActor
+            from rtsched.rl.ppo import load_model
+
+            self._teacher_model = NumpyActor(load_model(self.teacher).actor)
+        mask = self._mask.copy()
+        mask[cfg.n_wait:cfg.none_action] = False
+        if not mask.any():
+            return int(np.flatnonzero(self._mask)[0])
+        return int(np.argmax(self._teacher_model.logits(self.core.observe(self.sim.view), mask)))
 
 
 __all__ = ["RLSchertEnv", "VASPLIKE", "trace_predictions"]

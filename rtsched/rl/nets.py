@@ -12,6 +12,9 @@ RLScheduler (seed 003 §3):
 SchedInspector (seed 000 §3): actor F → 32 → 16 → 8 → 2 (938 parameters with F = 7), critic with
 the same body and one output.
 
+RLSchert (seed 001 §3.4): actor = the flattened state → 64 → 64 → 14 actions (ReLU; 557,952
+weights without biases on the 120 × 72 image), critic the same body with one output.
+
 Masked slots get logit −1e9 (the authors add (mask − 1)·1e6), so their probability is 0.
 """
 from __future__ import annotations
@@ -97,14 +100,39 @@ class InspectCritic(nn.Module):
         return self.net(obs).squeeze(-1)
 
 
+class FlatActor(nn.Module):
+    """An MLP on the whole (flattened) observation → masked logits of ``n_actions`` actions (RLSchert)."""
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden: tuple[int, ...] = (64, 64)) -> None:
+        super().__init__()
+        self.obs_dim, self.n_actions = obs_dim, n_actions
+        self.net = mlp((obs_dim, *hidden, n_actions))
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.net(obs).masked_fill(~mask, MASKED_LOGIT)
+
+
+class FlatCritic(nn.Module):
+    def __init__(self, obs_dim: int, hidden: tuple[int, ...] = (64, 64)) -> None:
+        super().__init__()
+        self.net = mlp((obs_dim, *hidden, 1))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs).squeeze(-1)
+
+
 def build_networks(agent: str, n_features: int, window: int, actor: str, critic: str,
                    hidden: tuple[int, ...]) -> tuple[nn.Module, nn.Module]:
+    """The agent's actor and critic.  RLSchert: ``n_features`` is the observation size and
+    ``window`` the number of actions."""
     if agent == "rlscheduler":
         return (PickActor(n_features, window, actor, tuple(hidden)), PickCritic(n_features, window, critic,
                                                                                tuple(hidden)))
     if agent == "inspector":
         return InspectActor(n_features, tuple(hidden)), InspectCritic(n_features, tuple(hidden))
-    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler' or 'inspector'")
+    if agent == "rlschert":
+        return FlatActor(n_features, window, tuple(hidden)), FlatCritic(n_features, tuple(hidden))
+    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector' or 'rlschert'")
 
 
 def n_params(module: nn.Module) -> int:
@@ -127,7 +155,7 @@ class NumpyActor:
         if isinstance(actor, PickActor):
             self.kind = "kernel" if actor.arch == "kernel" else "flat"
             self.window, self.n_features = actor.window, actor.n_features
-        elif isinstance(actor, InspectActor):
+        elif isinstance(actor, (InspectActor, FlatActor)):
             self.kind = "inspect"
         else:
             raise TypeError(f"no NumPy inference for {type(actor).__name__}")

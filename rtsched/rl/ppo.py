@@ -69,6 +69,28 @@ class PPOConfig:
     hidden: tuple[int, ...] = (32, 16, 8)
     max_traj_len: int | None = None  # discard longer trajectories (the inspector code uses 10 × 128)
     torch_threads: int | None = None  # intra-op threads of the update (None: 1); collection always uses 1
+    # RLSchert (seed 001 §3.5-3.6); the defaults leave the other agents' training unchanged.
+    minibatch: int | None = None  # policy and value updates in mini-batches of this size (None: full batch)
+    ent_coef: float = 0.0  # entropy bonus in the policy loss
+    imitation: float = 0.0  # α_t at the start: weight of −log π(teacher action | s) in the policy loss
+    imitation_hold: int = 0  # epochs at full α_t
+    imitation_end: int = 0  # epoch by which α_t has decayed linearly to 0
+
+
+# PPOConfig fields added after version 1 model files were first written: a checkpoint that lacks one
+# compares as if it held the default.
+_LATER_FIELDS = {"minibatch": None, "ent_coef": 0.0, "imitation": 0.0, "imitation_hold": 0, "imitation_end": 0}
+
+
+def imitation_weight(cfg: PPOConfig, epoch: int) -> float:
+    """α_t of epoch ``epoch`` (1-based): ``imitation`` up to ``imitation_hold``, then linear to 0 at
+    ``imitation_end`` (seed 001 §3.6; the digest's default is 0.5, 50, 150)."""
+    if cfg.imitation <= 0 or epoch > max(cfg.imitation_end, cfg.imitation_hold):
+        return 0.0
+    if epoch <= cfg.imitation_hold:
+        return cfg.imitation
+    span = cfg.imitation_end - cfg.imitation_hold
+    return cfg.imitation * max(0.0, (cfg.imitation_end - epoch) / span) if span > 0 else 0.0
 
 
 # Occupied job slots per policy-gradient chunk.  The kernel actor's MLP runs once per occupied slot
@@ -114,10 +136,15 @@ class EpochBatch:
     returns: list[float] = field(default_factory=list)
     infos: list[dict] = field(default_factory=list)
     steps: int = 0
+    teacher: np.ndarray | None = None  # the imitation teacher's action per sample (RLSchert)
 
 
 class PPOTrainer:
-    """Trains ``agent`` ("rlscheduler" or "inspector") on environments made by ``make_env()``.
+    """Trains ``agent`` ("rlscheduler", "inspector" or "rlschert") on environments made by ``make_env()``.
+
+    Rewards are taken at every step (the picking and inspector environments give 0 until the
+    last one); with ``imitation`` > 0 the environments' ``teacher_action()`` is recorded at each
+    step for the imitation term.
 
     ``env_config`` (JSON-able) and ``norms`` are stored in checkpoints so that a model file is
     self-describing; ``out`` is the output folder (None: no files).
@@ -138,6 +165,8 @@ class PPOTrainer:
         self.n_actions = int(env0.action_space.n)
         if agent == "rlscheduler":
             n_features, window = env0.obsb.n_features, env0.window
+        elif agent == "rlschert":
+            n_features, window = self.obs_dim, self.n_actions
         else:
             n_features, window = env0.feat.n, 1
         self.n_features, self.window = n_features, window
@@ -173,6 +202,7 @@ class PPOTrainer:
         active: list[int] = []
         max_len = cfg.max_traj_len
         infos: list[dict] = []
+        teach = imitation_weight(cfg, epoch) > 0
 
         def start(i: int) -> bool:
             nonlocal next_seed, traj_count
@@ -184,7 +214,8 @@ class PPOTrainer:
             next_seed += 1
             traj_count += 1
             obs_now[i] = o
-            bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "id": traj_count - 1}
+            bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "rew": [], "teach": [],
+                       "id": traj_count - 1}
             return True
 
         for i in range(len(envs)):
@@ -209,11 +240,14 @@ class PPOTrainer:
                 b["act"].append(a)
                 b["logp"].append(float(logps[j]))
                 b["val"].append(float(vals[j]))
+                if teach:
+                    b["teach"].append(int(envs[i].teacher_action()))
                 o, r, term, trunc, info = envs[i].step(a)
+                b["rew"].append(float(r))
                 steps += 1
                 obs_now[i] = o
                 if term or trunc:
-                    done_trajs.append((b["id"], b, float(r)))
+                    done_trajs.append((b["id"], b, float(sum(b["rew"]))))
                     infos.append(info)
                     if self.on_trajectory is not None:
                         self.on_trajectory(len(done_trajs), n_traj, float(r), info)
@@ -231,11 +265,11 @@ class PPOTrainer:
 
     def _finish(self, trajs, infos, steps) -> EpochBatch:
         cfg = self.config
-        obs, mask, act, logp, adv, ret, rets = [], [], [], [], [], [], []
+        obs, mask, act, logp, adv, ret, rets, teach = [], [], [], [], [], [], [], []
         for _id, b, r in trajs:
-            n = len(b["act"])
-            rew = np.zeros(n)
-            rew[-1] = r
+            rew = np.asarray(b["rew"], dtype=np.float64)  # 0 until the last step for the terminal-reward agents
+            if b["teach"]:
+                teach.append(np.asarray(b["teach"]))
             vals = np.append(np.asarray(b["val"], dtype=np.float64), 0.0)
             deltas = rew + cfg.gamma * vals[1:] - vals[:-1]
             adv.append(discount_cumsum(deltas, cfg.gamma * cfg.lam))
@@ -248,9 +282,12 @@ class PPOTrainer:
         adv_a = np.concatenate(adv).astype(np.float32)
         if cfg.normalize_adv and len(adv_a) > 1:
             adv_a = (adv_a - adv_a.mean()) / (adv_a.std() + 1e-8)
-        return EpochBatch(np.concatenate(obs).astype(np.float32), np.concatenate(mask).astype(bool),
-                          np.concatenate(act).astype(np.int64), np.concatenate(logp).astype(np.float32),
-                          adv_a, np.concatenate(ret).astype(np.float32), rets, infos, steps)
+        batch = EpochBatch(np.concatenate(obs).astype(np.float32), np.concatenate(mask).astype(bool),
+                           np.concatenate(act).astype(np.int64), np.concatenate(logp).astype(np.float32),
+                           adv_a, np.concatenate(ret).astype(np.float32), rets, infos, steps)
+        if teach:
+            batch.teacher = np.concatenate(teach).astype(np.int64)
+        return batch
 
     # ------------------------------------------------------------------------------ update
     def update(self, batch: EpochBatch) -> dict:
@@ -258,7 +295,66 @@ class PPOTrainer:
         # full-batch update of 8,356 samples took 8.4 s with 1 thread and 29 s with 2 (load ≈ 3.7);
         # a fixed count also keeps float reductions, hence results, the same on any machine.
         with _torch_threads(self.config.torch_threads or 1):
+            if self.config.minibatch:
+                return self._update_minibatch(batch)
             return self._update(batch)
+
+    def _update_minibatch(self, batch: EpochBatch) -> dict:
+        """PPO-clip in shuffled mini-batches (RLSchert, seed 001 Table 4): ``train_pi_iters`` passes,
+        stopping when the approximate KL over the batch exceeds ``kl_stop`` × ``target_kl``; the
+        policy loss adds −``ent_coef`` · entropy and α_t · (−log π(teacher action)) (Eq. 11); the
+        value network is fitted by its own optimiser on the same mini-batches."""
+        cfg = self.config
+        obs = torch.as_tensor(batch.obs)
+        mask = torch.as_tensor(batch.mask)
+        act = torch.as_tensor(batch.act)
+        logp_old = torch.as_tensor(batch.logp)
+        adv = torch.as_tensor(batch.adv)
+        ret = torch.as_tensor(batch.ret)
+        alpha = imitation_weight(cfg, self.epoch + 1)
+        teacher = torch.as_tensor(batch.teacher) if alpha > 0 and batch.teacher is not None else None
+        n = len(act)
+        g = torch.Generator().manual_seed(cfg.seed * 100_003 + self.epoch)
+        kl, passes, loss_pi, loss_v, loss_il = 0.0, 0, 0.0, 0.0, 0.0
+        for _ in range(cfg.train_pi_iters):
+            perm = torch.randperm(n, generator=g)
+            for k in range(0, n, cfg.minibatch):
+                idx = perm[k:k + cfg.minibatch]
+                logits = self.actor(obs[idx], mask[idx])
+                logps = torch.log_softmax(logits, dim=-1)
+                logp = logps.gather(1, act[idx, None]).squeeze(-1)
+                ratio = torch.exp(logp - logp_old[idx])
+                a = adv[idx]
+                loss = -torch.min(ratio * a, torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip) * a).mean()
+                if cfg.ent_coef:
+                    probs = torch.softmax(logits, dim=-1)
+                    ent = -(probs * torch.where(mask[idx], logps, torch.zeros_like(logps))).sum(-1).mean()
+                    loss = loss - cfg.ent_coef * ent
+                if teacher is not None:
+                    il = -logps.gather(1, teacher[idx, None]).squeeze(-1).mean()
+                    loss = loss + alpha * il
+                    loss_il = float(il.detach())
+                self.pi_opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.actor.parameters(), 10.0)
+                self.pi_opt.step()
+                loss_pi = float(loss.detach())
+                lv = ((self.critic(obs[idx]) - ret[idx]) ** 2).mean()
+                self.v_opt.zero_grad()
+                lv.backward()
+                self.v_opt.step()
+                loss_v = float(lv.detach())
+            passes += 1
+            with torch.no_grad():
+                new = torch.log_softmax(self.actor(obs, mask), dim=-1).gather(1, act[:, None]).squeeze(-1)
+            kl = float((logp_old - new).mean())
+            if kl > cfg.kl_stop * cfg.target_kl:
+                break
+        out = {"loss_pi": loss_pi, "loss_v": loss_v, "kl": kl, "pi_iters": passes}
+        if alpha > 0:
+            out["imitation_weight"] = alpha
+            out["loss_imitation"] = loss_il
+        return out
 
     def _update(self, batch: EpochBatch) -> dict:
         cfg = self.config
@@ -317,6 +413,10 @@ class PPOTrainer:
             row = {"epoch": e, "mean_return": float(rets.mean()), "min_return": float(rets.min()),
                    "max_return": float(rets.max()), "trajectories": len(rets), "steps": batch.steps,
                    "collect_s": round(t1 - t0, 3), "update_s": round(t2 - t1, 3), **stats}
+            for key in ("slowdown", "kills"):
+                vals = [i[key] for i in batch.infos if key in i]
+                if vals:
+                    row[f"mean_{key}"] = float(np.mean(vals))
             if self.agent == "inspector" and batch.infos:
                 insp = sum(i.get("inspections", 0) for i in batch.infos)
                 rej = sum(i.get("rejections", 0) for i in batch.infos)
@@ -420,6 +520,9 @@ def _comparable(d: dict, key: str) -> dict:
     d = _jsonable(d)
     if key == "ppo":
         d.pop("torch_threads", None)  # speed only
+        for name, default in _LATER_FIELDS.items():
+            if d.get(name, default) == default:
+                d.pop(name, None)
     if key == "env":
         d.pop("trace_path", None)  # the same trace may be found elsewhere
     return d

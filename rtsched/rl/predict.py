@@ -208,8 +208,9 @@ class PrerunModel:
         return np.exp(self._mu(self.features(workload), self.loc_weights_))
 
     def predict(self, workload: Workload) -> np.ndarray:
-        """Pre-run estimates of the jobs' runtimes, s (≥ 1; ≤ walltime when it is a real cap)."""
-        est = np.exp(self._mu(self.features(workload)))
+        """The MAPE-optimal pre-run estimates of the jobs' runtimes, s (at least one unit, which is
+        how MAPE counts them; ≤ walltime when it is a real cap)."""
+        est = np.maximum(np.exp(self._mu(self.features(workload))), float(self.unit))
         if self.use_walltime:
             est = np.minimum(est, [j.walltime for j in workload.jobs])
         return np.maximum(est, 1.0)
