@@ -59,6 +59,21 @@ def make_env(agent: str, trace, *, goal: str = "bsld", backfill="none", machine=
     raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector' or 'rlschert'")
 
 
+def split_options(options: dict, env_options, agent: str) -> tuple[dict, dict]:
+    """``options`` split into environment options (names in ``env_options``) and ``PPOConfig``
+    fields; TypeError naming any other."""
+    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
+    env_opts, ppo_opts = {}, {}
+    for k, v in options.items():
+        if k in env_options:
+            env_opts[k] = v
+        elif k in ppo_fields:
+            ppo_opts[k] = v
+        else:
+            raise TypeError(f"train(): unknown option {k!r} for agent {agent!r}")
+    return env_opts, ppo_opts
+
+
 def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, progress: Callable | None = None, *,
                    resume: bool = True, init_from: str | None = None, on_trajectory: Callable | None = None,
                    **options) -> dict:
@@ -67,15 +82,8 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
     (``RLSCHERT_ENV_OPTIONS``: ``mode``, ``units``, ``dynamic`` (False: the DeepRM-like baseline),
     ``kill``, ``teacher``, ...) and ``PPOConfig`` fields (``RLSCHERT_PPO_DEFAULTS`` otherwise;
     ``imitation`` > 0 adds the imitation term, teacher = the rule kill + ``teacher``'s selects)."""
-    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
-    env_opts, ppo_opts = {}, dict(RLSCHERT_PPO_DEFAULTS)
-    for k, v in options.items():
-        if k in RLSCHERT_ENV_OPTIONS:
-            env_opts[k] = v
-        elif k in ppo_fields:
-            ppo_opts[k] = v
-        else:
-            raise TypeError(f"train(): unknown option {k!r} for agent 'rlschert'")
+    env_opts, ppo_opts = split_options(options, RLSCHERT_ENV_OPTIONS, "rlschert")
+    ppo_opts = {**RLSCHERT_PPO_DEFAULTS, **ppo_opts}
     ppo_opts["hidden"] = tuple(ppo_opts["hidden"])
     cfg = PPOConfig(**ppo_opts)
     from rtsched.rl.env_rlschert import VASPLIKE, RLSchertEnv
@@ -141,15 +149,7 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     mach = _machine_for(tr, machine)
     backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
     allowed_env = PICK_ENV_OPTIONS if agent == "rlscheduler" else INSPECT_ENV_OPTIONS
-    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
-    env_opts, ppo_opts = {}, {}
-    for k, v in options.items():
-        if k in allowed_env:
-            env_opts[k] = v
-        elif k in ppo_fields:
-            ppo_opts[k] = v
-        else:
-            raise TypeError(f"train(): unknown option {k!r} for agent {agent!r}")
+    env_opts, ppo_opts = split_options(options, allowed_env, agent)
     if agent == "inspector":
         env_opts.setdefault("seq_len", 128)
     if "hidden" in ppo_opts:

@@ -305,12 +305,7 @@ class PPOTrainer:
         policy loss adds −``ent_coef`` · entropy and α_t · (−log π(teacher action)) (Eq. 11); the
         value network is fitted by its own optimiser on the same mini-batches."""
         cfg = self.config
-        obs = torch.as_tensor(batch.obs)
-        mask = torch.as_tensor(batch.mask)
-        act = torch.as_tensor(batch.act)
-        logp_old = torch.as_tensor(batch.logp)
-        adv = torch.as_tensor(batch.adv)
-        ret = torch.as_tensor(batch.ret)
+        obs, mask, act, logp_old, adv, ret = _tensors(batch)
         alpha = imitation_weight(cfg, self.epoch + 1)
         teacher = torch.as_tensor(batch.teacher) if alpha > 0 and batch.teacher is not None else None
         n = len(act)
@@ -358,12 +353,7 @@ class PPOTrainer:
 
     def _update(self, batch: EpochBatch) -> dict:
         cfg = self.config
-        obs = torch.as_tensor(batch.obs)
-        mask = torch.as_tensor(batch.mask)
-        act = torch.as_tensor(batch.act)
-        logp_old = torch.as_tensor(batch.logp)
-        adv = torch.as_tensor(batch.adv)
-        ret = torch.as_tensor(batch.ret)
+        obs, mask, act, logp_old, adv, ret = _tensors(batch)
         kl = 0.0
         pi_iters = 0
         loss_pi = torch.tensor(0.0)
@@ -491,6 +481,11 @@ class PPOTrainer:
             raise ModelFileError(f"{path}: checkpoint does not match the networks: {exc}") from exc
         self.epoch = int(st["epoch"])
         self.history = list(st.get("history", []))
+
+
+def _tensors(batch: EpochBatch) -> tuple:
+    """obs, mask, act, logp, adv, ret of a batch as tensors (no copies)."""
+    return tuple(torch.as_tensor(x) for x in (batch.obs, batch.mask, batch.act, batch.logp, batch.adv, batch.ret))
 
 
 @contextlib.contextmanager

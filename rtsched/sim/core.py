@@ -433,19 +433,7 @@ class Simulator:
         model = model or self.checkpoint
         t = self.now
         out = self.outcomes[state.idx]
-        state._version += 1  # invalidates the job's pending event
-        phase = state._phase
-        if phase == PH_RUN:
-            progress = state._progress_at_phase_start + (t - state._phase_start)
-            self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, progress)
-        elif phase == PH_CKPT:  # a periodic write cut short: its time is spent, its data useless
-            progress = state._progress_at_phase_start
-            self._record(state, state._phase_start, t, CKPT, progress, progress)
-            out.t_ckpt += t - state._phase_start
-        else:  # restart read cut short
-            progress = state.saved
-            self._record(state, state._phase_start, t, RESTART, progress, progress)
-            out.t_restart += t - state._phase_start
+        progress = self._cut(state, t, out)
         state.n_preemptions += 1
         out.n_preemptions += 1
         if model.kind is CheckpointKind.JIT:
@@ -464,6 +452,24 @@ class Simulator:
             out.t_lost += progress - state.saved
         self._requeue(state, t)
 
+    def _cut(self, state: JobState, t: int, out) -> int:
+        """End the current phase of a running job at ``t`` (preemption or kill): record its segment,
+        charge a cut-short write or read, invalidate its pending event; the progress reached, s."""
+        state._version += 1  # invalidates the job's pending event
+        phase = state._phase
+        if phase == PH_RUN:
+            progress = state._progress_at_phase_start + (t - state._phase_start)
+            self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, progress)
+        elif phase == PH_CKPT:  # a periodic write cut short: its time is spent, its data useless
+            progress = state._progress_at_phase_start
+            self._record(state, state._phase_start, t, CKPT, progress, progress)
+            out.t_ckpt += t - state._phase_start
+        else:  # restart read cut short
+            progress = state.saved
+            self._record(state, state._phase_start, t, RESTART, progress, progress)
+            out.t_restart += t - state._phase_start
+        return progress
+
     def _kill(self, job_id: int, estimate: int | None) -> None:
         """Kill a running job: its stint's work is lost (whatever it saved), it is re-queued now,
         with ``estimate`` s as its new requested time when given."""
@@ -481,20 +487,7 @@ class Simulator:
             estimate = int(estimate)
         t = self.now
         out = self.outcomes[state.idx]
-        state._version += 1  # invalidates the job's pending event
-        phase = state._phase
-        if phase == PH_RUN:
-            progress = state._progress_at_phase_start + (t - state._phase_start)
-            self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, progress)
-        elif phase == PH_CKPT:
-            progress = state._progress_at_phase_start
-            self._record(state, state._phase_start, t, CKPT, progress, progress)
-            out.t_ckpt += t - state._phase_start
-        else:
-            progress = state.saved
-            self._record(state, state._phase_start, t, RESTART, progress, progress)
-            out.t_restart += t - state._phase_start
-        out.t_lost += progress
+        out.t_lost += self._cut(state, t, out)
         out.n_kills += 1
         state.saved = 0
         state.n_kills += 1
