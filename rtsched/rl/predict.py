@@ -42,6 +42,7 @@ PREFIXES = tuple(round(0.1 * k, 1) for k in range(1, 11))  # 10 %, 20 %, …, 10
 N_QUEUES = 8
 UNIT_S = 300  # the paper's time unit, s (5 min)
 FALLBACK_OVERRUN = 0.1  # a job past every candidate: estimate elapsed · (1 + this)
+RESIDUAL_QUANTILES = 256
 
 
 def to_units(seconds, unit: int = UNIT_S) -> np.ndarray:
@@ -188,7 +189,10 @@ class PrerunModel:
             loss.backward()
             opt.step()
         self.weights_ = _numpy_layers(net)
-        self.residuals_ = np.sort(np.log(y) - self._mu(x, self.loc_weights_))
+        res = np.log(y) - self._mu(x, self.loc_weights_)
+        # RESIDUAL_QUANTILES evenly spaced quantiles stand for the sample: ``running`` is called at
+        # every decision for every visible running job
+        self.residuals_ = np.quantile(res, (np.arange(RESIDUAL_QUANTILES) + 0.5) / RESIDUAL_QUANTILES)
         return self
 
     def _mu(self, x: np.ndarray, layers=None) -> np.ndarray:
