@@ -237,20 +237,23 @@ class RLSchertCore:
         return max(1, -(-int(seconds) // self.cfg.slot))
 
     def _paint(self, canvas, avbl, js: JobState, offset: int, length: int, colour: int) -> None:
+        """Give ``js`` the first ``units`` free columns of each row in [offset, offset + length)."""
         units = js.info.nodes
-        for r in range(offset, min(offset + length, self.cfg.horizon)):
-            row = canvas[r]
-            free = np.flatnonzero(row == 0)[:units]
-            row[free] = colour
-            avbl[r] -= units
+        r0, r1 = offset, min(offset + length, self.cfg.horizon)
+        if r1 <= r0:
+            return
+        block = canvas[r0:r1]
+        free = block == 0
+        take = free & (np.cumsum(free, axis=1) <= units)
+        block[take] = colour
+        avbl[r0:r1] -= units
 
     def _place(self, avbl, units: int, length: int) -> int | None:
         """Earliest offset t with avbl[t : t + length] ≥ units inside the horizon (DeepRM)."""
-        h = self.cfg.horizon
-        for t in range(0, h - min(length, h) + 1):
-            if (avbl[t:t + length] >= units).all():
-                return t
-        return None
+        length = min(length, self.cfg.horizon)
+        ok = np.lib.stride_tricks.sliding_window_view(avbl >= units, length).all(axis=1)
+        t = int(np.argmax(ok))
+        return t if ok[t] else None
 
     def _replan(self, view: SimView) -> None:
         """Rebuild the canvas from the running jobs and re-place the ready jobs (slotted mode);
