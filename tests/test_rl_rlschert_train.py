@@ -59,15 +59,15 @@ def test_model_schedules_through_the_pipeline(tiny_model):
 def test_shipped_model_by_name_in_simulate(tmp_path):
     from rtsched.rl.hook import pretrained_path
 
-    if pretrained_path("rlschert-vasplike") is None:
-        pytest.fail("the shipped model rtsched/rl/pretrained/rlschert/rlschert-vasplike.pt is missing")
+    if pretrained_path("rlschert-vasplike-kill") is None:
+        pytest.fail("the shipped model rtsched/rl/pretrained/rlschert/rlschert-vasplike-kill.pt is missing")
     from rtsched.generators.vasplike import generate_vasplike
     from rtsched.io.swf import write_swf
 
     swf = tmp_path / "v.swf"
     write_swf(generate_vasplike(3).workload, str(swf))
     r = subprocess.run([sys.executable, "-m", "rtsched", "simulate", "--trace", str(swf), "--machine", "flat:20",
-                        "--policy", "rlschert-vasplike", "--json"], capture_output=True, text=True, cwd=REPO)
+                        "--policy", "rlschert-vasplike-kill", "--json"], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["summary"]["all"]["n"] == len(generate_vasplike(3).workload)
 
@@ -82,3 +82,11 @@ def test_cli_usage_errors(argv, msg, tmp_path, capsys):
 
     assert main(["rl", "train", *argv, "--out", str(tmp_path / "o")]) == 2
     assert msg in capsys.readouterr().err
+
+
+def test_shipped_names_resolve_without_torch():
+    from rtsched.rl.hook import is_model_path, pretrained_path
+
+    for name in ("rlschert-vasplike-kill", "rlschert-vasplike-nokill", "rlschert-vasplike-deeprm"):
+        assert is_model_path(name) and pretrained_path(name).endswith(f"pretrained/rlschert/{name}.pt")
+    assert not is_model_path("sjf") and pretrained_path("sjf") is None and pretrained_path("../x") is None

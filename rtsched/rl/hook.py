@@ -11,7 +11,7 @@ import os
 from heuristics.registry import PolicyLoader
 
 MODEL_SUFFIXES = (".pt",)
-# Models shipped with rtsched that a policy name reaches (``--policy rlschert-vasplike``): the files
+# Models shipped with rtsched that a policy name reaches (``--policy rlschert-vasplike-kill``): the files
 # ``pretrained/rlschert/NAME.pt`` (see its manifest.json).
 PRETRAINED_DIRS = (os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "rlschert"),)
 
@@ -46,4 +46,4 @@ def load_model_policy(name, **options):
 
 
 LOADER = PolicyLoader("trained RL model (.pt file, training folder, or a shipped model's name such as "
-                      "rlschert-vasplike)", is_model_path, load_model_policy)
+                      "rlschert-vasplike-kill)", is_model_path, load_model_policy)
