@@ -127,3 +127,82 @@ def _damp_new_kills(trainer: PPOTrainer, init_from: str, margin: float = 5.0) ->
     with torch.no_grad():
         last.weight[n_wait:none] = last.weight[none]
         last.bias[n_wait:none] = last.bias[none] - margin
+
+
+def _run(trainer: PPOTrainer, out, resume: bool, init_from, epochs: int) -> dict:
+    ckpt = os.path.join(out, CHECKPOINT) if out else None
+    lock = FileLock(os.path.join(out, LOCK), f"training folder {out}") if out else contextlib.nullcontext()
+    try:
+        with lock:
+            start_epoch = 0
+            if out and resume and os.path.exists(ckpt):
+                trainer.restore(ckpt)
+                start_epoch = trainer.epoch
+            elif init_from:
+                trainer.warm_start(init_from)
+            history = trainer.train(epochs)
+    except LockedError as exc:
+        raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
+    return {"out": out, "checkpoint": ckpt, "history": history, "epochs_run": trainer.epoch - start_epoch,
+            "trainer": trainer}
+
+
+def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="none", epochs: int = 100,
+          out: str | None = None, progress: Callable | None = None, *, machine=None, resume: bool = True,
+          init_from: str | None = None, on_trajectory: Callable | None = None, **options) -> dict:
+    """Train an agent; returns ``{"out", "checkpoint", "history", "epochs_run"}``.
+
+    ``options`` are environment options (``seq_len``, ``window``, ``start_range``, ``sjf_filter``,
+    ``features``, ``pad``, ``util_window``; inspector: ``base``, ``reward``, ``max_interval``,
+    ``max_rejections``) and PPO options (``PPOConfig`` fields: ``trajs_per_epoch``, ``n_envs``,
+    ``seed``, ``pi_lr``, ...).  ``progress(epoch, epochs, stats)`` is called after every epoch.
+    With ``resume`` and an existing ``out/checkpoint.pt`` of the same settings, training continues
+    from its epoch; a checkpoint of other settings raises ``ModelFileError`` naming the file.
+    ``init_from`` (a model file or folder) starts a *new* run from that model's weights, e.g. stage 2
+    of trajectory filtering (train on all sequences after a filtered stage 1, seed 003 §IV-C).
+    """
+    if agent == "rlschert":
+        return train_rlschert("vasplike" if trace is None else trace, epochs, out, progress, resume=resume,
+                              init_from=init_from, on_trajectory=on_trajectory, **options)
+    if trace is None:
+        raise ValueError("train() needs a trace (SWF path, Workload or RLTrace)")
+    if agent not in ("rlscheduler", "inspector"):
+        raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector' or 'rlschert'")
+    tr = load_trace(trace)
+    mach = _machine_for(tr, machine)
+    backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
+    allowed_env = PICK_ENV_OPTIONS if agent == "rlscheduler" else INSPECT_ENV_OPTIONS
+    env_opts, ppo_opts = split_options(options, allowed_env, agent)
+    if agent == "inspector":
+        env_opts.setdefault("seq_len", 128)
+    if "hidden" in ppo_opts:
+        ppo_opts["hidden"] = tuple(ppo_opts["hidden"])
+    cfg = PPOConfig(**ppo_opts)
+    if env_opts.get("sjf_filter") == "auto":  # resolve once so that every env (and the checkpoint) agrees
+        env_opts["sjf_filter"] = filter_range(tr, env_opts.get("seq_len", 256), backfill=backfill, goal=goal,
+                                              machine=mach, start_range=env_opts.get("start_range"),
+                                              seed=cfg.seed)
+    probe = make_env(agent, tr, goal=goal, backfill=backfill, machine=mach, **env_opts)
+    env_config = {"agent": agent, "trace": tr.name, "trace_jobs": len(tr),
+                  "trace_path": os.path.abspath(tr.path) if tr.path else None, "goal": goal, "backfill": backfill,
+                  "machine": mach.name, **{k: v for k, v in env_opts.items()}}
+    if agent == "rlscheduler":
+        env_config.setdefault("features", probe.obsb.features)
+        env_config.setdefault("pad", probe.obsb.pad)
+        env_config.setdefault("seq_len", probe.seq_len)
+        env_config.setdefault("window", probe.window)
+    else:
+        env_config.setdefault("base", probe.base_name)
+        env_config.setdefault("features", "paper")
+        env_config.setdefault("max_interval", probe.max_interval)
+        env_config.setdefault("max_rejections", probe.max_rejections)
+    envs = [probe]
+
+    def factory():
+        if envs:
+            return envs.pop()
+        return make_env(agent, tr, goal=goal, backfill=backfill, machine=mach, **env_opts)
+
+    trainer = PPOTrainer(agent, factory, cfg, env_config, probe.norms, out=out, progress=progress)
+    trainer.on_trajectory = on_trajectory
+    return _run(trainer, out, resume, init_from, epochs)
