@@ -143,3 +143,12 @@ def test_rule_kill_heuristic_kills_and_exact_reward_without_kills():
         obs, r, term, trunc, info = env.step(env.teacher_action())
         done = term or trunc
     assert info["kills"] > 0 and len(wl) == info["jobs"]
+
+
+def test_paper_network_size():
+    """Seed 001 §3.4: 557,952 weights (biases excluded) for 120 × 72 inputs, 64-64, 14 outputs."""
+    from rtsched.rl.nets import build_networks
+
+    actor, _ = build_networks("rlschert", 120 * image_width(20, RLSchertConfig(mode="slotted")), 14, "mlp", "mlp",
+                              (64, 64))
+    assert sum(p.numel() for n, p in actor.named_parameters() if n.endswith("weight")) == 557_952
