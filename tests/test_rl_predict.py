@@ -47,6 +47,7 @@ def fitted():
     return wl, PrerunModel(epochs=100).fit(wl)
 
 
+@pytest.mark.slow
 def test_fit_beats_the_walltime_baseline():
     r = evaluate_predictors(_synthetic(), test_share=0.25, epochs=150)
     assert r["test"] == 150 and r["use_walltime"]

@@ -66,7 +66,7 @@ def test_shipped_model_by_name_in_simulate(tmp_path):
 
     swf = tmp_path / "v.swf"
     write_swf(generate_vasplike(3).workload, str(swf))
-    r = subprocess.run([sys.executable, "-m", "rtsched", "simulate", "--trace", str(swf), "--machine", "flat:20",
+    r = subprocess.run([sys.executable, "-m", "rtsched", "simulate", str(swf), "--machine", "flat:20", "--no-progress",
                         "--policy", "rlschert-vasplike-kill", "--json"], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["summary"]["all"]["n"] == len(generate_vasplike(3).workload)
