@@ -9,7 +9,8 @@ Actions (``N_ACTIONS`` = 14 with the paper's sizes): ``0..n_wait−1`` select th
 job, ``n_wait..n_wait+n_run−1`` kill the j-th visible running job, the last one is **None**.
 Selects and kills are collected for the current time (a *pass*); None hands them to the simulator
 (kills first, then starts) and lets time move on: to the next event (``mode="event"``), or by one
-slot (``mode="slotted"``, the paper's time-slotted DeepRM-style simulator).
+slot while jobs wait (``mode="slotted"``, the paper's time-slotted DeepRM-style simulator; with
+nothing waiting, to the next arrival or completion).
 
 * Waiting jobs: the queue in arrival order; a killed job goes to the front (seed 001 §1.8, [T]).
   The first ``n_wait`` (5) are visible and selectable.  (DeepRM keeps holes in its visible slots; here
@@ -27,8 +28,9 @@ slot (``mode="slotted"``, the paper's time-slotted DeepRM-style simulator).
   (seed 001 §1.7): a ready job whose offset reaches 0 starts.  A job can be selected only if it
   can be placed inside the horizon; time moves on only by None.
 * Masks: a select needs an occupied slot and (event mode) room now / (slotted) a place inside the
-  horizon; a kill needs an occupied running slot and ``kill=True``; None is masked in event mode
-  only when nothing would run while a selectable job waits (the core refuses a stuck run).
+  horizon; a kill needs an occupied running slot and ``kill=True``; None is masked only when
+  nothing would run or is reserved while a selectable job waits (event mode: the core refuses a
+  stuck run; slotted mode: a greedy policy could otherwise wait forever in an unchanging state).
 * The rule-based kill (seed 001 §1.8, relative-error reading): kill a visible running job when
   elapsed < len_param, len_param < 10 slots, run_e > 10 slots and |run_e − len_param| / len_param > 1.
 
@@ -310,9 +312,11 @@ class RLSchertCore:
             for j in range(len(self.visible_running())):
                 m[cfg.n_wait + j] = True
         m[cfg.none_action] = True
-        if cfg.mode == "event" and m[:cfg.n_wait].any():
-            if not [js for js in self.running if js not in self.pending_kill] and not self.pending_start:
-                m[cfg.none_action] = False  # nothing would run: the core cannot move on
+        if m[:cfg.n_wait].any() and not self.pending_start and not self.ready \
+                and not [js for js in self.running if js not in self.pending_kill]:
+            # nothing would run or is reserved: event mode, the core could not move on; slotted
+            # mode, a greedy policy could wait forever in an unchanging state
+            m[cfg.none_action] = False
         return m
 
     # ------------------------------------------------------------------------------ actions
@@ -371,7 +375,9 @@ class RLSchertCore:
         self.running = [js for js in self.running if js not in self.pending_kill] + self.pending_start
         self.pending_kill = []
         self.pending_start = []
-        if self.cfg.mode == "slotted":
+        if self.cfg.mode == "slotted" and (self.waiting or self.ready):
+            # jobs wait: the plan is revised at the next slot (nothing waiting: the core's next
+            # arrival or completion is the next decision point, and a run with nothing left ends)
             out.append(WakeAt(now + self.cfg.slot))
         return out
 
