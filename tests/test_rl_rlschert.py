@@ -154,6 +154,7 @@ def test_paper_network_size():
     assert sum(p.numel() for n, p in actor.named_parameters() if n.endswith("weight")) == 557_952
 
 
+@pytest.mark.slow
 def test_slotted_policies_finish_through_the_pipeline():
     """Slotted mode as a core policy: no wake-ups once nothing waits (the run ends), and a policy that
     always waits when it may still finishes (None is masked when nothing runs or is reserved)."""
