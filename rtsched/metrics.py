@@ -288,8 +288,8 @@ def job_table(result: SimResult, window: tuple[int, int] | None = None, *, tau_s
 
     Columns: id, kind ("rt"/"batch"), user, nodes (requested), allocated_nodes, runtime,
     walltime, submit, first_start, end, turnaround, wait, first_wait (s); sd, bsld_seed002,
-    bsld_rl (ratios); category; n_preemptions; n_kills (``Kill`` decisions); t_ckpt, t_restart, t_lost, t_pre = t_restart +
-    t_lost, jit_delay (s); ckpt_node_seconds, restart_node_seconds, lost_node_seconds.
+    bsld_rl (ratios); category; n_preemptions; n_kills (``Kill`` decisions); t_ckpt, t_restart,
+    t_lost, t_pre = t_restart + t_lost, jit_delay (s); ckpt_node_seconds, restart_node_seconds, lost_node_seconds.
     ``table.attrs`` records tau_seed002, tau_rl, window and the categories' duration basis.
     """
     return job_columns(result, window, tau_seed002=tau_seed002, tau_rl=tau_rl, categories=categories).to_frame()

@@ -10,17 +10,18 @@ have neither the input files nor per-step run features, so here:
   mean of their last ten (log, with a flag when the user has no history yet), the queue (one-hot,
   the most frequent queues), the hour of the day (sin, cos) — trained on the log runtime with an
   L1 loss and then on the MAPE itself (|ŷ − y| / y, the paper's Eq. 12, in 5-min units as the
-  paper's discretised runtimes: see ``mape``).  Traces whose requested
-  time *is* the runtime (Lublin: requested time −1, replaced by the actual runtime) drop the
-  walltime feature and cap: it would leak the answer.
+  paper's discretised runtimes: see ``mape``).  Traces whose requested time *is* the runtime
+  (Lublin: requested time −1, replaced by the actual runtime) drop the walltime feature and cap:
+  it would leak the answer.
 * **While running** — the substitute for the per-step run features: a *conditional model on the
   elapsed time*.  With ``μ(x)`` the log-median fit (the first, L1 stage of the pre-run model) and
-  ``ε`` its training residuals, the job's runtime is modelled as ``exp(μ(x) + ε)`` (capped at the walltime when it is a real cap: the mass above
-  it sits on the walltime); knowing that it has already run ``e`` seconds, the estimate is the
-  1/y-weighted median (the MAPE-optimal point) of the candidates above ``e``.  When no candidate
-  is above ``e`` the estimate is ``e·(1 + 0.1)`` (``FALLBACK_OVERRUN``).  It is a non-parametric survival (hazard) model with the pre-run prediction as its
-  location, and it improves with elapsed time as the paper's dynamic predictor does, but from
-  elapsed time alone.
+  ``ε`` its training residuals (256 quantiles), the job's runtime is modelled as
+  ``exp(μ(x) + ε)`` (capped at the walltime when it is a real cap: the mass above it sits on the
+  walltime); knowing that it has already run ``e`` seconds, the estimate is the 1/y-weighted
+  median (the MAPE-optimal point) of the candidates above ``e``.  When no candidate is above ``e``
+  the estimate is ``e·(1 + 0.1)`` (``FALLBACK_OVERRUN``).  It is a non-parametric survival
+  (hazard) model located at the pre-run fit; it changes with elapsed time as the paper's dynamic
+  predictor does, but from elapsed time alone.
 * **Baselines**: walltime as the estimate (``max(walltime, e)`` while running), and the user's
   history (the mean of the user's last two finished runtimes, Tsafrir et al.'s estimate; walltime
   while the user has none).
@@ -257,8 +258,8 @@ def evaluate_predictors(workload: Workload, test_share: float = 0.2, seed: int =
     """MAPE (%) on the last ``test_share`` of the jobs of a model trained on the others.
 
     Returns ``{"jobs", "train", "test", "walltime", "user_history", "prerun", "running",
-    "running_by_prefix", "use_walltime", "unit"}`` (MAPE in the paper's 5-min units, ``mape``): walltime as estimate, user-history average, the pre-run
-    model, and the conditional model averaged over the 10 prefixes 10 %, …, 100 % of each job's run
+    "running_by_prefix", "use_walltime", "unit"}`` (MAPE in the paper's 5-min units, ``mape``):
+    walltime as estimate, user-history average, the pre-run model, and the conditional model averaged over the 10 prefixes 10 %, …, 100 % of each job's run
     (at a prefix f the job has run e = min(f·y, y − 1) s and is known to be still running;
     seed 001 §2.4's protocol) with each prefix's value."""
     n = len(workload.jobs)
@@ -281,5 +282,5 @@ def evaluate_predictors(workload: Workload, test_share: float = 0.2, seed: int =
             "running": float(np.mean(list(by_prefix.values()))), "running_by_prefix": by_prefix}
 
 
-__all__ = ["PREFIXES", "UNIT_S", "PrerunModel", "to_units", "chronological_split", "evaluate_predictors", "mape", "user_history",
-           "user_history_estimate", "walltime_is_runtime"]
+__all__ = ["PREFIXES", "UNIT_S", "PrerunModel", "to_units", "chronological_split", "evaluate_predictors", "mape",
+           "user_history", "user_history_estimate", "walltime_is_runtime"]
