@@ -259,8 +259,8 @@ def evaluate_predictors(workload: Workload, test_share: float = 0.2, seed: int =
 
     Returns ``{"jobs", "train", "test", "walltime", "user_history", "prerun", "running",
     "running_by_prefix", "use_walltime", "unit"}`` (MAPE in the paper's 5-min units, ``mape``):
-    walltime as estimate, user-history average, the pre-run model, and the conditional model averaged over the 10 prefixes 10 %, …, 100 % of each job's run
-    (at a prefix f the job has run e = min(f·y, y − 1) s and is known to be still running;
+    walltime as estimate, user-history average, the pre-run model, and the conditional model
+    averaged over the 10 prefixes 10 %, …, 100 % of each job's run (at a prefix f the job has run e = min(f·y, y − 1) s and is known to be still running;
     seed 001 §2.4's protocol) with each prefix's value."""
     n = len(workload.jobs)
     cut = int(round(n * (1 - test_share)))
