@@ -4,7 +4,8 @@ Everything that reports a slowdown, a wait or a utilization computes it here.  D
 (times in integer seconds, node figures in node-seconds unless a name says hours):
 
 * turnaround = final end − submit; wait = turnaround − runtime (all time not spent on useful
-  work: queueing, preemption, checkpoint/restart overheads, lost work); first_wait =
+  work: queueing, preemption, checkpoint/restart overheads, lost work — of preemptions and of
+  kills, ``t_lost``); first_wait =
   first start − submit.
 * slowdown SD = turnaround / runtime (seed 002, Def. 1).
 * bounded slowdown, two forms, the bound τ named wherever a value is reported:
@@ -46,7 +47,7 @@ SUMMARY_METRICS: tuple[str, ...] = ("sd", "bsld_seed002", "bsld_rl", "wait", "fi
 JOB_COLUMNS: tuple[str, ...] = (
     "id", "kind", "user", "nodes", "allocated_nodes", "runtime", "walltime", "submit", "first_start", "end",
     "turnaround", "wait", "first_wait", "sd", "bsld_seed002", "bsld_rl", "category", "n_preemptions",
-    "t_ckpt", "t_restart", "t_lost", "t_pre", "jit_delay", "ckpt_node_seconds", "restart_node_seconds",
+    "n_kills", "t_ckpt", "t_restart", "t_lost", "t_pre", "jit_delay", "ckpt_node_seconds", "restart_node_seconds",
     "lost_node_seconds",
 )
 
@@ -285,6 +286,7 @@ def job_columns(result: SimResult, window: tuple[int, int] | None = None, *, tau
         "bsld_rl": bounded_slowdown_rl(turnaround, runtime, tau_rl),
         "category": categories.labels(nodes, runtime, walltime),
         "n_preemptions": col(o.n_preemptions for o in outs),
+        "n_kills": col(o.n_kills for o in outs),
         "t_ckpt": t_ckpt,
         "t_restart": t_restart,
         "t_lost": t_lost,
@@ -313,8 +315,8 @@ def job_table(result: SimResult, window: tuple[int, int] | None = None, *, tau_s
 
     Columns: id, kind ("rt"/"batch"), user, nodes (requested), allocated_nodes, runtime,
     walltime, submit, first_start, end, turnaround, wait, first_wait (s); sd, bsld_seed002,
-    bsld_rl (ratios); category; n_preemptions; t_ckpt, t_restart, t_lost, t_pre = t_restart +
-    t_lost, jit_delay (s); ckpt_node_seconds, restart_node_seconds, lost_node_seconds.
+    bsld_rl (ratios); category; n_preemptions; n_kills (``Kill`` decisions); t_ckpt, t_restart,
+    t_lost, t_pre = t_restart + t_lost, jit_delay (s); ckpt_node_seconds, restart_node_seconds, lost_node_seconds.
     ``table.attrs`` records tau_seed002, tau_rl, window and the categories' duration basis.
     """
     return job_columns(result, window, tau_seed002=tau_seed002, tau_rl=tau_rl, categories=categories).to_frame()

@@ -479,7 +479,7 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
         timings["decide_s"] = policy.seconds
     if spec.validate:
         t = time.perf_counter()
-        validate_schedule(result.schedule, marked, machine, sim.io)
+        validate_schedule(result.schedule, marked, machine, sim.io, outcomes=result.outcomes)
         timings["validate_s"] = time.perf_counter() - t
     cleaning = getattr(trace.workload.header, "cleaning", None)
     policy_name = getattr(policy, "name", type(policy).__name__)

@@ -11,12 +11,19 @@ It re-checks a schedule from scratch, knowing only the workload, the machine and
   preemption and saves nothing); a restart read lasts the read time and restores a progress that a
   *completed* write of that job saved; after a preemption the job resumes either with such a
   restart or with a run from progress 0;
-* RT jobs and non-checkpointable jobs run in one piece when ``forbid_rt_preemption`` is set;
+* RT jobs and non-checkpointable jobs run in one piece when ``forbid_rt_preemption`` is set
+  (stints ended by a ``Kill`` excepted, when ``outcomes`` say how many there were);
+* lost work: given the simulator's ``outcomes``, each job's ``t_lost`` (work computed and then
+  lost, by preemptions and kills) must equal what the schedule implies — at every resume, the
+  progress reached minus the progress resumed from — and ``n_preemptions + n_kills`` must be at
+  least the number of resumes (an interruption at the instant a stint begins leaves no segment);
 * capacity: on a partitioned machine no two segments on conflicting partitions overlap in time;
   on a flat cluster the nodes in use never exceed the capacity (a segment ending at t frees its
   nodes for one starting at t).
 """
 from __future__ import annotations
+
+from typing import Iterable
 
 from rtsched.checkpoint import DEFAULT_IO, IOModel
 from rtsched.errors import ScheduleError
@@ -26,9 +33,16 @@ from rtsched.schedule import CKPT, RESTART, RUN, Schedule
 
 
 def validate_schedule(schedule: Schedule, workload: Workload, machine: Machine, io: IOModel = DEFAULT_IO, *,
-                      forbid_rt_preemption: bool = True, max_preemptions: int | None = None) -> None:
-    """Raise ScheduleError naming the job and time of the first broken rule; return None if valid."""
+                      forbid_rt_preemption: bool = True, max_preemptions: int | None = None,
+                      outcomes: Iterable | None = None) -> None:
+    """Raise ScheduleError naming the job and time of the first broken rule; return None if valid.
+
+    ``outcomes``: the run's ``JobOutcome``s (``SimResult.outcomes``), to check the lost-work and
+    interruption accounting against the schedule (``None``: not checked)."""
     jobs = workload.by_id()
+    reported = None
+    if outcomes is not None:
+        reported = {o.job.id: (o.t_lost, o.n_preemptions, getattr(o, "n_kills", 0)) for o in outcomes}
     by_job = schedule.by_job()
     missing = [jid for jid in jobs if jid not in by_job]
     if missing:
@@ -39,7 +53,9 @@ def validate_schedule(schedule: Schedule, workload: Workload, machine: Machine, 
     partitions = machine.partitions if machine.partitioned else None
     for jid, segs in by_job.items():
         job = jobs[jid]
-        if len(segs) == 1:  # the common case, one uninterrupted run: the rules below reduce to these
+        acct = reported.get(jid, (0, 0, 0)) if reported is not None else None
+        if len(segs) == 1 and (acct is None or acct == (0, 0, 0)):
+            # the common case, one uninterrupted run: the rules below reduce to these
             seg = segs[0]
             need = machine.allocated_nodes(job.nodes)
             if (seg.kind == RUN and seg.progress_from == 0 and seg.progress_to == job.runtime
@@ -47,14 +63,14 @@ def validate_schedule(schedule: Schedule, workload: Workload, machine: Machine, 
                     and (partitions is None or (0 <= seg.partition < len(partitions)
                                                 and partitions[seg.partition].nodes == need))):
                 continue
-        _check_job(jid, segs, job, machine, io, forbid_rt_preemption, max_preemptions)
+        _check_job(jid, segs, job, machine, io, forbid_rt_preemption, max_preemptions, acct)
     if machine.partitioned:
         _check_partitions(schedule, machine)
     else:
         _check_capacity(schedule, machine.total_nodes)
 
 
-def _check_job(jid, segs, job, machine, io, forbid_rt_preemption, max_preemptions) -> None:
+def _check_job(jid, segs, job, machine, io, forbid_rt_preemption, max_preemptions, acct=None) -> None:
     def fail(msg: str, seg=None) -> None:
         at = f" (segment {seg.kind} [{seg.start}, {seg.end}))" if seg is not None else ""
         raise ScheduleError(f"job {jid}: {msg}{at}")
@@ -68,6 +84,7 @@ def _check_job(jid, segs, job, machine, io, forbid_rt_preemption, max_preemption
     progress = 0  # work done and not yet lost, s
     prev = None
     stints = 1
+    lost = 0  # work s computed and later lost (the progress given up at each resume)
     for seg in segs:
         if seg.end <= seg.start:
             fail("empty or negative segment", seg)
@@ -92,10 +109,12 @@ def _check_job(jid, segs, job, machine, io, forbid_rt_preemption, max_preemption
                 if seg.kind == RESTART:
                     if seg.progress_from not in saved:
                         fail(f"restarts from progress {seg.progress_from} s, which no completed write saved", seg)
+                    lost += progress - seg.progress_from
                     progress = seg.progress_from
                 elif seg.kind == RUN:
                     if seg.progress_from != 0:
                         fail(f"resumes a run at progress {seg.progress_from} s without a restart read", seg)
+                    lost += progress
                     progress = 0
                 else:
                     fail("resumes with a checkpoint write", seg)
@@ -125,6 +144,15 @@ def _check_job(jid, segs, job, machine, io, forbid_rt_preemption, max_preemption
     if prev.kind != RUN or progress != job.runtime:
         fail(f"ends at progress {progress} s, its runtime is {job.runtime} s", prev)
     preemptions = stints - 1
+    if acct is not None:
+        t_lost, n_pre, n_kills = acct
+        if t_lost != lost:
+            fail(f"the simulator reports {t_lost} s of lost work, the schedule implies {lost} s")
+        # An interruption at the very start of a stint leaves no segment: the schedule may show fewer.
+        if n_pre + n_kills < preemptions:
+            fail(f"the simulator reports {n_pre} preemptions and {n_kills} kills, the schedule has "
+                 f"{preemptions} interruptions")
+        preemptions = max(0, preemptions - n_kills)  # kills need no checkpoint: allowed for any job
     if forbid_rt_preemption and preemptions and (job.kind == "rt" or not job.checkpointable):
         fail(f"was preempted {preemptions} times but is {'real-time' if job.kind == 'rt' else 'not checkpointable'}")
     if max_preemptions is not None and preemptions > max_preemptions:

@@ -24,7 +24,7 @@ def run_validated(workload, machine, policy, **options):
 
     sim = Simulator(workload, machine, **options)
     result = sim.run(policy)
-    validate_schedule(result.schedule, workload, machine, sim.io)
+    validate_schedule(result.schedule, workload, machine, sim.io, outcomes=result.outcomes)
     return result
 
 

@@ -24,7 +24,7 @@ from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
 # checks them against rtsched.rl (tests/test_layers.py checks the lists agree).
-AGENTS = ("rlscheduler", "inspector", "splitwindow")
+AGENTS = ("rlscheduler", "inspector", "splitwindow", "rlschert")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
@@ -92,23 +92,58 @@ def _score_label(agent: str, goal: str) -> str:
         return "gain over base"
     if agent == "splitwindow":
         return "episode return (Eq. 2)"
+    if agent == "rlschert":
+        return "return (Eq. 9)"
     return f"avg {goal}"
 
 
 def _score(agent: str, goal: str, ret: float) -> float:
     """The human-facing score of a trajectory return: the goal's value (the pick environment returns
     −value, +utilization) or the inspector's relative gain over its base policy."""
-    if agent in ("inspector", "splitwindow") or goal == "utilization":
+    if agent in ("inspector", "splitwindow", "rlschert") or goal == "utilization":
         return ret
     return -ret
 
 
 # ---------------------------------------------------------------------------------------- train
+def _rlschert_options(args) -> dict:
+    """``rtsched rl train --agent rlschert``'s options (environment and PPO), checked."""
+    opts: dict = {"mode": args.mode, "kill": not args.no_kill, "dynamic": not args.static}
+    if args.mode == "slotted" and args.trace != "vasplike":
+        raise UsageError("--mode slotted runs the VASP-like workload: use --trace vasplike (or --mode event)")
+    for name, low in (("units", 1), ("job_rate", None), ("simu_len", 1), ("train_sequences", 1),
+                      ("imitation_hold", 0), ("imitation_end", 0), ("minibatch", 1)):
+        v = getattr(args, name)
+        if v is None:
+            continue
+        if low is not None and v < low:
+            raise UsageError(f"--{name.replace('_', '-')}: must be at least {low}, got {v}")
+        opts[name] = v
+    if args.job_rate is not None and not 0 < args.job_rate <= 1:
+        raise UsageError(f"--job-rate: a probability in (0, 1], got {args.job_rate}")
+    if args.imitation is not None:
+        if args.imitation < 0:
+            raise UsageError(f"--imitation: must be >= 0, got {args.imitation}")
+        opts["imitation"] = args.imitation
+    if args.teacher is not None:
+        opts["teacher"] = args.teacher
+    if args.pi_lr is not None:
+        if args.pi_lr <= 0:
+            raise UsageError(f"--pi-lr: must be > 0, got {args.pi_lr}")
+        opts["pi_lr"] = args.pi_lr
+    return opts
+
+
 def cmd_train(args) -> int:
     from rtsched.rl.api import train
     from rtsched.rl.ppo import CHECKPOINT
 
-    _check_trace(args.trace)
+    if args.agent == "rlschert" and args.mode == "slotted" and args.trace != "vasplike":
+        raise UsageError("--mode slotted runs the VASP-like workload: use --trace vasplike (or --mode event)")
+    if args.agent != "rlschert" and (args.no_kill or args.static or args.mode != "event"):
+        raise UsageError("--mode, --no-kill and --static: options of the rlschert agent only")
+    if args.agent != "rlschert" or args.trace != "vasplike":
+        _check_trace(args.trace)
     if args.epochs < 1:
         raise UsageError(f"--epochs: must be at least 1, got {args.epochs}")
     out = args.out or os.path.join("runs", f"{args.agent}-{os.path.splitext(os.path.basename(args.trace))[0]}-"
@@ -133,11 +168,24 @@ def cmd_train(args) -> int:
     if start_range is not None:
         options["start_range"] = start_range
     split_only = {"--head": args.head, "--tail": args.tail, "--placements": args.placements,
-                  "--horizon": args.horizon, "--hidden": args.hidden, "--minibatch": args.minibatch}
+                  "--horizon": args.horizon, "--hidden": args.hidden}
     if args.agent != "splitwindow":
         given = [k for k, v in split_only.items() if v is not None]
         if given:
             raise UsageError(f"{given[0]} applies to the splitwindow agent only")
+    rlschert_only = [o for o, v in (("--mode", args.mode != "event"), ("--no-kill", args.no_kill),
+                                    ("--static", args.static), ("--imitation", args.imitation is not None),
+                                    ("--teacher", args.teacher is not None), ("--units", args.units is not None),
+                                    ("--job-rate", args.job_rate is not None),
+                                    ("--train-sequences", args.train_sequences is not None),
+                                    ("--imitation-hold", args.imitation_hold is not None),
+                                    ("--imitation-end", args.imitation_end is not None),
+                                    ("--simu-len", args.simu_len is not None),
+                                    ("--pi-lr", args.pi_lr is not None)) if v]
+    if args.agent != "rlschert" and rlschert_only:
+        raise UsageError(f"{', '.join(rlschert_only)}: options of the rlschert agent only")
+    if args.minibatch is not None and args.agent not in ("splitwindow", "rlschert"):
+        raise UsageError("--minibatch applies to the splitwindow and rlschert agents only")
     if args.agent == "splitwindow":
         if args.sjf_filter or args.seq_len is not None or args.base != "sjf" or args.actor or args.critic:
             raise UsageError("--sjf-filter, --seq-len, --base, --actor and --critic do not apply to the splitwindow "
@@ -153,6 +201,14 @@ def cmd_train(args) -> int:
             options["hidden"] = tuple(_int_list(args.hidden, "--hidden"))
             if not options["hidden"] or min(options["hidden"]) < 1:
                 raise UsageError(f"--hidden: expected positive layer sizes, got {args.hidden!r}")
+    elif args.agent == "rlschert":
+        if args.sjf_filter or args.base != "sjf":
+            raise UsageError("--sjf-filter and --base do not apply to the rlschert agent")
+        for name in ("actor", "critic"):
+            options.pop(name, None)
+        options.update(_rlschert_options(args))
+        if args.seq_len is not None:
+            options["seq_len"] = args.seq_len
     elif args.agent == "inspector":
         if args.sjf_filter:
             raise UsageError("--sjf-filter applies to the rlscheduler agent only")
@@ -190,10 +246,13 @@ def cmd_train(args) -> int:
         raise
     history = res["history"]
     last = history[-1] if history else {}
+    if args.agent == "rlschert" and last.get("mean_slowdown") is not None:
+        label = "mean slowdown"
     summary = {"agent": args.agent, "trace": args.trace, "goal": args.goal, "backfill": args.backfill,
                "out": out, "checkpoint": ckpt, "epochs": len(history), "epochs_run": res["epochs_run"],
                "score_label": label,
-               "last_score": _score(args.agent, args.goal, last["mean_return"]) if last else None,
+               "last_score": (last["mean_slowdown"] if label == "mean slowdown" else
+                              _score(args.agent, args.goal, last["mean_return"])) if last else None,
                "history": history}
     if args.json:
         print(json.dumps(summary, indent=1, allow_nan=False))
@@ -306,7 +365,8 @@ def register(subparsers) -> None:
 
     tr = rsub.add_parser("train", help="train an agent with PPO (checkpoint every epoch; --resume continues)")
     tr.add_argument("--agent", choices=AGENTS, default="rlscheduler")
-    tr.add_argument("--trace", required=True, help="SWF trace (the papers' cleaning is applied)")
+    tr.add_argument("--trace", required=True,
+                    help="SWF trace (the papers' cleaning is applied); rlschert: also 'vasplike' (synthetic)")
     tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
     tr.add_argument("--epochs", type=int_in(1, 1_000_000), default=100,
@@ -333,7 +393,8 @@ def register(subparsers) -> None:
     tr.add_argument("--horizon", type=int_in(1, 100_000_000),
                     help="splitwindow: trace jobs per episode (default 1.5 × placements)")
     tr.add_argument("--hidden", help="splitwindow: hidden layer sizes, comma-separated (default 1024,512,256)")
-    tr.add_argument("--minibatch", type=int_in(1, 1_000_000), help="splitwindow: PPO minibatch size (default 128)")
+    tr.add_argument("--minibatch", type=int_in(1, 1_000_000),
+                    help="splitwindow, rlschert: PPO minibatch size (default 128)")
     tr.add_argument("--torch-threads", type=int_in(1, 1024),
                     help="PyTorch intra-op threads of the PPO update (default 1; collection always uses 1)")
     tr.add_argument("--workers", type=int_in(1, 1024),
@@ -345,6 +406,22 @@ def register(subparsers) -> None:
     tr.add_argument("--rollout", choices=ROLLOUT_MODES,
                     help="lockstep (default: the trainer samples every step) or trajectories (each worker samples "
                          "whole trajectories; scales better, other random stream)")
+    g = tr.add_argument_group("rlschert (seed 001)")
+    g.add_argument("--mode", choices=["event", "slotted"], default="event",
+                   help="event-driven on the core, or the paper's 5-min slotted canvas (vasplike only)")
+    g.add_argument("--no-kill", action="store_true", help="no kill actions (RLSchert without kill)")
+    g.add_argument("--static", action="store_true",
+                   help="no running predictions: the DeepRM-like baseline (pre-run lengths only)")
+    g.add_argument("--imitation", type=float, help="imitation weight α_t at the start (paper 0.5; default 0: none)")
+    g.add_argument("--imitation-hold", type=int, help="epochs at full α_t (default 50)")
+    g.add_argument("--imitation-end", type=int, help="epoch by which α_t decays to 0 (default 150)")
+    g.add_argument("--teacher", help="imitation teacher's selects: a heuristic (sjf, saf) or a no-kill RLSchert "
+                                     "model file; the rule-based kill comes first (default sjf)")
+    g.add_argument("--units", type=int, help="vasplike: resource units of the cluster (default 20)")
+    g.add_argument("--job-rate", type=float, help="vasplike: arrival probability per slot (default 0.7)")
+    g.add_argument("--simu-len", type=int, help="vasplike: arrival slots per sequence (default 200)")
+    g.add_argument("--train-sequences", type=int, help="vasplike: a fixed set of this many training sequences")
+    g.add_argument("--pi-lr", type=float, help="policy learning rate (rlschert default 1e-4)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)

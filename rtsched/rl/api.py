@@ -23,10 +23,20 @@ from rtsched.rl.sequences import filter_range
 from rtsched.rl.trace import load_trace
 
 PICK_ENV_OPTIONS = ("seq_len", "window", "start_range", "sjf_filter", "features", "pad", "util_window")
+RLSCHERT_ENV_OPTIONS = ("mode", "units", "dynamic", "kill", "n_wait", "n_run", "slot", "horizon", "max_job_units",
+                        "job_rate", "simu_len", "seq_len", "start_range", "max_steps", "teacher", "predictor_epochs",
+                        "train_sequences")
+# The paper's PPO settings (seed 001 Table 4; imitation schedule: the digest's default, shortened
+# runs pass their own): 16 environments, one episode each per epoch, mini-batches of 128, 5 passes,
+# lr 1e-4, clip 0.2, KL target 0.01, γ 0.99, GAE λ 0.95, entropy 0.02, a 64-64 MLP.
+RLSCHERT_PPO_DEFAULTS = {"trajs_per_epoch": 16, "n_envs": 16, "minibatch": 128, "train_pi_iters": 5,
+                         "train_v_iters": 5, "pi_lr": 1e-4, "v_lr": 1e-3, "gamma": 0.99, "lam": 0.95,
+                         "ent_coef": 0.02, "hidden": (64, 64), "actor": "mlp", "critic": "mlp",
+                         "imitation": 0.0, "imitation_hold": 50, "imitation_end": 150, "max_grad_norm": 10.0}
 INSPECT_ENV_OPTIONS = ("seq_len", "base", "features", "reward", "max_interval", "max_rejections", "start_range",
                        "util_window")
 SPLIT_ENV_OPTIONS = ("head", "tail", "placements", "horizon", "start_range", "sigma")
-AGENTS = ("rlscheduler", "inspector", "splitwindow")
+AGENTS = ("rlscheduler", "inspector", "splitwindow", "rlschert")
 # Seed 004's PPO settings where the project's defaults (seeds 003/000) differ: γ 0.99 per decision, one
 # update per episode on minibatches of 128, lr 3e-4 for both networks, [1024, 512, 256] MLPs; 10 passes
 # per update and GAE λ 0.95 are the digest's proposals (the paper is silent).
@@ -43,10 +53,99 @@ def _machine_for(trace, machine):
 
 
 def make_env(agent: str, trace, *, goal: str = "bsld", backfill="none", machine=None, **options):
-    """A picking (``"rlscheduler"``), inspector (``"inspector"``) or split-window (``"splitwindow"``) environment."""
+    """A picking (``"rlscheduler"``), inspector (``"inspector"``), split-window (``"splitwindow"``) or
+    RLSchert (``"rlschert"``: ``trace`` may be ``"vasplike"``) environment."""
     if agent not in AGENTS:
         raise ValueError(f"unknown agent {agent!r}; use {', '.join(AGENTS)}")
     return EnvFactory(agent, trace, goal, backfill, machine, options)()
+
+
+def split_options(options: dict, env_options, agent: str) -> tuple[dict, dict]:
+    """``options`` split into environment options (names in ``env_options``) and ``PPOConfig``
+    fields; TypeError naming any other."""
+    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
+    env_opts, ppo_opts = {}, {}
+    for k, v in options.items():
+        if k in env_options:
+            env_opts[k] = v
+        elif k in ppo_fields:
+            ppo_opts[k] = v
+        else:
+            raise TypeError(f"train(): unknown option {k!r} for agent {agent!r}")
+    return env_opts, ppo_opts
+
+
+def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, progress: Callable | None = None, *,
+                   resume: bool = True, init_from: str | None = None, on_trajectory: Callable | None = None,
+                   ray_address: str | None = None, **options) -> dict:
+    """Train RLSchert (seed 001) with the project's PPO: ``trace`` is ``"vasplike"`` (the synthetic
+    VASP-like workload) or a trace (event mode).  ``options``: environment options
+    (``RLSCHERT_ENV_OPTIONS``: ``mode``, ``units``, ``dynamic`` (False: the DeepRM-like baseline),
+    ``kill``, ``teacher``, ...) and ``PPOConfig`` fields (``RLSCHERT_PPO_DEFAULTS`` otherwise;
+    ``imitation`` > 0 adds the imitation term, teacher = the rule kill + ``teacher``'s selects)."""
+    env_opts, ppo_opts = split_options(options, RLSCHERT_ENV_OPTIONS, "rlschert")
+    ppo_opts = {**RLSCHERT_PPO_DEFAULTS, **ppo_opts}
+    ppo_opts["hidden"] = tuple(ppo_opts["hidden"])
+    cfg = PPOConfig(**ppo_opts)
+    from rtsched.rl.env_rlschert import VASPLIKE, RLSchertEnv
+
+    probe = RLSchertEnv(trace, **env_opts)
+    c = probe.cfg
+    env_config = {"agent": "rlschert", "trace": probe.trace_name, "mode": c.mode, "units": probe.units,
+                  "dynamic": c.dynamic, "kill": c.kill, "n_wait": c.n_wait, "n_run": c.n_run, "slot": c.slot,
+                  "horizon": c.horizon, "max_job_units": c.max_job_units,
+                  "trace_path": None if trace == VASPLIKE else os.path.abspath(os.fspath(getattr(trace, "path", trace)))
+                  if isinstance(trace, (str, os.PathLike)) else None,
+                  **{k: v for k, v in env_opts.items() if k not in ("mode", "units", "dynamic", "kill")}}
+    factory = EnvFactory("rlschert", trace, options=env_opts)  # picklable: rollout workers build from it
+    trainer = PPOTrainer("rlschert", factory, cfg, env_config, {}, out=out, progress=progress, first_env=probe,
+                         ray_address=ray_address)
+    trainer.on_trajectory = on_trajectory
+    resuming = bool(out and resume and os.path.exists(os.path.join(out, CHECKPOINT)))
+    if init_from and not resuming:
+        trainer.warm_start(init_from)
+        _damp_new_kills(trainer, init_from)
+    return _run(trainer, out, resume, None, epochs)
+
+
+def _damp_new_kills(trainer: PPOTrainer, init_from: str, margin: float = 5.0) -> None:
+    """Starting a kill-capable run from a no-kill model (seed 001 §3.6: the no-kill policy is the
+    pre-trained start), the kill outputs were never trained: each kill output becomes a copy of
+    the None output less ``margin`` (kills e^−5 as likely as waiting in every state, so the first
+    episodes are not killing sprees); imitation then teaches the kills."""
+    import torch
+
+    from rtsched.rl.ppo import read_model_file
+
+    if not trainer.env_config.get("kill") or read_model_file(init_from)["env"].get("kill", True):
+        return
+    last = [m for m in trainer.actor.net if isinstance(m, torch.nn.Linear)][-1]
+    n_wait, n_run = int(trainer.env_config["n_wait"]), int(trainer.env_config["n_run"])
+    none = n_wait + n_run
+    with torch.no_grad():
+        last.weight[n_wait:none] = last.weight[none]
+        last.bias[n_wait:none] = last.bias[none] - margin
+
+
+def _run(trainer: PPOTrainer, out, resume: bool, init_from, epochs: int) -> dict:
+    ckpt = os.path.join(out, CHECKPOINT) if out else None
+    lock = FileLock(os.path.join(out, LOCK), f"training folder {out}") if out else contextlib.nullcontext()
+    # One training run per output folder: a second one would interleave epochs in the checkpoint.
+    try:
+        with lock:
+            start_epoch = 0
+            if out and resume and os.path.exists(ckpt):
+                trainer.restore(ckpt)
+                start_epoch = trainer.epoch
+            elif init_from:
+                trainer.warm_start(init_from)
+            history = trainer.train(epochs)
+    except LockedError as exc:
+        raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
+    finally:
+        trainer.close()
+    return {"out": out, "checkpoint": ckpt, "history": history, "epochs_run": trainer.epoch - start_epoch,
+            "trainer": trainer}
 
 
 def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="none", epochs: int = 100,
@@ -68,6 +167,10 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     ``init_from`` (a model file or folder) starts a *new* run from that model's weights, e.g. stage 2
     of trajectory filtering (train on all sequences after a filtered stage 1, seed 003 §IV-C).
     """
+    if agent == "rlschert":
+        return train_rlschert("vasplike" if trace is None else trace, epochs, out, progress, resume=resume,
+                              init_from=init_from, on_trajectory=on_trajectory, ray_address=ray_address,
+                              **options)
     if trace is None:
         raise ValueError("train() needs a trace (SWF path, Workload or RLTrace)")
     if agent not in AGENTS:
@@ -77,15 +180,7 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS) if agent != "splitwindow" else "none"
     allowed_env = {"rlscheduler": PICK_ENV_OPTIONS, "inspector": INSPECT_ENV_OPTIONS,
                    "splitwindow": SPLIT_ENV_OPTIONS}[agent]
-    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
-    env_opts, ppo_opts = {}, {}
-    for k, v in options.items():
-        if k in allowed_env:
-            env_opts[k] = v
-        elif k in ppo_fields:
-            ppo_opts[k] = v
-        else:
-            raise TypeError(f"train(): unknown option {k!r} for agent {agent!r}")
+    env_opts, ppo_opts = split_options(options, allowed_env, agent)
     if agent == "inspector":
         env_opts.setdefault("seq_len", 128)
     if agent == "splitwindow":
@@ -127,21 +222,4 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
             raise
         raise OptionError(f"--workers/--backend: {exc}") from None
     trainer.on_trajectory = on_trajectory
-    ckpt = os.path.join(out, CHECKPOINT) if out else None
-    # One training run per output folder: a second one would interleave epochs in the checkpoint.
-    lock = FileLock(os.path.join(out, LOCK), f"training folder {out}") if out else contextlib.nullcontext()
-    try:
-        with lock:
-            start_epoch = 0
-            if out and resume and os.path.exists(ckpt):
-                trainer.restore(ckpt)
-                start_epoch = trainer.epoch
-            elif init_from:
-                trainer.warm_start(init_from)
-            history = trainer.train(epochs)
-    except LockedError as exc:
-        raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
-    finally:
-        trainer.close()
-    return {"out": out, "checkpoint": ckpt, "history": history, "epochs_run": trainer.epoch - start_epoch,
-            "trainer": trainer}
+    return _run(trainer, out, resume, init_from, epochs)

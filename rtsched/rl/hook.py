@@ -11,6 +11,20 @@ import os
 from heuristics.registry import PolicyLoader
 
 MODEL_SUFFIXES = (".pt", ".zip")  # .zip: a stable-baselines3 / sb3-contrib model (rtsched.rl.sb3)
+# Models shipped with rtsched that a policy name reaches (``--policy rlschert-vasplike-kill``): the files
+# ``pretrained/rlschert/NAME.pt`` (see its manifest.json).
+PRETRAINED_DIRS = (os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "rlschert"),)
+
+
+def pretrained_path(name) -> str | None:
+    """The shipped model file a bare policy name stands for, or None."""
+    if not isinstance(name, str) or not name or os.sep in name or "/" in name or name.endswith(MODEL_SUFFIXES):
+        return None
+    for folder in PRETRAINED_DIRS:
+        path = os.path.join(folder, name.strip().lower() + ".pt")
+        if os.path.isfile(path):
+            return path
+    return None
 
 
 def is_model_path(name) -> bool:
@@ -19,15 +33,17 @@ def is_model_path(name) -> bool:
     if not isinstance(name, (str, os.PathLike)):
         return False
     p = os.fspath(name)
-    return p.endswith(MODEL_SUFFIXES) or os.path.isfile(p) or os.path.isfile(os.path.join(p, "checkpoint.pt"))
+    return (p.endswith(MODEL_SUFFIXES) or os.path.isfile(p) or os.path.isfile(os.path.join(p, "checkpoint.pt"))
+            or pretrained_path(p) is not None)
 
 
 def load_model_policy(name, **options):
-    """The model file ``name`` as a core policy (``rtsched.rl.policy.load_policy``); a ``.zip`` is read by
-    stable-baselines3 (``rtsched.rl.sb3``)."""
+    """The model file ``name`` (or the shipped model it names) as a core policy
+    (``rtsched.rl.policy.load_policy``); a ``.zip`` is read by stable-baselines3 (``rtsched.rl.sb3``)."""
     from rtsched.rl.policy import load_policy  # PyTorch: only when a model is asked for
 
-    return load_policy(name, **options)
+    return load_policy(pretrained_path(name) or name, **options)
 
 
-LOADER = PolicyLoader("trained RL model (.pt file, training folder or stable-baselines3 .zip)", is_model_path, load_model_policy)
+LOADER = PolicyLoader("trained RL model (.pt file, training folder, stable-baselines3 .zip, or a shipped model's "
+                      "name such as rlschert-vasplike-kill)", is_model_path, load_model_policy)

@@ -15,6 +15,9 @@ the same body and one output.
 Deep Back-Filling (seed 004 §3): separate actor and critic MLPs on the observation (N + 3M inputs)
 with hidden sizes [1024, 512, 256] (ReLU); the actor has M + 1 outputs (the window's slots and Fwd).
 
+RLSchert (seed 001 §3.4): actor = the flattened state → 64 → 64 → 14 actions (ReLU; 557,952
+weights without biases on the 120 × 72 image), critic the same body with one output.
+
 Masked slots get logit −1e9 (the authors add (mask − 1)·1e6), so their probability is 0.
 """
 from __future__ import annotations
@@ -101,23 +104,24 @@ class InspectCritic(nn.Module):
         return self.net(obs).squeeze(-1)
 
 
-SPLIT_HIDDEN = (1024, 512, 256)
+SPLIT_HIDDEN = (1024, 512, 256)  # Deep Back-Filling's hidden sizes
 
 
-class SplitActor(nn.Module):
-    """Split-window actor: observation → M + 1 logits (slots, then Fwd)."""
+class FlatActor(nn.Module):
+    """An MLP on the whole (flattened) observation → masked logits of ``n_actions`` actions
+    (RLSchert; Deep Back-Filling with ``n_actions`` = M + 1: the window's slots, then Fwd)."""
 
-    def __init__(self, obs_dim: int, window: int, hidden: tuple[int, ...] = SPLIT_HIDDEN) -> None:
+    def __init__(self, obs_dim: int, n_actions: int, hidden: tuple[int, ...] = (64, 64)) -> None:
         super().__init__()
-        self.obs_dim, self.window = obs_dim, window
-        self.net = mlp((obs_dim, *hidden, window + 1))
+        self.obs_dim, self.n_actions = obs_dim, n_actions
+        self.net = mlp((obs_dim, *hidden, n_actions))
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.net(obs).masked_fill(~mask, MASKED_LOGIT)
 
 
-class SplitCritic(nn.Module):
-    def __init__(self, obs_dim: int, hidden: tuple[int, ...] = SPLIT_HIDDEN) -> None:
+class FlatCritic(nn.Module):
+    def __init__(self, obs_dim: int, hidden: tuple[int, ...] = (64, 64)) -> None:
         super().__init__()
         self.net = mlp((obs_dim, *hidden, 1))
 
@@ -127,14 +131,18 @@ class SplitCritic(nn.Module):
 
 def build_networks(agent: str, n_features: int, window: int, actor: str, critic: str,
                    hidden: tuple[int, ...]) -> tuple[nn.Module, nn.Module]:
+    """The agent's actor and critic.  RLSchert: ``n_features`` is the observation size and
+    ``window`` the number of actions."""
     if agent == "rlscheduler":
         return (PickActor(n_features, window, actor, tuple(hidden)), PickCritic(n_features, window, critic,
                                                                                tuple(hidden)))
     if agent == "inspector":
         return InspectActor(n_features, tuple(hidden)), InspectCritic(n_features, tuple(hidden))
     if agent == "splitwindow":  # n_features = the observation's size, window = M
-        return SplitActor(n_features, window, tuple(hidden)), SplitCritic(n_features, tuple(hidden))
-    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector' or 'splitwindow'")
+        return FlatActor(n_features, window + 1, tuple(hidden)), FlatCritic(n_features, tuple(hidden))
+    if agent == "rlschert":
+        return FlatActor(n_features, window, tuple(hidden)), FlatCritic(n_features, tuple(hidden))
+    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector', 'splitwindow' or 'rlschert'")
 
 
 def n_params(module: nn.Module) -> int:
@@ -151,7 +159,7 @@ class NumpyActor(NumpyForward):
                   for m in actor.net if isinstance(m, nn.Linear)]
         if isinstance(actor, PickActor):
             super().__init__(layers, "kernel" if actor.arch == "kernel" else "flat", actor.window, actor.n_features)
-        elif isinstance(actor, (InspectActor, SplitActor)):
+        elif isinstance(actor, (InspectActor, FlatActor)):
             super().__init__(layers, "inspect")
         else:
             raise TypeError(f"no NumPy inference for {type(actor).__name__}")

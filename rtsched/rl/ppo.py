@@ -84,6 +84,28 @@ class PPOConfig:
     workers: int = 1  # rollout workers stepping the n_envs environments (1: in this process); speed only
     backend: str = "local"  # rollout workers: "local" (subprocesses) or "ray" (Ray actors); speed only
     rollout: str = "lockstep"  # "lockstep" (the trainer samples every step) | "trajectories" (see module docstring)
+    # RLSchert (seed 001 §3.5-3.6); the defaults leave the other agents' training unchanged.
+    ent_coef: float = 0.0  # entropy bonus in the policy loss
+    imitation: float = 0.0  # α_t at the start: weight of −log π(teacher action | s) in the policy loss
+    imitation_hold: int = 0  # epochs at full α_t
+    imitation_end: int = 0  # epoch by which α_t has decayed linearly to 0
+    max_grad_norm: float | None = None  # clip the policy gradient's norm in minibatch updates (RLSchert: 10)
+
+
+# PPOConfig fields added after version 1 model files were first written: a checkpoint that lacks one
+# compares as if it held the default.
+_LATER_FIELDS = {"minibatch": None, "max_grad_norm": None, "ent_coef": 0.0, "imitation": 0.0, "imitation_hold": 0, "imitation_end": 0}
+
+
+def imitation_weight(cfg: PPOConfig, epoch: int) -> float:
+    """α_t of epoch ``epoch`` (1-based): ``imitation`` up to ``imitation_hold``, then linear to 0 at
+    ``imitation_end`` (seed 001 §3.6; the digest's default is 0.5, 50, 150)."""
+    if cfg.imitation <= 0 or epoch > max(cfg.imitation_end, cfg.imitation_hold):
+        return 0.0
+    if epoch <= cfg.imitation_hold:
+        return cfg.imitation
+    span = cfg.imitation_end - cfg.imitation_hold
+    return cfg.imitation * max(0.0, (cfg.imitation_end - epoch) / span) if span > 0 else 0.0
 
 
 # Occupied job slots per policy-gradient chunk.  The kernel actor's MLP runs once per occupied slot
@@ -129,6 +151,7 @@ class EpochBatch:
     returns: list[float] = field(default_factory=list)
     infos: list[dict] = field(default_factory=list)
     steps: int = 0
+    teacher: np.ndarray | None = None  # the imitation teacher's action per sample (RLSchert)
 
     def tensors(self) -> tuple[torch.Tensor, ...]:
         """(obs, mask, act, logp, adv, ret) as tensors sharing the arrays' memory."""
@@ -136,7 +159,11 @@ class EpochBatch:
 
 
 class PPOTrainer:
-    """Trains ``agent`` ("rlscheduler" or "inspector") on environments made by ``make_env()``.
+    """Trains ``agent`` ("rlscheduler", "inspector" or "rlschert") on environments made by ``make_env()``.
+
+    Rewards are taken at every step (the picking and inspector environments give 0 until the
+    last one); with ``imitation`` > 0 the environments' ``teacher_action()`` is recorded at each
+    step for the imitation term.
 
     ``env_config`` (JSON-able) and ``norms`` are stored in checkpoints so that a model file is
     self-describing; ``out`` is the output folder (None: no files).
@@ -153,6 +180,8 @@ class PPOTrainer:
         self.progress = progress
         if config.rollout not in MODES:
             raise ValueError(f"unknown rollout mode {config.rollout!r}; choose from {', '.join(MODES)}")
+        if config.rollout == "trajectories" and config.imitation > 0:
+            raise ValueError("the imitation term needs the teacher's action at every step: use the lockstep rollout")
         n_envs = max(1, min(config.n_envs, config.trajs_per_epoch))
         if config.rollout == "trajectories":  # a worker samples its trajectories one after another
             n_envs = max(1, min(config.workers, config.trajs_per_epoch))
@@ -166,6 +195,8 @@ class PPOTrainer:
             n_features, window = env0.obsb.n_features, env0.window
         elif agent == "splitwindow":
             n_features, window = self.obs_dim, env0.window
+        elif agent == "rlschert":
+            n_features, window = self.obs_dim, self.n_actions
         else:
             n_features, window = env0.feat.n, 1
         self.n_features, self.window = n_features, window
@@ -238,6 +269,7 @@ class PPOTrainer:
         max_len = cfg.max_traj_len
         infos: list[dict] = []
         resets: list[tuple[int, int]] = []  # (env, seed) to reset before the next step
+        teach = imitation_weight(cfg, epoch) > 0
 
         def start(i: int) -> bool:
             nonlocal next_seed, traj_count
@@ -248,7 +280,8 @@ class PPOTrainer:
             resets.append((i, int(seeds[next_seed])))
             next_seed += 1
             traj_count += 1
-            bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "rew": [], "id": traj_count - 1}
+            bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "rew": [], "teach": [],
+                       "id": traj_count - 1}
             return True
 
         def do_resets() -> None:
@@ -271,6 +304,8 @@ class PPOTrainer:
                 acts = torch.multinomial(probs, 1, generator=self.gen).squeeze(-1)
                 logps = torch.log_softmax(logits, dim=-1).gather(1, acts[:, None]).squeeze(-1)
             act_list = [int(a) for a in acts]
+            # The imitation teacher's action in each state, asked before the step changes it.
+            teacher = pool.teacher_many(active) if teach else None
             results = pool.step_many(list(zip(active, act_list)))
             still = []
             for j, i in enumerate(active):
@@ -280,6 +315,8 @@ class PPOTrainer:
                 b["act"].append(act_list[j])
                 b["logp"].append(float(logps[j]))
                 b["val"].append(float(vals[j]))
+                if teach:
+                    b["teach"].append(teacher[j])
                 o, m, r, term, trunc, info = results[j]
                 steps += 1
                 obs_now[i], mask_now[i] = o, m
@@ -307,11 +344,13 @@ class PPOTrainer:
 
     def _finish(self, trajs, infos, steps) -> EpochBatch:
         cfg = self.config
-        obs, mask, act, logp, adv, ret, rets = [], [], [], [], [], [], []
+        obs, mask, act, logp, adv, ret, rets, teach = [], [], [], [], [], [], [], []
         for _id, b, r in trajs:
             # Per-step rewards as the environment gave them (zeros before the terminal reward for the
             # picking and inspector agents).  A truncated episode is treated as terminal (no bootstrap).
             rew = np.asarray(b["rew"], dtype=np.float64)
+            if b.get("teach"):
+                teach.append(np.asarray(b["teach"]))
             vals = np.append(np.asarray(b["val"], dtype=np.float64), 0.0)
             deltas = rew + cfg.gamma * vals[1:] - vals[:-1]
             adv.append(discount_cumsum(deltas, cfg.gamma * cfg.lam))
@@ -324,9 +363,12 @@ class PPOTrainer:
         adv_a = np.concatenate(adv).astype(np.float32)
         if cfg.normalize_adv and len(adv_a) > 1:
             adv_a = (adv_a - adv_a.mean()) / (adv_a.std() + 1e-8)
-        return EpochBatch(np.concatenate(obs).astype(np.float32), np.concatenate(mask).astype(bool),
-                          np.concatenate(act).astype(np.int64), np.concatenate(logp).astype(np.float32),
-                          adv_a, np.concatenate(ret).astype(np.float32), rets, infos, steps)
+        batch = EpochBatch(np.concatenate(obs).astype(np.float32), np.concatenate(mask).astype(bool),
+                           np.concatenate(act).astype(np.int64), np.concatenate(logp).astype(np.float32),
+                           adv_a, np.concatenate(ret).astype(np.float32), rets, infos, steps)
+        if teach:
+            batch.teacher = np.concatenate(teach).astype(np.int64)
+        return batch
 
     # ------------------------------------------------------------------------------ update
     def update(self, batch: EpochBatch) -> dict:
@@ -379,25 +421,40 @@ class PPOTrainer:
     def _update_minibatch(self, batch: EpochBatch) -> dict:
         """``train_pi_iters`` passes of shuffled minibatches (one optimiser step each) for the policy,
         stopping after a pass whose approximate KL exceeds the limit; the same for the value with
-        ``train_v_iters`` passes (the split-window agent, seed 004: minibatch 128)."""
+        ``train_v_iters`` passes (the split-window agent, seed 004: minibatch 128; RLSchert, seed 001
+        Table 4).  The policy loss adds −``ent_coef`` · entropy and α_t · (−log π(teacher action))
+        (seed 001 Eq. 11) when those are set; ``max_grad_norm`` clips the policy gradient."""
         cfg = self.config
         obs, mask, act, logp_old, adv, ret = batch.tensors()
+        alpha = imitation_weight(cfg, self.epoch + 1)
+        teacher = torch.as_tensor(batch.teacher) if alpha > 0 and batch.teacher is not None else None
         n = len(act)
         size = max(1, int(cfg.minibatch))
         perm_gen = torch.Generator().manual_seed(int(cfg.seed) * 1_000_003 + self.epoch)
-        kl, pi_iters = 0.0, 0
+        kl, pi_iters, loss_il = 0.0, 0, 0.0
         loss_pi = loss_v = torch.tensor(0.0)
         for _ in range(cfg.train_pi_iters):
             perm = torch.randperm(n, generator=perm_gen)
             for k in range(0, n, size):
                 idx = perm[k:k + size]
                 logits = self.actor(obs[idx], mask[idx])
-                logp = torch.log_softmax(logits, dim=-1).gather(1, act[idx, None]).squeeze(-1)
+                logps = torch.log_softmax(logits, dim=-1)
+                logp = logps.gather(1, act[idx, None]).squeeze(-1)
                 ratio = torch.exp(logp - logp_old[idx])
                 a = adv[idx]
                 loss_pi = -(torch.min(ratio * a, torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip) * a)).mean()
+                if cfg.ent_coef:
+                    probs = torch.softmax(logits, dim=-1)
+                    entropy = -(probs * torch.where(mask[idx], logps, torch.zeros_like(logps))).sum(-1).mean()
+                    loss_pi = loss_pi - cfg.ent_coef * entropy
+                if teacher is not None:
+                    il = -logps.gather(1, teacher[idx, None]).squeeze(-1).mean()
+                    loss_pi = loss_pi + alpha * il
+                    loss_il = float(il.detach())
                 self.pi_opt.zero_grad()
                 loss_pi.backward()
+                if cfg.max_grad_norm:
+                    torch.nn.utils.clip_grad_norm_(self.actor.parameters(), cfg.max_grad_norm)
                 self.pi_opt.step()
             pi_iters += 1
             with torch.no_grad():
@@ -413,7 +470,11 @@ class PPOTrainer:
                 self.v_opt.zero_grad()
                 loss_v.backward()
                 self.v_opt.step()
-        return {"loss_pi": float(loss_pi.detach()), "loss_v": float(loss_v.detach()), "kl": kl, "pi_iters": pi_iters}
+        out = {"loss_pi": float(loss_pi.detach()), "loss_v": float(loss_v.detach()), "kl": kl, "pi_iters": pi_iters}
+        if alpha > 0:
+            out["imitation_weight"] = alpha
+            out["loss_imitation"] = loss_il
+        return out
 
     # ------------------------------------------------------------------------------ loop
     def train(self, epochs: int) -> list[dict]:
@@ -429,6 +490,10 @@ class PPOTrainer:
             row = {"epoch": e, "mean_return": float(rets.mean()), "min_return": float(rets.min()),
                    "max_return": float(rets.max()), "trajectories": len(rets), "steps": batch.steps,
                    "collect_s": round(t1 - t0, 3), "update_s": round(t2 - t1, 3), **stats}
+            for key in ("slowdown", "kills"):
+                vals = [i[key] for i in batch.infos if key in i]
+                if vals:
+                    row[f"mean_{key}"] = float(np.mean(vals))
             if self.agent == "inspector" and batch.infos:
                 insp = sum(i.get("inspections", 0) for i in batch.infos)
                 rej = sum(i.get("rejections", 0) for i in batch.infos)
@@ -537,6 +602,9 @@ def _comparable(d: dict, key: str) -> dict:
     if key == "ppo":
         for k in ("torch_threads", "workers", "backend"):  # speed only
             d.pop(k, None)
+        for name, default in _LATER_FIELDS.items():
+            if d.get(name, default) == default:
+                d.pop(name, None)
     if key == "env":
         d.pop("trace_path", None)  # the same trace may be found elsewhere
     return d

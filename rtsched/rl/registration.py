@@ -21,6 +21,7 @@ ENVIRONMENTS: dict[str, str] = {
     "rtsched/JobPicking-v0": "rtsched.rl.env_pick:JobPickingEnv",
     "rtsched/Inspector-v0": "rtsched.rl.env_inspect:InspectorEnv",
     "rtsched/SplitWindow-v0": "rtsched.rl.env_split:SplitWindowEnv",
+    "rtsched/RLSchert-v0": "rtsched.rl.env_rlschert:RLSchertEnv",
 }
 
 

@@ -51,7 +51,7 @@ StepResult = tuple
 
 @dataclass
 class EnvFactory:
-    """Builds one environment of ``agent`` ("rlscheduler", "inspector" or "splitwindow") on ``trace`` (an
+    """Builds one environment of ``agent`` ("rlscheduler", "inspector", "splitwindow" or "rlschert") on ``trace`` (an
     ``RLTrace``; pickled once per worker) with the environment ``options``."""
 
     agent: str
@@ -76,7 +76,11 @@ class EnvFactory:
             from rtsched.rl.env_split import SplitWindowEnv
 
             return SplitWindowEnv(self.trace, machine=self.machine, **self.options)
-        raise ValueError(f"unknown agent {self.agent!r}; use 'rlscheduler', 'inspector' or 'splitwindow'")
+        if self.agent == "rlschert":  # the trace may be "vasplike" (the synthetic workload); its own options
+            from rtsched.rl.env_rlschert import RLSchertEnv
+
+            return RLSchertEnv(self.trace, **self.options)
+        raise ValueError(f"unknown agent {self.agent!r}; use 'rlscheduler', 'inspector', 'splitwindow' or 'rlschert'")
 
 
 def _mask(env):
@@ -139,6 +143,8 @@ def _handle(envs: dict, cmd: str, payload):
         return [_reset(envs[i], x) for i, x in payload]
     if cmd == "step":
         return [_step(envs[i], x) for i, x in payload]
+    if cmd == "teacher":  # the imitation teacher's action in each environment's current state (RLSchert)
+        return [int(envs[i].teacher_action()) for i, _x in payload]
     if cmd == "trajectories":  # payload: (forward, seed, epoch, [k, ...], max_len); one env runs them all
         forward, seed, epoch, ks, max_len = payload
         env = envs[min(envs)]
@@ -162,6 +168,10 @@ class LocalEnvs:
     def step_many(self, items: list[tuple[int, int]]) -> list[StepResult]:
         """Step environment i with action a for each (i, a); returns the results in that order."""
         return [_step(self.envs[i], a) for i, a in items]
+
+    def teacher_many(self, indices: list[int]) -> list[int]:
+        """The imitation teacher's action in environment i's current state, for each i."""
+        return _handle(dict(enumerate(self.envs)), "teacher", [(i, None) for i in indices])
 
     def trajectories(self, forward, seed: int, epoch: int, n: int, max_len: int | None = None) -> list[dict]:
         """Trajectories 0 .. n−1 of ``epoch`` sampled with ``forward`` (``sample_trajectory``), in order."""
@@ -230,6 +240,9 @@ class _Sharded:
 
     def step_many(self, items):
         return self._call("step", items)
+
+    def teacher_many(self, indices: list[int]) -> list[int]:
+        return self._call("teacher", [(i, None) for i in indices])
 
     def trajectories(self, forward, seed: int, epoch: int, n: int, max_len: int | None = None) -> list[dict]:
         """Trajectories 0 .. n−1 of ``epoch``: trajectory k sampled by worker k mod workers, each

@@ -8,8 +8,9 @@ waits or it asked to be woken.  A job ending at t therefore frees its resources 
 at t.
 
 The policy is pulled: ``decide(view) -> list[Decision]``.  It sees the time, the queue, the
-running jobs and the free resources, never the actual runtimes.  ``Simulator.advance`` /
-``Simulator.apply`` expose the same loop step by step (the RL environments drive it that way).
+running jobs and the free resources, never the actual runtimes.  Decisions are ``Start``, ``Preempt``,
+``Kill`` (the work is lost, the job re-queued with a new estimate) and ``WakeAt``.
+``Simulator.advance`` / ``Simulator.apply`` expose the same loop step by step (the RL environments drive it that way).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from rtsched.errors import DecisionError, InfeasibleError
 from rtsched.jobs import Workload
 from rtsched.machines.base import Machine
 from rtsched.schedule import CKPT, RESTART, RUN, Schedule, Segment
-from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
+from rtsched.sim.decisions import Decision, Kill, Preempt, Start, WakeAt
 from rtsched.sim.result import JobOutcome, SimResult
 from rtsched.sim.state import (DONE, DRAINING, PENDING, PH_CKPT, PH_RESTART, PH_RUN, RUNNING, WAITING,
                                JobInfo, JobState)
@@ -287,6 +288,8 @@ class Simulator:
                 self._start(d.job_id, d.alloc)
             elif type(d) is Preempt:
                 self._preempt(d.job_id, d.checkpoint)
+            elif type(d) is Kill:
+                self._kill(d.job_id, d.estimate)
             elif type(d) is WakeAt:
                 if d.time <= self.now:
                     raise DecisionError(f"t={self.now}: wake-up at {d.time} is not in the future")
@@ -470,19 +473,7 @@ class Simulator:
         model = model or self.checkpoint
         t = self.now
         out = self.outcomes[state.idx]
-        state._version += 1  # invalidates the job's pending event
-        phase = state._phase
-        if phase == PH_RUN:
-            progress = state._progress_at_phase_start + (t - state._phase_start)
-            self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, progress)
-        elif phase == PH_CKPT:  # a periodic write cut short: its time is spent, its data useless
-            progress = state._progress_at_phase_start
-            self._record(state, state._phase_start, t, CKPT, progress, progress)
-            out.t_ckpt += t - state._phase_start
-        else:  # restart read cut short
-            progress = state.saved
-            self._record(state, state._phase_start, t, RESTART, progress, progress)
-            out.t_restart += t - state._phase_start
+        progress = self._cut(state, t, out)
         state.n_preemptions += 1
         out.n_preemptions += 1
         if model.kind is CheckpointKind.JIT:
@@ -499,6 +490,50 @@ class Simulator:
             state.saved = 0
         else:
             out.t_lost += progress - state.saved
+        self._requeue(state, t)
+
+    def _cut(self, state: JobState, t: int, out) -> int:
+        """End the current phase of a running job at ``t`` (preemption or kill): record its segment,
+        charge a cut-short write or read, invalidate its pending event; the progress reached, s."""
+        state._version += 1  # invalidates the job's pending event
+        phase = state._phase
+        if phase == PH_RUN:
+            progress = state._progress_at_phase_start + (t - state._phase_start)
+            self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, progress)
+        elif phase == PH_CKPT:  # a periodic write cut short: its time is spent, its data useless
+            progress = state._progress_at_phase_start
+            self._record(state, state._phase_start, t, CKPT, progress, progress)
+            out.t_ckpt += t - state._phase_start
+        else:  # restart read cut short
+            progress = state.saved
+            self._record(state, state._phase_start, t, RESTART, progress, progress)
+            out.t_restart += t - state._phase_start
+        return progress
+
+    def _kill(self, job_id: int, estimate: int | None) -> None:
+        """Kill a running job: its stint's work is lost (whatever it saved), it is re-queued now,
+        with ``estimate`` s as its new requested time when given."""
+        state = self.by_id.get(job_id)
+        if state is None or state.status != RUNNING:
+            raise DecisionError(f"t={self.now}: job {job_id} is not running, it cannot be killed")
+        if estimate is not None:
+            try:
+                ok = not isinstance(estimate, bool) and int(estimate) == estimate and estimate >= 1
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise DecisionError(f"t={self.now}: kill of job {job_id}: the new estimate must be an integer "
+                                    f">= 1 s, got {estimate!r}")
+            estimate = int(estimate)
+        t = self.now
+        out = self.outcomes[state.idx]
+        out.t_lost += self._cut(state, t, out)
+        out.n_kills += 1
+        state.saved = 0
+        state.n_kills += 1
+        if estimate is not None:
+            state.info = state.info._replace(walltime=estimate)
+        state.key = None  # a cached priority key may depend on the estimate
         self._requeue(state, t)
 
     def _requeue(self, state: JobState, t: int) -> None:

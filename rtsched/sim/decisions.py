@@ -1,4 +1,4 @@
-"""What a policy may answer at a scheduling point: start, preempt, wake me later, or nothing (wait)."""
+"""What a policy may answer at a scheduling point: start, preempt, kill, wake me later, or nothing (wait)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,10 +33,27 @@ class Preempt:
 
 
 @dataclass(slots=True, unsafe_hash=True)
+class Kill:
+    """Kill running job ``job_id`` and put it back in the queue (RLSchert, seed 001 §1.8).
+
+    All the work of the stint is lost (the NO checkpoint model: the job restarts from progress 0,
+    whatever checkpoints it has), whether or not the job is checkpointable: a kill needs no
+    checkpoint.  ``estimate`` (s, ≥ 1) is the job's new requested time: the re-queued job's
+    ``info.walltime`` (what every policy, priority and backfilling rule plans with) becomes it;
+    ``None`` keeps the current one.  The submit time stays the original one, so waits and
+    slowdowns include the wasted run.  The simulator counts kills apart from preemptions
+    (``JobOutcome.n_kills``); the lost work goes to ``t_lost`` as for a preemption.
+    """
+
+    job_id: int
+    estimate: int | None = None
+
+
+@dataclass(slots=True, unsafe_hash=True)
 class WakeAt:
     """Ask for a scheduling point at time ``time`` (s) even if nothing else happens then."""
 
     time: int
 
 
-Decision = Start | Preempt | WakeAt
+Decision = Start | Preempt | Kill | WakeAt

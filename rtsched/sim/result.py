@@ -12,7 +12,7 @@ class JobOutcome:
     """The fate of one job in one run.  Times in s.
 
     ``t_ckpt`` is the time spent writing checkpoints (periodic and JIT), ``t_restart`` reading
-    them back, ``t_lost`` the work redone after preemptions (progress computed and then lost);
+    them back, ``t_lost`` the work redone after preemptions and kills (progress computed and then lost);
     seed 002's per-job overheads (eqs. 1-20) and their node-second figures are derived from these
     in ``rtsched.metrics.job_columns``, the one place that measures a run.
     """
@@ -22,6 +22,7 @@ class JobOutcome:
     end: int = -1
     allocated_nodes: int = 0
     n_preemptions: int = 0
+    n_kills: int = 0  # Kill decisions (their lost work is in t_lost too)
     t_ckpt: int = 0
     t_restart: int = 0
     t_lost: int = 0

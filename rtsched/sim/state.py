@@ -48,12 +48,13 @@ class JobState:
     ``alloc_nodes`` while it holds resources; ``run_start`` (start of the current stint on its
     allocation), ``expected_end`` (walltime-based estimate of when the stint ends), ``saved``
     (work s restorable from the last completed checkpoint), ``last_ckpt_time`` (when that
-    checkpoint completed, or the first start), ``n_preemptions``, ``first_start``, ``queued_since``
-    (when it last entered the queue).
+    checkpoint completed, or the first start), ``n_preemptions``, ``n_kills``, ``first_start``,
+    ``queued_since`` (when it last entered the queue).  A ``Kill`` with a new estimate replaces
+    ``info`` by a copy whose ``walltime`` is that estimate.
     """
 
     __slots__ = ("idx", "info", "status", "alloc", "alloc_nodes", "run_start", "expected_end", "saved",
-                 "last_ckpt_time", "n_preemptions", "first_start", "queued_since", "key",
+                 "last_ckpt_time", "n_preemptions", "n_kills", "first_start", "queued_since", "key",
                  # simulator-private below
                  "_phase", "_phase_start", "_progress_at_phase_start", "_version", "_ckpt_limit", "_ckpt_interval",
                  "_pending_since")
@@ -69,6 +70,7 @@ class JobState:
         self.saved = 0
         self.last_ckpt_time = -1
         self.n_preemptions = 0
+        self.n_kills = 0
         self.first_start = -1
         self.queued_since = info.submit
         self.key = None  # free slot for a policy's cached priority key

@@ -1,0 +1,99 @@
+"""RLSchert's results table (seed 001 Table 7) on the synthetic VASP-like workload and on Lublin-1.
+
+Run:  PYTHONPATH=. python bench/bench_rlschert_table.py [--models DIR] [--lublin-models DIR] [--json OUT]
+
+Average slowdown (Eq. 13) over all jobs of 16 held-out VASP-like sequences (seeds 1,000,000 +
+0..15, never used in training; 200 arrival slots at rate 0.7 on 20 units) and of 10 held-out 256-job
+windows of Lublin-1 (from its last 20 %, where neither the predictor nor the agents were trained),
+for: RLSchert with the learned kill, RLSchert (no-kill model) with the rule kill, RLSchert without
+kill, the DeepRM-like agent (pre-run lengths only), SJF and SAF, with and without the rule kill.
+Model folders hold ``kill.pt``, ``nokill.pt`` and ``deeprm.pt`` (default: the shipped
+``rtsched/rl/pretrained/rlschert``, names ``rlschert-vasplike*.pt``; Lublin: ``rlschert-lublin*.pt``).
+Every run goes through the run pipeline and the validator.  The paper's numbers are printed beside
+ours; ratios are to SAF measured in the same run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from rtsched.rl.hook import PRETRAINED_DIRS  # noqa: E402
+from rtsched.rl.rlschert_results import (PAPER_TABLE7, evaluate_rlschert, trace_sequences,  # noqa: E402
+                                         vasplike_sequences)
+
+LUBLIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data", "traces",
+                      "swf", "lublin_256.swf")
+LUBLIN_TEST_STARTS = [8000 + 170 * k for k in range(10)]  # inside the last 20 % (jobs 8,000–9,999)
+
+
+def rows_for(models: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(label, scheduler name, paper key) in the paper's order; models missing are left out."""
+    out = []
+    if "kill" in models:
+        out.append(("RLSchert (PPO kill)", f"model:{models['kill']}", "RLSchert (PPO kill)"))
+    if "nokill" in models:
+        out.append(("RLSchert + rule kill", f"model:{models['nokill']}+kill", "RLSchert + rule kill"))
+        out.append(("RLSchert without kill", f"model:{models['nokill']}", "RLSchert without kill"))
+    if "deeprm" in models:
+        out.append(("DeepRM-like", f"model:{models['deeprm']}", "DeepRM"))
+    out += [("SJF", "sjf", "SJF"), ("SAF", "saf", "SAF"), ("SJF + rule kill", "sjf+kill", "SJF + rule kill"),
+            ("SAF + rule kill", "saf+kill", "SAF + rule kill")]
+    return out
+
+
+def find_models(folder: str, prefix: str) -> dict[str, str]:
+    out = {}
+    for key, suffix in (("kill", "-kill"), ("nokill", "-nokill"), ("deeprm", "-deeprm")):
+        for name in (f"{key}.pt", f"{prefix}{suffix}.pt"):
+            p = os.path.join(folder, name)
+            if os.path.exists(p):
+                out[key] = p
+                break
+    return out
+
+
+def table(title: str, sequences, nodes: int, models: dict[str, str]) -> list[dict]:
+    spec = rows_for(models)
+    got = {r["scheduler"]: r for r in evaluate_rlschert([s for _, s, _ in spec], sequences, nodes)}
+    saf = got["saf"]["slowdown"]
+    print(f"\n{title}")
+    print(f"{'scheduler':24} {'slowdown':>9} {'/SAF':>6} {'completion':>10} {'kills':>6} {'lost slots':>10} "
+          f"{'paper':>6}")
+    rows = []
+    for label, name, key in spec:
+        r = got[name]
+        paper = PAPER_TABLE7.get(key)
+        print(f"{label:24} {r['slowdown']:>9.3f} {r['slowdown'] / saf:>6.3f} {r['completion']:>10.2f} "
+              f"{r['kills']:>6} {r['lost_slots']:>10.1f} {paper if paper is not None else '–':>6}")
+        rows.append({"label": label, "paper": paper, **r})
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=PRETRAINED_DIRS[0], help="folder of the VASP-like models")
+    ap.add_argument("--lublin-models", default=PRETRAINED_DIRS[0], help="folder of the Lublin-1 models")
+    ap.add_argument("--sequences", type=int, default=16)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    out = {}
+    out["vasplike"] = table(f"VASP-like workload: {args.sequences} held-out sequences, 20 units, event mode",
+                            vasplike_sequences(args.sequences), 20, find_models(args.models, "rlschert-vasplike"))
+    if os.path.exists(LUBLIN):
+        out["lublin"] = table("Lublin-1 (lublin_256): 10 held-out 256-job windows, 256 processors, event mode",
+                              trace_sequences(LUBLIN, LUBLIN_TEST_STARTS), 256,
+                              find_models(args.lublin_models, "rlschert-lublin"))
+    else:
+        print(f"{LUBLIN}: not found, Lublin-1 skipped")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
