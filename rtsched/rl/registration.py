@@ -20,6 +20,7 @@ import gymnasium
 ENVIRONMENTS: dict[str, str] = {
     "rtsched/JobPicking-v0": "rtsched.rl.env_pick:JobPickingEnv",
     "rtsched/Inspector-v0": "rtsched.rl.env_inspect:InspectorEnv",
+    "rtsched/RtMix-v0": "rtsched.rl.env_rtmix:RtMixEnv",
 }
 
 
