@@ -24,7 +24,7 @@ from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
 # checks them against rtsched.rl (tests/test_layers.py checks the lists agree).
-AGENTS = ("rlscheduler", "inspector")
+AGENTS = ("rlscheduler", "inspector", "rtmix")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
 
@@ -93,17 +93,22 @@ def _score_label(agent: str, goal: str) -> str:
 
 def _score(agent: str, goal: str, ret: float) -> float:
     """The human-facing score of a trajectory return: the goal's value (the pick environment returns
-    −value, +utilization) or the inspector's relative gain over its base policy."""
-    if agent == "inspector" or goal == "utilization":
+    −value, +utilization), the inspector's relative gain over its base policy, or rtmix's reward."""
+    if agent in ("inspector", "rtmix") or goal == "utilization":
         return ret
     return -ret
 
 
 # ---------------------------------------------------------------------------------------- train
 def cmd_train(args) -> int:
-    from rtsched.rl.api import train
     from rtsched.rl.ppo import CHECKPOINT
 
+    if args.agent == "rtmix":
+        return cmd_train_rtmix(args)
+    from rtsched.rl.api import train
+
+    if not args.trace:
+        raise UsageError(f"--trace is required for the {args.agent} agent")
     _check_trace(args.trace)
     if args.epochs < 1:
         raise UsageError(f"--epochs: must be at least 1, got {args.epochs}")
@@ -171,6 +176,86 @@ def cmd_train(args) -> int:
         score = "–" if summary["last_score"] is None else f"{summary['last_score']:.4g}"
         print(f"{args.agent} on {os.path.basename(args.trace)} (goal {args.goal}, backfill {args.backfill}): "
               f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}")
+    return 0
+
+
+def cmd_train_rtmix(args) -> int:
+    """``rtsched rl train --agent rtmix``: solve expert plans (cached), clone, fine-tune with PPO."""
+    from rtsched.checkpoint import CheckpointModel
+    from rtsched.experiments.rtmix import expert_dataset, solve_plans
+    from rtsched.machines import check_machine_spec
+    from rtsched.rl.env_rtmix import EXPERT_SEEDS, RtMixEnv
+    from rtsched.rl.ppo import CHECKPOINT, read_model_file
+    from rtsched.rl.rtmix_train import train_rtmix
+
+    if args.trace:
+        raise UsageError("--trace does not apply to the rtmix agent (it trains on generated instances)")
+    for name in ("epochs", "experts", "bc_epochs", "jobs"):
+        if getattr(args, name) < (0 if name == "epochs" else 1):
+            raise UsageError(f"--{name.replace('_', '-')}: must be at least {0 if name == 'epochs' else 1}")
+    try:
+        check_machine_spec(args.machine)
+        CheckpointModel.parse(args.checkpoint)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    out = args.out or os.path.join("runs", "rtmix")
+    ckpt = os.path.join(out, CHECKPOINT)
+    if os.path.exists(ckpt) and not args.resume:
+        raise UsageError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
+    quiet = args.no_progress or args.json
+    data = None
+    info: dict = {}
+    if not (args.resume and os.path.exists(ckpt)):
+        seeds = range(EXPERT_SEEDS.start, EXPERT_SEEDS.start + args.experts)
+
+        def solved(i, n, rec):
+            if not quiet:
+                print(f"expert plans {i}/{n}: seed {rec['seed']} {rec['status']} ({rec['seconds']:.1f} s)",
+                      file=sys.stderr)
+
+        plans = solve_plans(seeds, cache=args.expert_cache, jobs=args.jobs, progress=solved,
+                            time_limit=args.solve_time_limit)
+        env = RtMixEnv(args.machine, args.checkpoint)
+        data = expert_dataset(plans, env)
+        info = {"expert_classes": data["classes"], "expert_decisions": data["decisions"],
+                "expert_decisions_on_plan": data["decisions_on_plan"]}
+        if not quiet:
+            print(f"expert data: {data['decisions']} decisions ({data['decisions_on_plan']} before a divergence); "
+                  f"plans: {data['classes']}", file=sys.stderr)
+    done_epochs = 0
+    if args.resume and os.path.exists(ckpt):
+        done_epochs = max(0, len(read_model_file(ckpt).get("history", [])) - 1)
+    bar = _TrainProgress("rtmix", "reward", "reward", args.epochs, done_epochs, enabled=not quiet)
+
+    def bc_done(e, n, row):
+        if not quiet:
+            print(f"cloning {e}/{n}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}", file=sys.stderr)
+
+    options = {}
+    for name in ("trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters"):
+        v = getattr(args, name)
+        if v is not None:
+            options[name] = v
+    try:
+        with bar:
+            res = train_rtmix(data, out, bc_epochs=args.bc_epochs, epochs=args.epochs, seed=args.seed,
+                              progress=bar.epoch_done, bc_progress=bc_done, on_trajectory=bar.trajectory_done,
+                              resume=args.resume, torch_threads=args.torch_threads, machine=args.machine,
+                              checkpoint=args.checkpoint, **options)
+    except KeyboardInterrupt:
+        print(f"rtsched rl train: interrupted; the last finished epoch is in {ckpt} "
+              f"(run the same command with --resume to continue)", file=sys.stderr)
+        raise
+    history = res["history"]
+    summary = {"agent": "rtmix", "out": out, "checkpoint": ckpt, "machine": args.machine,
+               "checkpoint_model": args.checkpoint, "bc": history[0], "epochs": len(history) - 1, **info,
+               "last_reward": history[-1].get("mean_return") if len(history) > 1 else None, "history": history}
+    if args.json:
+        print(json.dumps(summary, indent=1, allow_nan=False))
+    else:
+        last = summary["last_reward"]
+        print(f"rtmix on {args.machine} ({args.checkpoint}): cloned (accuracy {history[0]['accuracy']:.3f}), "
+              f"{summary['epochs']} PPO epochs, last mean reward {'–' if last is None else f'{last:.4g}'}; model {ckpt}")
     return 0
 
 
@@ -273,7 +358,7 @@ def register(subparsers) -> None:
 
     tr = rsub.add_parser("train", help="train an agent with PPO (checkpoint every epoch; --resume continues)")
     tr.add_argument("--agent", choices=AGENTS, default="rlscheduler")
-    tr.add_argument("--trace", required=True, help="SWF trace (the papers' cleaning is applied)")
+    tr.add_argument("--trace", help="SWF trace (the papers' cleaning is applied; rlscheduler and inspector)")
     tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
     tr.add_argument("--epochs", type=int, default=100, help="total epochs (a resumed run counts the earlier ones)")
@@ -294,6 +379,16 @@ def register(subparsers) -> None:
     tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network")
     tr.add_argument("--torch-threads", type=int,
                     help="PyTorch intra-op threads of the PPO update (default 1; collection always uses 1)")
+    rt = tr.add_argument_group("rtmix (RTJ/BJ mixes on Mira, taught by the optimum; docs/rl.md)")
+    rt.add_argument("--experts", type=int, default=120,
+                    help="rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT)")
+    rt.add_argument("--expert-cache", default=os.path.join("runs", "rtmix-plans"),
+                    help="rtmix: folder of solved plans (one JSON per seed; reused)")
+    rt.add_argument("--solve-time-limit", type=float, default=60.0, help="rtmix: seconds per expert solve")
+    rt.add_argument("-j", "--jobs", type=int, default=1, help="rtmix: expert instances solved in parallel")
+    rt.add_argument("--bc-epochs", type=int, default=30, help="rtmix: behaviour-cloning passes over the expert data")
+    rt.add_argument("--machine", default="mira:16", help="rtmix: mira:BLOCKS or a partition XML (default mira:16)")
+    rt.add_argument("--checkpoint", default="jit", help="rtmix: checkpoint model no, sys[:S], app-PCT, jit")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)

@@ -153,6 +153,13 @@ class InspectedPolicy:
 def policy_from_model(path: str, **kwargs):
     """The right policy class for a model file (job picking or inspector)."""
     model = load_model(path)
+    if model.agent == "rtmix":
+        from rtsched.rl.policy_rtmix import RtMixPolicy
+
+        kwargs.pop("base", None)
+        if kwargs.pop("backfill", None) is not None:
+            raise ModelPolicyError(f"{path}: an rtmix model does not backfill; it takes no backfill option")
+        return RtMixPolicy(model, **kwargs)
     if model.agent == "rlscheduler":
         kwargs.pop("base", None)
         return RLSchedulerPolicy(model, **kwargs)

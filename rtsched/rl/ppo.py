@@ -138,6 +138,8 @@ class PPOTrainer:
         self.n_actions = int(env0.action_space.n)
         if agent == "rlscheduler":
             n_features, window = env0.obsb.n_features, env0.window
+        elif agent == "rtmix":
+            n_features, window = env0.n_features, env0.window
         else:
             n_features, window = env0.feat.n, 1
         self.n_features, self.window = n_features, window
