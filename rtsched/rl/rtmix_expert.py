@@ -23,8 +23,10 @@ equivalent.  Each episode is classified (``ExpertEpisode.outcome``):
 * ``preemption`` — the plan preempts a BJ in a way the environment cannot: not for a waiting RTJ
   (offline BJs may displace BJs), or on a partition that is not among the K eligible candidates;
 * ``unexplained`` — the schedules differ although the expert never diverged (kept as its own class);
-* ``forced`` — waiting was illegal while the plan started nothing (not expected: a left-justified
-  plan never leaves the machine idle with jobs waiting).
+* ``forced`` — a job started before its plan start because waiting was illegal: the plan keeps the
+  machine idle for a job that has not arrived yet (it knows the future), while an online scheduler
+  with nothing running must start something (the environment and the policy never wait on an idle
+  machine).
 
 The imitation data keeps the expert's actions up to an episode's first divergence only (after it
 the expert is no longer following an optimal plan); ``docs/rl.md`` reports the shares.
@@ -107,7 +109,10 @@ def expert_action(env, plan: dict[int, PlannedJob]) -> tuple[int, str | None]:
         reason = "preemption"
     blocked_due = [js for i, js in enumerate(vis) if not mask[i] and _due(plan[js.info.id], js, now)]
     if reason is None and blocked_due:
-        reason = "partition"
+        by_id = ps.view._sim.by_id
+        missed = [jid for jid, pj in plan.items()
+                  if pj.preempt_at is not None and pj.preempt_at <= now and by_id[jid].n_preemptions == 0]
+        reason = "preemption" if missed else "partition"
     if mask[spec.wait_action]:
         return spec.wait_action, reason
     return int(np.flatnonzero(mask)[0]), reason or "forced"
@@ -132,7 +137,12 @@ def expert_episode(env, jobs, schedule: Schedule) -> ExpertEpisode:
         obs, _r, done, _t, info = env.step(a)
     ep.bj_sd_mean, ep.rtj_sd_mean = env.means()
     res = env.result()
-    ep.outcome = classify(res.schedule, schedule, ep.reasons)
+    reasons = list(ep.reasons)
+    if not reasons:  # the environment's own forced steps: a start while the plan kept the machine idle
+        early = [o for o in res.outcomes if o.first_start < plan[o.job.id].start]
+        if early:
+            reasons.append("forced")
+    ep.outcome = classify(res.schedule, schedule, reasons)
     return ep
 
 
