@@ -270,3 +270,25 @@ def test_cli_train_rtmix_and_trace_errors(tmp_path, capsys):
     assert main(["rl", "train", "--agent", "rtmix", "--trace", "x.swf", "--out", str(tmp_path / "r2")]) == 2
     assert main(["rl", "train", "--agent", "rlscheduler", "--out", str(tmp_path / "r3")]) == 2
     assert "--trace is required" in capsys.readouterr().err
+
+
+def test_compare_cli_with_rtmix_gives_gaps_times_and_table(tmp_path, capsys):
+    from milp.instance import random_instance, save_instance
+    from rtsched.cli import main
+
+    path = tmp_path / "quick.json"
+    save_instance(random_instance(100001, 5, 2, 16, name="quick"), path)  # solves in well under a second
+    rc = main(["compare", str(path), "--policies", "wcjs-jit,baseline,highpq,rtmix", "--json", "--workers", "1"])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    runs = {r["policy"]: r for r in doc["runs"]}
+    assert set(runs) == {"optimum", "wcjs-jit", "baseline", "highpq", "rtmix"}
+    for name, r in runs.items():
+        for key in ("bj_sd_mean", "rtj_sd_mean", "bj_gap", "rtj_gap", "decision_seconds", "matches_optimum"):
+            assert key in r
+        if name != "optimum":
+            assert r["bj_gap"] == pytest.approx(r["bj_sd_mean"] / runs["optimum"]["bj_sd_mean"] - 1)
+            assert r["decision_seconds"] >= 0
+    table = {row["algorithm"]: row for row in doc["table"]}
+    for key in ("bj_sd", "rtj_sd", "bj_gap_mean", "rtj_gap_mean", "bj_gap_worst", "rtj_gap_worst", "matches_optimum"):
+        assert key in table["rtmix"]
