@@ -193,11 +193,16 @@ def cmd_train_rtmix(args) -> int:
     for name in ("epochs", "experts", "bc_epochs", "jobs"):
         if getattr(args, name) < (0 if name == "epochs" else 1):
             raise UsageError(f"--{name.replace('_', '-')}: must be at least {0 if name == 'epochs' else 1}")
+    baseline = None if args.reward_baseline.strip().lower() == "none" else args.reward_baseline
     try:
         check_machine_spec(args.machine)
         CheckpointModel.parse(args.checkpoint)
+        if baseline is not None:
+            from heuristics.registry import make_policy
+
+            make_policy(baseline)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"{exc}") from None
     out = args.out or os.path.join("runs", "rtmix")
     ckpt = os.path.join(out, CHECKPOINT)
     if os.path.exists(ckpt) and not args.resume:
@@ -241,7 +246,7 @@ def cmd_train_rtmix(args) -> int:
             res = train_rtmix(data, out, bc_epochs=args.bc_epochs, epochs=args.epochs, seed=args.seed,
                               progress=bar.epoch_done, bc_progress=bc_done, on_trajectory=bar.trajectory_done,
                               resume=args.resume, torch_threads=args.torch_threads, machine=args.machine,
-                              checkpoint=args.checkpoint, **options)
+                              checkpoint=args.checkpoint, baseline=baseline, **options)
     except KeyboardInterrupt:
         print(f"rtsched rl train: interrupted; the last finished epoch is in {ckpt} "
               f"(run the same command with --resume to continue)", file=sys.stderr)
@@ -389,6 +394,9 @@ def register(subparsers) -> None:
     rt.add_argument("--bc-epochs", type=int, default=30, help="rtmix: behaviour-cloning passes over the expert data")
     rt.add_argument("--machine", default="mira:16", help="rtmix: mira:BLOCKS or a partition XML (default mira:16)")
     rt.add_argument("--checkpoint", default="jit", help="rtmix: checkpoint model no, sys[:S], app-PCT, jit")
+    rt.add_argument("--reward-baseline", default="wcjs",
+                    help="rtmix: PPO rewards are the gain over this policy on the same episode (default wcjs; "
+                         "'none': the absolute reward)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)

@@ -24,6 +24,10 @@ Reward
     (slowdown = (completion − submit) / runtime, ``rtsched.metrics.slowdown``): the offline
     objective of docs/offline-model.md (minimise the BJ mean while the RTJ mean stays within θ) with
     the bound as a fixed linear penalty (θ = 1.2, penalty 10 by default).  A kind with no job counts 0.
+    With ``baseline`` (a policy name, e.g. ``"wcjs"``), the same quantity for that policy on the same
+    jobs (under the environment's checkpoint model) is subtracted: the reward is the agent's gain
+    over the baseline, which removes most of the spread between easy and hard instances (used in
+    training; ``info["baseline_reward"]`` reports it).
 
 Episode end
     When the simulation has no event left (every job finished).  Episodes are generated instances
@@ -38,6 +42,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from heuristics.registry import make_policy
 from heuristics.wcjs import WcjsConfig
 from rtsched.checkpoint import CheckpointModel
 from rtsched.generators.smallmix import random_jobs
@@ -68,7 +73,7 @@ class RtMixEnv(gym.Env):
     def __init__(self, machine: str = "mira:16", checkpoint: str = "jit", *, n_bj: int = 5, n_rt: int = 2,
                  window: int = 8, candidates: int = 4, theta: float = 1.2, penalty: float = 10.0,
                  seed_range: tuple[int, int] = (TRAIN_SEEDS.start, TRAIN_SEEDS.stop), wcjs=None,
-                 generator: dict | None = None, validate: bool = True) -> None:
+                 generator: dict | None = None, validate: bool = True, baseline: str | None = None) -> None:
         super().__init__()
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
@@ -84,6 +89,9 @@ class RtMixEnv(gym.Env):
         blocks = getattr(self.machine, "blocks", None)
         self.blocks = int(blocks) if blocks is not None else self.machine.total_nodes // 512
         self.validate = validate
+        self.baseline = baseline
+        if baseline is not None:
+            make_policy(baseline)  # an unknown name fails here, not at the first episode's end
         self.window = self.spec_.n_actions  # slots of the kernel network (one per action)
         self.n_features = N_FEATURES
         self.observation_space = spaces.Box(0.0, OBS_HIGH, (self.spec_.n_actions * N_FEATURES,), dtype=np.float32)
@@ -102,7 +110,7 @@ class RtMixEnv(gym.Env):
         return {"machine": self.machine_spec, "checkpoint": self.checkpoint_text, "n_bj": self.n_bj,
                 "n_rt": self.n_rt, "window": self.spec_.window, "candidates": self.spec_.candidates,
                 "theta": self.theta, "penalty": self.penalty, "seed_range": list(self.seed_range),
-                "generator": self.generator}
+                "generator": self.generator, "baseline": self.baseline}
 
     def make_jobs(self, seed: int) -> list[Job]:
         return random_jobs(seed, self.n_bj, self.n_rt, self.blocks, **self.generator)
@@ -191,6 +199,10 @@ class RtMixEnv(gym.Env):
         bj, rt = self.means()
         reward = episode_reward(bj, rt, self.theta, self.penalty)
         info = self._info() | {"bj_sd_mean": bj, "rtj_sd_mean": rt, "decisions": self.n_steps}
+        if self.baseline is not None:
+            base = episode_reward(*self.baseline_means(), self.theta, self.penalty)
+            info["baseline_reward"] = base
+            reward -= base
         return self._obs(), float(reward), True, False, info
 
     # ------------------------------------------------------------------------------ results
@@ -201,11 +213,19 @@ class RtMixEnv(gym.Env):
             validate_schedule(res.schedule, self.workload, self.machine, self.sim.io, forbid_rt_preemption=True)
         return res
 
+    def baseline_means(self) -> tuple[float, float]:
+        """(mean BJ, mean RTJ slowdown) of the ``baseline`` policy on this episode's jobs."""
+        res = Simulator(self.workload, self.machine, checkpoint=self.checkpoint).run(make_policy(self.baseline))
+        return _means(res)
+
     def means(self) -> tuple[float, float]:
         """(mean BJ slowdown, mean RTJ slowdown) of the finished episode (0 for a kind with no job)."""
-        res = self.result()
-        bj, rt = [], []
-        for o in res.outcomes:
-            sd = float(slowdown(o.end - o.job.submit, o.job.runtime))
-            (rt if o.job.kind == "rt" else bj).append(sd)
-        return (sum(bj) / len(bj) if bj else 0.0), (sum(rt) / len(rt) if rt else 0.0)
+        return _means(self.result())
+
+
+def _means(res) -> tuple[float, float]:
+    bj, rt = [], []
+    for o in res.outcomes:
+        sd = float(slowdown(o.end - o.job.submit, o.job.runtime))
+        (rt if o.job.kind == "rt" else bj).append(sd)
+    return (sum(bj) / len(bj) if bj else 0.0), (sum(rt) / len(rt) if rt else 0.0)

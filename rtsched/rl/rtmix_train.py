@@ -26,7 +26,8 @@ from rtsched.files import FileLock, LockedError
 from rtsched.rl.env_rtmix import RtMixEnv
 from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer
 
-ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range")
+ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range",
+               "baseline")
 # PPO defaults of the fine-tuning (a small step from the cloned policy: lower rate, fewer iterations)
 FINE_TUNE = {"pi_lr": 1e-4, "v_lr": 1e-3, "train_pi_iters": 20, "train_v_iters": 40, "trajs_per_epoch": 64,
              "n_envs": 8, "hidden": (64, 32, 16)}
