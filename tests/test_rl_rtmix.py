@@ -239,7 +239,7 @@ def test_shipped_rtmix_loads_by_name_and_its_schedules_validate():
         assert r.extra["checkpoint"] == "JIT-CKPT"
 
 
-def test_rtmix_policy_on_the_real_partition_file_or_sys_checkpoints():
+def test_rtmix_policy_under_other_checkpoint_models_and_machine_sizes():
     """The shipped agent decides under another checkpoint model and on another Mira size."""
     from rtsched.pipeline import RunSpec, execute
     from rtsched.jobs import Workload
@@ -292,3 +292,19 @@ def test_compare_cli_with_rtmix_gives_gaps_times_and_table(tmp_path, capsys):
     table = {row["algorithm"]: row for row in doc["table"]}
     for key in ("bj_sd", "rtj_sd", "bj_gap_mean", "rtj_gap_mean", "bj_gap_worst", "rtj_gap_worst", "matches_optimum"):
         assert key in table["rtmix"]
+
+
+def test_environment_and_policy_on_the_real_mira_partition_file():
+    from conftest import shared_data
+    from rtsched.jobs import Workload
+    from rtsched.pipeline import RunSpec, execute
+
+    xml = str(shared_data("mira", "mira-partitions.xml"))
+    env = RtMixEnv(machine=xml)
+    obs, info = env.reset(seed=0)
+    done = env._done
+    while not done:
+        obs, _r, done, _t, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert env.result().machine_name == env.machine.name
+    rec = execute(RunSpec(machine=xml, policy="rtmix", checkpoint="jit"), workload=Workload(_contended(2, 0), name="c"))
+    assert rec.summary["unfinished"] == 0
