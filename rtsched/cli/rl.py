@@ -190,6 +190,8 @@ def cmd_train_rtmix(args) -> int:
 
     if args.trace:
         raise UsageError("--trace does not apply to the rtmix agent (it trains on generated instances)")
+    if not (args.theta > 0 and args.penalty >= 0):
+        raise UsageError(f"--theta must be > 0 and --penalty >= 0, got {args.theta}, {args.penalty}")
     for name in ("epochs", "experts", "bc_epochs", "jobs"):
         if getattr(args, name) < (0 if name == "epochs" else 1):
             raise UsageError(f"--{name.replace('_', '-')}: must be at least {0 if name == 'epochs' else 1}")
@@ -246,7 +248,8 @@ def cmd_train_rtmix(args) -> int:
             res = train_rtmix(data, out, bc_epochs=args.bc_epochs, epochs=args.epochs, seed=args.seed,
                               progress=bar.epoch_done, bc_progress=bc_done, on_trajectory=bar.trajectory_done,
                               resume=args.resume, torch_threads=args.torch_threads, machine=args.machine,
-                              checkpoint=args.checkpoint, baseline=baseline, **options)
+                              checkpoint=args.checkpoint, baseline=baseline, theta=args.theta,
+                              penalty=args.penalty, **options)
     except KeyboardInterrupt:
         print(f"rtsched rl train: interrupted; the last finished epoch is in {ckpt} "
               f"(run the same command with --resume to continue)", file=sys.stderr)
@@ -394,6 +397,9 @@ def register(subparsers) -> None:
     rt.add_argument("--bc-epochs", type=int, default=30, help="rtmix: behaviour-cloning passes over the expert data")
     rt.add_argument("--machine", default="mira:16", help="rtmix: mira:BLOCKS or a partition XML (default mira:16)")
     rt.add_argument("--checkpoint", default="jit", help="rtmix: checkpoint model no, sys[:S], app-PCT, jit")
+    rt.add_argument("--theta", type=float, default=1.2, help="rtmix: the RTJ mean-slowdown bound θ of the reward")
+    rt.add_argument("--penalty", type=float, default=10.0,
+                    help="rtmix: reward penalty per unit of mean RTJ slowdown above θ (default 10)")
     rt.add_argument("--reward-baseline", default="wcjs",
                     help="rtmix: PPO rewards are the gain over this policy on the same episode (default wcjs; "
                          "'none': the absolute reward)")

@@ -8,7 +8,6 @@ the same settings and more epochs resumes.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from typing import Callable
 
@@ -19,7 +18,7 @@ from rtsched.rl.env_inspect import InspectorEnv
 from rtsched.rl.env_pick import JobPickingEnv
 from rtsched.errors import OptionError
 from rtsched.files import FileLock, LockedError
-from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer
+from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer, split_options
 from rtsched.rl.sequences import filter_range
 from rtsched.rl.trace import load_trace
 
@@ -67,15 +66,7 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     mach = _machine_for(tr, machine)
     backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
     allowed_env = PICK_ENV_OPTIONS if agent == "rlscheduler" else INSPECT_ENV_OPTIONS
-    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
-    env_opts, ppo_opts = {}, {}
-    for k, v in options.items():
-        if k in allowed_env:
-            env_opts[k] = v
-        elif k in ppo_fields:
-            ppo_opts[k] = v
-        else:
-            raise TypeError(f"train(): unknown option {k!r} for agent {agent!r}")
+    env_opts, ppo_opts = split_options(options, allowed_env, f"train() for agent {agent!r}")
     if agent == "inspector":
         env_opts.setdefault("seq_len", 128)
     if "hidden" in ppo_opts:

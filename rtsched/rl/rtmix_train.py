@@ -24,7 +24,7 @@ import torch
 from rtsched.errors import OptionError
 from rtsched.files import FileLock, LockedError
 from rtsched.rl.env_rtmix import RtMixEnv
-from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer
+from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer, split_options
 
 ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range",
                "baseline")
@@ -72,17 +72,8 @@ def train_rtmix(data: dict | None, out: str | None, *, bc_epochs: int = 30, epoc
     """Clone then fine-tune (module docstring).  ``options``: environment options (``ENV_OPTIONS``)
     and ``PPOConfig`` fields (defaults ``FINE_TUNE``).  Returns ``{"out", "checkpoint", "history",
     "trainer"}``."""
-    import dataclasses
-
-    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
-    env_opts, ppo_opts = {}, dict(FINE_TUNE)
-    for k, v in options.items():
-        if k in ENV_OPTIONS:
-            env_opts[k] = v
-        elif k in ppo_fields:
-            ppo_opts[k] = v
-        else:
-            raise TypeError(f"train_rtmix(): unknown option {k!r}")
+    env_opts, given = split_options(options, ENV_OPTIONS, "train_rtmix()")
+    ppo_opts = {**FINE_TUNE, **given}
     ppo_opts["seed"] = seed
     ppo_opts["hidden"] = tuple(ppo_opts["hidden"])
     if torch_threads is not None:
