@@ -22,7 +22,10 @@ equivalent.  Each episode is classified (``ExpertEpisode.outcome``):
   from the plan's (a plan choice the partition rule cannot express);
 * ``preemption`` — the plan preempts a BJ in a way the environment cannot: not for a waiting RTJ
   (offline BJs may displace BJs), or on a partition that is not among the K eligible candidates;
-* ``unexplained`` — the schedules differ although the expert never diverged (kept as its own class);
+* ``unexplained`` — every job starts at its plan time, yet the schedules differ (kept as its own class).
+
+A divergence at a point where the environment did not ask (only one action was legal) is classified
+afterwards from the earliest first start that differs from the plan.
 * ``forced`` — a job started before its plan start because waiting was illegal: the plan keeps the
   machine idle for a job that has not arrived yet (it knows the future), while an online scheduler
   with nothing running must start something (the environment and the policy never wait on an idle
@@ -138,12 +141,25 @@ def expert_episode(env, jobs, schedule: Schedule) -> ExpertEpisode:
     ep.bj_sd_mean, ep.rtj_sd_mean = env.means()
     res = env.result()
     reasons = list(ep.reasons)
-    if not reasons:  # the environment's own forced steps: a start while the plan kept the machine idle
-        early = [o for o in res.outcomes if o.first_start < plan[o.job.id].start]
-        if early:
-            reasons.append("forced")
+    if not reasons:  # a divergence at a point that was no agent step (only one action was legal)
+        reasons = _first_divergence(res, plan)
     ep.outcome = classify(res.schedule, schedule, reasons)
     return ep
+
+
+def _first_divergence(res, plan: dict[int, PlannedJob]) -> list[str]:
+    """The class of the earliest first start that differs from the plan: ``forced`` when the job
+    started early (the environment does not wait on an idle machine), else ``preemption`` when
+    the plan had preempted a BJ by then and ``partition`` when not."""
+    diffs = sorted((min(o.first_start, plan[o.job.id].start), o.job.id, o) for o in res.outcomes
+                   if o.first_start != plan[o.job.id].start)
+    if not diffs:
+        return []
+    t, _jid, o = diffs[0]
+    if o.first_start < plan[o.job.id].start:
+        return ["forced"]
+    preempted = any(pj.preempt_at is not None and pj.preempt_at <= t for pj in plan.values())
+    return ["preemption" if preempted else "partition"]
 
 
 def _key(s):
