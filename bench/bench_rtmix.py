@@ -73,7 +73,11 @@ def main() -> int:
     instances = [table3_instance(EVAL_SEED_BASE + i, name=f"eval-{EVAL_SEED_BASE + i}") for i in range(args.n)]
     main4 = ["wcjs-jit", "baseline", "highpq", args.model]
     t0 = time.perf_counter()
-    runs = compare(instances, main4, jobs=args.jobs, time_limit=args.time_limit)
+    def note(inst, rs) -> None:
+        print(f"  {inst.name}: optimum {rs[0].status} in {rs[0].extra.get('seconds', 0):.1f} s "
+              f"({time.perf_counter() - t0:.0f} s so far)", file=sys.stderr, flush=True)
+
+    runs = compare(instances, main4, jobs=args.jobs, time_limit=args.time_limit, progress=note)
     t_main = time.perf_counter() - t0
     others = [s for s in SCHEMES if s not in main4]
     t1 = time.perf_counter()
