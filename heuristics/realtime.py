@@ -420,31 +420,40 @@ class WcjsPolicy(RealTimePolicy):
 
     def choose(self, view: SimView, js: JobState, holders: Holders, model: CheckpointModel) -> int | None:
         cfg = self.config
-        now = view.now
-        machine = view.machine
-        conflict = holders.conflict
-        # Criterion 1 (and the never-preempted jobs): no RTJ on the partition, a parent or a child.
-        cands = machine.candidate_mask(js.info.nodes) & ~holders.hard
-        if cands and cfg.reject_larger:
-            size = machine.allocated_nodes(js.info.nodes)
-            cands &= ~holders.mask_where(lambda q, jobs: any(v.alloc_nodes > size for v in jobs))
-        if cands and cfg.reject_threshold:
-            io = view.io
-            if cfg.threshold_estimate == "after":
-                def over(q: int, jobs: list[JobState]) -> bool:
-                    return any(slowdown_after_preemption(v, now, model, io) > cfg.bj_threshold(v.info.nodes,
-                                                                                              v.info.walltime)
-                               for v in jobs)
-            else:
-                def over(q: int, jobs: list[JobState]) -> bool:
-                    return any(estimated_slowdown(v, now) > cfg.bj_threshold(v.info.nodes, v.info.walltime)
-                               for v in jobs)
-            cands &= ~holders.mask_where(over)
+        cands = wcjs_eligible(view, js, holders, model, cfg)
         if not cands:
             return None
-        return cheapest_candidate(cands, conflict, holders,
+        now = view.now
+        return cheapest_candidate(cands, holders.conflict, holders,
                                   lambda jobs: sum(preemption_cost(v, now, cfg) for v in jobs))
 
 
+def wcjs_eligible(view: SimView, js: JobState, holders: Holders, model: CheckpointModel, cfg: WcjsConfig) -> int:
+    """Bitset of the candidate partitions WCJS (Alg. 2) may free for RTJ ``js`` by preemption: the
+    partitions of its size, less those conflicting with a job that is never preempted (criterion 1),
+    with a victim larger than the RTJ (criterion 2, ``reject_larger``) or with a victim that would
+    pass its BJ threshold (criterion 3, ``reject_threshold``; ``threshold_estimate``).  Shared with
+    the RL agent ``rtmix`` (``rtsched.rl.rtmix``), whose preemption actions are exactly these."""
+    now = view.now
+    machine = view.machine
+    cands = machine.candidate_mask(js.info.nodes) & ~holders.hard
+    if cands and cfg.reject_larger:
+        size = machine.allocated_nodes(js.info.nodes)
+        cands &= ~holders.mask_where(lambda q, jobs: any(v.alloc_nodes > size for v in jobs))
+    if cands and cfg.reject_threshold:
+        io = view.io
+        if cfg.threshold_estimate == "after":
+            def over(q: int, jobs: list[JobState]) -> bool:
+                return any(slowdown_after_preemption(v, now, model, io) > cfg.bj_threshold(v.info.nodes,
+                                                                                          v.info.walltime)
+                           for v in jobs)
+        else:
+            def over(q: int, jobs: list[JobState]) -> bool:
+                return any(estimated_slowdown(v, now) > cfg.bj_threshold(v.info.nodes, v.info.walltime)
+                           for v in jobs)
+        cands &= ~holders.mask_where(over)
+    return cands
+
+
 __all__ = ["baseline_policy", "RealTimePolicy", "HighPriorityQueuePolicy", "PreemptivePolicy", "WcjsPolicy",
-           "Holders", "RT_ORDERS", "BLOCKING"]
+           "Holders", "RT_ORDERS", "BLOCKING", "cheapest_candidate", "wcjs_eligible"]

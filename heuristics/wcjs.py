@@ -334,27 +334,43 @@ def slowdown_after_preemption(js: JobState, now: int, model: CheckpointModel, io
     return (now + overhead + (w - kept) - js.info.submit) / w
 
 
-def preemption_cost(js: JobState, now: int, cfg: WcjsConfig) -> float:
-    """WCJS weighted cost of preempting running BJ ``js`` now (module docstring)."""
+def preemption_cost_terms(js: JobState, now: int, cfg: WcjsConfig) -> tuple[float, float, float, float]:
+    """The factors of the WCJS weighted cost of preempting running BJ ``js`` now: (nodes,
+    near-completion weight, checkpoint-age weight, slowdown weight); a switched-off factor is 1.
+    Their product is :func:`preemption_cost`."""
     info = js.info
     w = info.walltime
-    score = float(info.nodes if cfg.cost_nodes == "requested" else js.alloc_nodes)
+    nodes = float(info.nodes if cfg.cost_nodes == "requested" else js.alloc_nodes)
     end = js.expected_end if js.expected_end > now else now
+    near = age_f = sd_f = 1.0
     if cfg.weight_near_completion:
         if end - now <= min(cfg.near_completion_fraction * w, cfg.near_completion_cap):
-            score *= cfg.near_completion_factor
+            near = cfg.near_completion_factor
     if cfg.weight_checkpoint_age:
         ref = js.last_ckpt_time if js.last_ckpt_time > js.run_start else js.run_start
         age = now - ref
         if age > 0:
             f = 1.0 + math.log(age / cfg.ckpt_age_scale)
             if f > 1.0:
-                score *= f
+                age_f = f
     if cfg.weight_slowdown:
-        score *= math.log2(cfg.slowdown_log_offset + (end - info.submit) / w)
+        sd_f = math.log2(cfg.slowdown_log_offset + (end - info.submit) / w)
+    return nodes, near, age_f, sd_f
+
+
+def preemption_cost(js: JobState, now: int, cfg: WcjsConfig) -> float:
+    """WCJS weighted cost of preempting running BJ ``js`` now (module docstring)."""
+    nodes, near, age_f, sd_f = preemption_cost_terms(js, now, cfg)
+    score = nodes
+    if near != 1.0:
+        score *= near
+    if age_f != 1.0:
+        score *= age_f
+    if cfg.weight_slowdown:
+        score *= sd_f
     return score
 
 
 __all__ = ["Thresholds", "WcjsConfig", "MIRA_WK1_BJ", "MIRA_WK1_RT", "CURIE_BJ", "CURIE_RT", "estimated_slowdown",
            "threshold_crossing", "work_since_checkpoint", "preemption_penalty", "slowdown_after_preemption",
-           "preemption_cost"]
+           "preemption_cost", "preemption_cost_terms"]

@@ -17,18 +17,17 @@ i = 0, 1, ... while (i + 1)·k <= M; partition p covers blocks [i·k, (i+1)·k) 
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import numpy as np
 
 from rtsched.checkpoint import DEFAULT_IO, IOModel
 from rtsched.errors import InputError
 from rtsched.files import atomic_write_text
+from rtsched.generators.smallmix import TABLE3_SIZES, random_jobs
 from rtsched.io.cleaning import MAX_ID
 from rtsched.jobs import BATCH, MAX_TIME_S, RT, Job, Workload
 from rtsched.machines.mira import aligned_partitions as machine_partitions
@@ -298,7 +297,6 @@ def save_instance(instance: Instance, path: str | os.PathLike) -> None:
 # Generators (seed 002 Table 2 and Table 3 settings)
 # ---------------------------------------------------------------------------------------------
 
-TABLE3_SIZES: tuple[int, ...] = (512, 1024, 2048, 4096, 8192)
 # Table 2 rows: (#BJ, #RTJ, blocks), the paper's order.
 TABLE2_ROWS: tuple[tuple[int, int, int], ...] = tuple(
     (nb, nr, m) for nb, nr in ((2, 2), (3, 2), (4, 3)) for m in (4, 8, 16))
@@ -308,48 +306,10 @@ def random_instance(seed: int, n_bj: int, n_rt: int, blocks: int, *, sizes: Sequ
                     submit_window: int = 3600, runtime_min: int = 600, runtime_max: int = 7200,
                     runtime_step: int = 60, walltime_factor: tuple[float, float] = (1.0, 2.0),
                     name: str | None = None) -> Instance:
-    """A seeded random instance.
-
-    Draws (one ``Generator(PCG64(seed)).random((n, 5))`` matrix, row i for draw i, columns in this
-    fixed order — only ``random()`` doubles are used, so the output is stable across NumPy versions):
-
-    0. submit  = floor(u · (submit_window + 1))  — uniform over [0, submit_window] s;
-    1. nodes   = sizes[floor(u · len(sizes))]    — uniform over ``sizes`` (default: Table 3's sizes
-       that fit the machine);
-    2. runtime = runtime_min + runtime_step · floor(u · (steps + 1)), steps = (max − min) // step —
-       uniform over [runtime_min, runtime_max] on a grid of ``runtime_step`` s (default 60 s: whole
-       minutes, which keeps the common denominator of the slowdowns small, docs/milp.md);
-    3. walltime = ceil(runtime · (f_lo + u · (f_hi − f_lo)))  — runtime × U(1, 2);
-    4. kind: the ``n_rt`` draws with the smallest u are RTJs (ties: lower draw index).
-
-    Jobs get ids 1..n in (submit, draw index) order.
-    """
-    n = n_bj + n_rt
-    if n_bj < 0 or n_rt < 0:
-        raise ValueError("job counts must be >= 0")
-    if runtime_step < 1 or runtime_min < 1 or runtime_max < runtime_min:
-        raise ValueError("need 1 <= runtime_min <= runtime_max and runtime_step >= 1")
-    if sizes is None:
-        sizes = [s for s in TABLE3_SIZES if s <= blocks * BLOCK_NODES]
-    sizes = list(sizes)
-    if not sizes:
-        raise ValueError(f"no job size fits a {blocks}-block machine")
-    for s in sizes:
-        size_blocks(s, blocks)
-    rng = np.random.Generator(np.random.PCG64(seed))
-    u = rng.random((n, 5)) if n else np.zeros((0, 5))
-    steps = (runtime_max - runtime_min) // runtime_step
-    f_lo, f_hi = walltime_factor
-    rt_draws = set(sorted(range(n), key=lambda i: (float(u[i, 4]), i))[:n_rt])
-    raw = []
-    for i in range(n):
-        submit = min(int(math.floor(float(u[i, 0]) * (submit_window + 1))), submit_window)
-        nodes = sizes[min(int(math.floor(float(u[i, 1]) * len(sizes))), len(sizes) - 1)]
-        runtime = runtime_min + runtime_step * min(int(math.floor(float(u[i, 2]) * (steps + 1))), steps)
-        walltime = max(runtime, int(math.ceil(runtime * (f_lo + float(u[i, 3]) * (f_hi - f_lo)) - 1e-9)))
-        raw.append((submit, i, runtime, walltime, nodes, RT if i in rt_draws else BATCH))
-    raw.sort(key=lambda r: (r[0], r[1]))
-    jobs = [Job(idx + 1, r[0], r[2], r[3], r[4], r[5]) for idx, r in enumerate(raw)]
+    """A seeded random instance: the jobs of ``rtsched.generators.smallmix.random_jobs`` (its
+    docstring gives the draws; the RL environment ``rtsched/RtMix-v0`` draws the same jobs)."""
+    jobs = random_jobs(seed, n_bj, n_rt, blocks, sizes=sizes, submit_window=submit_window, runtime_min=runtime_min,
+                       runtime_max=runtime_max, runtime_step=runtime_step, walltime_factor=walltime_factor)
     return Instance(blocks, jobs, name=name or f"random-{n_bj}bj-{n_rt}rt-{blocks}b-s{seed}")
 
 

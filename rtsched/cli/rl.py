@@ -24,7 +24,7 @@ from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
 # checks them against rtsched.rl (tests/test_layers.py checks the lists agree).
-AGENTS = ("rlscheduler", "inspector", "splitwindow", "rlschert")
+AGENTS = ("rlscheduler", "inspector", "splitwindow", "rlschert", "rtmix")
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
@@ -99,8 +99,9 @@ def _score_label(agent: str, goal: str) -> str:
 
 def _score(agent: str, goal: str, ret: float) -> float:
     """The human-facing score of a trajectory return: the goal's value (the pick environment returns
-    −value, +utilization) or the inspector's relative gain over its base policy."""
-    if agent in ("inspector", "splitwindow", "rlschert") or goal == "utilization":
+    −value, +utilization), the inspector's relative gain over its base policy, or the return of the
+    split-window, RLSchert and rtmix rewards."""
+    if agent in ("inspector", "splitwindow", "rlschert", "rtmix") or goal == "utilization":
         return ret
     return -ret
 
@@ -135,9 +136,15 @@ def _rlschert_options(args) -> dict:
 
 
 def cmd_train(args) -> int:
-    from rtsched.rl.api import train
     from rtsched.rl.ppo import CHECKPOINT
 
+    if args.agent == "rtmix":
+        return cmd_train_rtmix(args)
+    from rtsched.rl.api import train
+
+    _refuse_rtmix_options(args)
+    if not args.trace:
+        raise UsageError(f"--trace is required for the {args.agent} agent")
     if args.agent == "rlschert" and args.mode == "slotted" and args.trace != "vasplike":
         raise UsageError("--mode slotted runs the VASP-like workload: use --trace vasplike (or --mode event)")
     if args.agent != "rlschert" and (args.no_kill or args.static or args.mode != "event"):
@@ -265,6 +272,109 @@ def cmd_train(args) -> int:
     return 0
 
 
+RTMIX_DEFAULTS = {"experts": 120, "expert_cache": os.path.join("runs", "rtmix-plans"), "solve_time_limit": 60.0,
+                  "jobs": 1, "bc_epochs": 30, "machine": "mira:16", "checkpoint": "jit", "theta": 1.2,
+                  "penalty": 10.0, "reward_baseline": "wcjs"}
+
+
+def _refuse_rtmix_options(args) -> None:
+    """The rtmix-only options given to another agent are refused, not ignored."""
+    given = [f"--{k.replace('_', '-')}" for k in RTMIX_DEFAULTS if getattr(args, k) is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: options of the rtmix agent only")
+
+
+def cmd_train_rtmix(args) -> int:
+    """``rtsched rl train --agent rtmix``: solve expert plans (cached), clone, fine-tune with PPO."""
+    for name, value in RTMIX_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    from rtsched.checkpoint import CheckpointModel
+    from rtsched.experiments.rtmix import expert_dataset, solve_plans
+    from rtsched.machines import check_machine_spec
+    from rtsched.rl.env_rtmix import EXPERT_SEEDS, RtMixEnv
+    from rtsched.rl.ppo import CHECKPOINT, read_model_file
+    from rtsched.rl.rtmix_train import train_rtmix
+
+    if args.trace:
+        raise UsageError("--trace does not apply to the rtmix agent (it trains on generated instances)")
+    if not (args.theta > 0 and args.penalty >= 0):
+        raise UsageError(f"--theta must be > 0 and --penalty >= 0, got {args.theta}, {args.penalty}")
+    for name in ("epochs", "experts", "bc_epochs", "jobs"):
+        if getattr(args, name) < (0 if name == "epochs" else 1):
+            raise UsageError(f"--{name.replace('_', '-')}: must be at least {0 if name == 'epochs' else 1}")
+    baseline = None if args.reward_baseline.strip().lower() == "none" else args.reward_baseline
+    try:
+        check_machine_spec(args.machine)
+        CheckpointModel.parse(args.checkpoint)
+        if baseline is not None:
+            from heuristics.registry import make_policy
+
+            make_policy(baseline)
+    except ValueError as exc:
+        raise UsageError(f"{exc}") from None
+    out = args.out or os.path.join("runs", "rtmix")
+    ckpt = os.path.join(out, CHECKPOINT)
+    if os.path.exists(ckpt) and not args.resume:
+        raise UsageError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
+    quiet = args.no_progress or args.json
+    data = None
+    info: dict = {}
+    if not (args.resume and os.path.exists(ckpt)):
+        seeds = range(EXPERT_SEEDS.start, EXPERT_SEEDS.start + args.experts)
+
+        def solved(i, n, rec):
+            if not quiet:
+                print(f"expert plans {i}/{n}: seed {rec['seed']} {rec['status']} ({rec['seconds']:.1f} s)",
+                      file=sys.stderr)
+
+        plans = solve_plans(seeds, cache=args.expert_cache, jobs=args.jobs, progress=solved,
+                            time_limit=args.solve_time_limit)
+        env = RtMixEnv(args.machine, args.checkpoint)
+        data = expert_dataset(plans, env)
+        info = {"expert_classes": data["classes"], "expert_decisions": data["decisions"],
+                "expert_decisions_on_plan": data["decisions_on_plan"]}
+        if not quiet:
+            print(f"expert data: {data['decisions']} decisions ({data['decisions_on_plan']} before a divergence); "
+                  f"plans: {data['classes']}", file=sys.stderr)
+    done_epochs = 0
+    if args.resume and os.path.exists(ckpt):
+        done_epochs = max(0, len(read_model_file(ckpt).get("history", [])) - 1)
+    bar = _TrainProgress("rtmix", "reward", "reward", args.epochs, done_epochs, enabled=not quiet)
+
+    def bc_done(e, n, row):
+        if not quiet:
+            print(f"cloning {e}/{n}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}", file=sys.stderr)
+
+    options = {}
+    for name in ("trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters"):
+        v = getattr(args, name)
+        if v is not None:
+            options[name] = v
+    try:
+        with bar:
+            res = train_rtmix(data, out, bc_epochs=args.bc_epochs, epochs=args.epochs, seed=args.seed,
+                              progress=bar.epoch_done, bc_progress=bc_done, on_trajectory=bar.trajectory_done,
+                              resume=args.resume, torch_threads=args.torch_threads, machine=args.machine,
+                              checkpoint=args.checkpoint, baseline=baseline, theta=args.theta,
+                              penalty=args.penalty, **options)
+    except KeyboardInterrupt:
+        print(f"rtsched rl train: interrupted; the last finished epoch is in {ckpt} "
+              f"(run the same command with --resume to continue)", file=sys.stderr)
+        raise
+    history = res["history"]
+    summary = {"agent": "rtmix", "out": out, "checkpoint": ckpt, "machine": args.machine,
+               "checkpoint_model": args.checkpoint, "bc": history[0], "epochs": len(history) - 1, **info,
+               "last_reward": history[-1].get("mean_return") if len(history) > 1 else None, "history": history}
+    if args.json:
+        print(json.dumps(summary, indent=1, allow_nan=False))
+    else:
+        last = summary["last_reward"]
+        print(f"rtmix on {args.machine} ({args.checkpoint}): cloned (accuracy {history[0]['accuracy']:.3f}), "
+              f"{summary['epochs']} PPO epochs, last mean reward {'–' if last is None else f'{last:.4g}'}; model {ckpt}")
+    return 0
+
+
 class _TrainProgress:
     """Rich progress bars: epochs done, and the current epoch's trajectories with its running score
     (the mean over the trajectories finished so far in this epoch)."""
@@ -365,8 +475,8 @@ def register(subparsers) -> None:
 
     tr = rsub.add_parser("train", help="train an agent with PPO (checkpoint every epoch; --resume continues)")
     tr.add_argument("--agent", choices=AGENTS, default="rlscheduler")
-    tr.add_argument("--trace", required=True,
-                    help="SWF trace (the papers' cleaning is applied); rlschert: also 'vasplike' (synthetic)")
+    tr.add_argument("--trace", help="SWF trace (the papers' cleaning is applied; rlscheduler, inspector, splitwindow); "
+                                    "rlschert: also 'vasplike' (synthetic); rtmix: none (generated instances)")
     tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
     tr.add_argument("--epochs", type=int_in(1, 1_000_000), default=100,
@@ -422,6 +532,22 @@ def register(subparsers) -> None:
     g.add_argument("--simu-len", type=int, help="vasplike: arrival slots per sequence (default 200)")
     g.add_argument("--train-sequences", type=int, help="vasplike: a fixed set of this many training sequences")
     g.add_argument("--pi-lr", type=float, help="policy learning rate (rlschert default 1e-4)")
+    rt = tr.add_argument_group("rtmix (RTJ/BJ mixes on Mira, taught by the optimum; docs/rl.md)")
+    rt.add_argument("--experts", type=int, default=None,
+                    help="rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT)")
+    rt.add_argument("--expert-cache", default=None,
+                    help="rtmix: folder of solved plans (one JSON per seed; reused)")
+    rt.add_argument("--solve-time-limit", type=float, default=None, help="rtmix: seconds per expert solve")
+    rt.add_argument("-j", "--jobs", type=int, default=None, help="rtmix: expert instances solved in parallel")
+    rt.add_argument("--bc-epochs", type=int, default=None, help="rtmix: behaviour-cloning passes over the expert data")
+    rt.add_argument("--machine", default=None, help="rtmix: mira:BLOCKS or a partition XML (default mira:16)")
+    rt.add_argument("--checkpoint", default=None, help="rtmix: checkpoint model no, sys[:S], app-PCT, jit")
+    rt.add_argument("--theta", type=float, default=None, help="rtmix: the RTJ mean-slowdown bound θ of the reward")
+    rt.add_argument("--penalty", type=float, default=None,
+                    help="rtmix: reward penalty per unit of mean RTJ slowdown above θ (default 10)")
+    rt.add_argument("--reward-baseline", default=None,
+                    help="rtmix: PPO rewards are the gain over this policy on the same episode (default wcjs; "
+                         "'none': the absolute reward)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)

@@ -8,7 +8,6 @@ the same settings and more epochs resumes.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from typing import Callable
 
@@ -17,7 +16,7 @@ from heuristics.committed import COMMITTED_BACKFILLS
 from rtsched.machines import FlatCluster, machine_from_spec
 from rtsched.errors import OptionError, RtschedError
 from rtsched.files import FileLock, LockedError
-from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer
+from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer, split_options
 from rtsched.rl.rollouts import EnvFactory
 from rtsched.rl.sequences import filter_range
 from rtsched.rl.trace import load_trace
@@ -36,7 +35,7 @@ RLSCHERT_PPO_DEFAULTS = {"trajs_per_epoch": 16, "n_envs": 16, "minibatch": 128, 
 INSPECT_ENV_OPTIONS = ("seq_len", "base", "features", "reward", "max_interval", "max_rejections", "start_range",
                        "util_window")
 SPLIT_ENV_OPTIONS = ("head", "tail", "placements", "horizon", "start_range", "sigma")
-AGENTS = ("rlscheduler", "inspector", "splitwindow", "rlschert")
+AGENTS = ("rlscheduler", "inspector", "splitwindow", "rlschert", "rtmix")
 # Seed 004's PPO settings where the project's defaults (seeds 003/000) differ: γ 0.99 per decision, one
 # update per episode on minibatches of 128, lr 3e-4 for both networks, [1024, 512, 256] MLPs; 10 passes
 # per update and GAE λ 0.95 are the digest's proposals (the paper is silent).
@@ -60,21 +59,6 @@ def make_env(agent: str, trace, *, goal: str = "bsld", backfill="none", machine=
     return EnvFactory(agent, trace, goal, backfill, machine, options)()
 
 
-def split_options(options: dict, env_options, agent: str) -> tuple[dict, dict]:
-    """``options`` split into environment options (names in ``env_options``) and ``PPOConfig``
-    fields; TypeError naming any other."""
-    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
-    env_opts, ppo_opts = {}, {}
-    for k, v in options.items():
-        if k in env_options:
-            env_opts[k] = v
-        elif k in ppo_fields:
-            ppo_opts[k] = v
-        else:
-            raise TypeError(f"train(): unknown option {k!r} for agent {agent!r}")
-    return env_opts, ppo_opts
-
-
 def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, progress: Callable | None = None, *,
                    resume: bool = True, init_from: str | None = None, on_trajectory: Callable | None = None,
                    ray_address: str | None = None, **options) -> dict:
@@ -83,7 +67,7 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
     (``RLSCHERT_ENV_OPTIONS``: ``mode``, ``units``, ``dynamic`` (False: the DeepRM-like baseline),
     ``kill``, ``teacher``, ...) and ``PPOConfig`` fields (``RLSCHERT_PPO_DEFAULTS`` otherwise;
     ``imitation`` > 0 adds the imitation term, teacher = the rule kill + ``teacher``'s selects)."""
-    env_opts, ppo_opts = split_options(options, RLSCHERT_ENV_OPTIONS, "rlschert")
+    env_opts, ppo_opts = split_options(options, RLSCHERT_ENV_OPTIONS, "train() for agent 'rlschert'")
     ppo_opts = {**RLSCHERT_PPO_DEFAULTS, **ppo_opts}
     ppo_opts["hidden"] = tuple(ppo_opts["hidden"])
     cfg = PPOConfig(**ppo_opts)
@@ -167,6 +151,11 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     ``init_from`` (a model file or folder) starts a *new* run from that model's weights, e.g. stage 2
     of trajectory filtering (train on all sequences after a filtered stage 1, seed 003 §IV-C).
     """
+    if agent == "rtmix":  # cloning on expert decisions (``data``: rtsched.experiments.rtmix), then PPO
+        from rtsched.rl.rtmix_train import train_rtmix
+
+        return train_rtmix(options.pop("data", None), out, epochs=epochs, progress=progress,
+                           on_trajectory=on_trajectory, resume=resume, **options)
     if agent == "rlschert":
         return train_rlschert("vasplike" if trace is None else trace, epochs, out, progress, resume=resume,
                               init_from=init_from, on_trajectory=on_trajectory, ray_address=ray_address,
@@ -180,7 +169,7 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS) if agent != "splitwindow" else "none"
     allowed_env = {"rlscheduler": PICK_ENV_OPTIONS, "inspector": INSPECT_ENV_OPTIONS,
                    "splitwindow": SPLIT_ENV_OPTIONS}[agent]
-    env_opts, ppo_opts = split_options(options, allowed_env, agent)
+    env_opts, ppo_opts = split_options(options, allowed_env, f"train() for agent {agent!r}")
     if agent == "inspector":
         env_opts.setdefault("seq_len", 128)
     if agent == "splitwindow":

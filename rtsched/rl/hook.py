@@ -11,9 +11,10 @@ import os
 from heuristics.registry import PolicyLoader
 
 MODEL_SUFFIXES = (".pt", ".zip")  # .zip: a stable-baselines3 / sb3-contrib model (rtsched.rl.sb3)
-# Models shipped with rtsched that a policy name reaches (``--policy rlschert-vasplike-kill``): the files
-# ``pretrained/rlschert/NAME.pt`` (see its manifest.json).
-PRETRAINED_DIRS = (os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "rlschert"),)
+# Models shipped with rtsched that a bare policy name reaches: ``pretrained/FOLDER/NAME.pt`` for these
+# folders (``--policy rtmix``, ``--policy rlschert-vasplike-kill``; see each folder's manifest).
+PRETRAINED_DIRS = tuple(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", folder)
+                        for folder in ("rtmix", "rlschert"))
 
 
 def pretrained_path(name) -> str | None:
@@ -42,8 +43,13 @@ def load_model_policy(name, **options):
     (``rtsched.rl.policy.load_policy``); a ``.zip`` is read by stable-baselines3 (``rtsched.rl.sb3``)."""
     from rtsched.rl.policy import load_policy  # PyTorch: only when a model is asked for
 
-    return load_policy(pretrained_path(name) or name, **options)
+    shipped = pretrained_path(name)
+    if shipped is not None:
+        policy = load_policy(shipped, **options)
+        policy.name = name.strip().lower()  # tables show the shipped model by its name
+        return policy
+    return load_policy(name, **options)
 
 
 LOADER = PolicyLoader("trained RL model (.pt file, training folder, stable-baselines3 .zip, or a shipped model's "
-                      "name such as rlschert-vasplike-kill)", is_model_path, load_model_policy)
+                      "name: rtmix, rlschert-vasplike-kill, ...)", is_model_path, load_model_policy)

@@ -9,6 +9,9 @@ RLScheduler (seed 003 §3):
 * value network ``mlp``: the flattened window → 64 → 32 → 8 → 1 (the paper's reading, §8 item 5), or
   ``kernel`` (the authors' code: the kernel per slot, then 64 → 32 → 8 → 1).
 
+RtMix (``rtsched/RtMix-v0``): the same kernel and value networks, a slot per action (visible jobs,
+preemption candidates, wait) instead of per job.
+
 SchedInspector (seed 000 §3): actor F → 32 → 16 → 8 → 2 (938 parameters with F = 7), critic with
 the same body and one output.
 
@@ -142,7 +145,10 @@ def build_networks(agent: str, n_features: int, window: int, actor: str, critic:
         return FlatActor(n_features, window + 1, tuple(hidden)), FlatCritic(n_features, tuple(hidden))
     if agent == "rlschert":
         return FlatActor(n_features, window, tuple(hidden)), FlatCritic(n_features, tuple(hidden))
-    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector', 'splitwindow' or 'rlschert'")
+    if agent == "rtmix":  # one slot per action (docs/rl.md, RtMix): the kernel scores each action's row
+        return (PickActor(n_features, window, actor, tuple(hidden)), PickCritic(n_features, window, critic,
+                                                                               tuple(hidden)))
+    raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector', 'splitwindow', 'rlschert' or 'rtmix'")
 
 
 def n_params(module: nn.Module) -> int:

@@ -306,6 +306,13 @@ def policy_from_model(path: str, **kwargs):
     if model.agent == "rlschert":
         extra = {k: kwargs[k] for k in ("predictions", "greedy", "seed", "units", "rule_kill") if k in kwargs}
         return RLSchertPolicy(model, **extra)
+    if model.agent == "rtmix":
+        from rtsched.rl.policy_rtmix import RtMixPolicy
+
+        kwargs.pop("base", None)
+        if kwargs.pop("backfill", None) is not None:
+            raise ModelPolicyError(f"{path}: an rtmix model does not backfill; it takes no backfill option")
+        return RtMixPolicy(model, **kwargs)
     if model.agent == "rlscheduler":
         kwargs.pop("base", None)
         return RLSchedulerPolicy(model, **kwargs)

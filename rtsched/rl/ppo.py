@@ -108,6 +108,21 @@ def imitation_weight(cfg: PPOConfig, epoch: int) -> float:
     return cfg.imitation * max(0.0, (cfg.imitation_end - epoch) / span) if span > 0 else 0.0
 
 
+def split_options(options: dict, env_names, who: str) -> tuple[dict, dict]:
+    """(environment options, ``PPOConfig`` options) of a training call's keyword options; an option
+    that is neither raises TypeError naming ``who``."""
+    ppo_fields = {f.name for f in dataclasses.fields(PPOConfig)}
+    env_opts, ppo_opts = {}, {}
+    for k, v in options.items():
+        if k in env_names:
+            env_opts[k] = v
+        elif k in ppo_fields:
+            ppo_opts[k] = v
+        else:
+            raise TypeError(f"{who}: unknown option {k!r}")
+    return env_opts, ppo_opts
+
+
 # Occupied job slots per policy-gradient chunk.  The kernel actor's MLP runs once per occupied slot
 # (about 10^6 of them in a 25,600-sample epoch without backfilling); chunks of ~32k slots keep its
 # activations in cache: forward + backward took 0.35 s per iteration against 1.15 s full-batch on a
@@ -197,6 +212,8 @@ class PPOTrainer:
             n_features, window = self.obs_dim, env0.window
         elif agent == "rlschert":
             n_features, window = self.obs_dim, self.n_actions
+        elif agent == "rtmix":
+            n_features, window = env0.n_features, env0.window
         else:
             n_features, window = env0.feat.n, 1
         self.n_features, self.window = n_features, window

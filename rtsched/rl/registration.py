@@ -22,6 +22,7 @@ ENVIRONMENTS: dict[str, str] = {
     "rtsched/Inspector-v0": "rtsched.rl.env_inspect:InspectorEnv",
     "rtsched/SplitWindow-v0": "rtsched.rl.env_split:SplitWindowEnv",
     "rtsched/RLSchert-v0": "rtsched.rl.env_rlschert:RLSchertEnv",
+    "rtsched/RtMix-v0": "rtsched.rl.env_rtmix:RtMixEnv",
 }
 
 

@@ -1,0 +1,143 @@
+"""The rtmix agent against the proven optimum and every seed-002 heuristic (issue 13).
+
+50 fresh Table-3-style instances (5 BJs + 2 RTJs on 16 blocks, the generator of
+``rtsched.generators.smallmix``) with generator seeds EVAL_SEED_BASE + i, which no training step
+used (experts: 100000-199999, PPO episodes: 200000-899999).  For each instance: the CP-SAT optimum
+(θ = 1.2, lexicographic), then every policy through the run pipeline (``milp.compare``).  Printed:
+
+* the Table-3 layout (``milp.compare.table3``): per policy the mean BJ and RTJ slowdowns, mean and
+  worst gaps to the optimum, matches-optimum count, decision seconds per instance;
+* how far above θ_used each instance's RTJ mean goes, for the agent;
+* the agent's time per decision (network decisions and whole ``decide`` passes), side by side with
+  WCJS-JIT's time per pass;
+* wall time of the comparison (optimum + wcjs-jit, baseline, highpq, rtmix), the issue's
+  5-minute figure, and of the remaining heuristics.
+
+    PYTHONPATH=. nice python bench/bench_rtmix.py [--n 50] [--jobs 2] [--model rtmix] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from heuristics.registry import SCHEMES, make_policy  # noqa: E402
+from milp.compare import OPTIMUM, compare, table3  # noqa: E402
+from milp.instance import table3_instance  # noqa: E402
+from rtsched.checkpoint import CheckpointModel  # noqa: E402
+from rtsched.rl.env_rtmix import EVAL_SEED_BASE  # noqa: E402
+from rtsched.sim.core import Simulator  # noqa: E402
+from rtsched.validate import validate_schedule  # noqa: E402
+
+
+def per_decision(instances, model: str) -> dict:
+    """Time the agent per decision (its network choices) and per pass, and WCJS-JIT per pass."""
+    jit = CheckpointModel.parse("jit")
+    out = {}
+    for name in (model, "wcjs"):
+        pol = make_policy(name)
+        calls = 0
+        spent = 0.0
+        for inst in instances:
+            sim = Simulator(inst.workload(), inst.machine(), checkpoint=jit)
+            while sim.advance():
+                t0 = time.perf_counter()
+                ds = pol.decide(sim.view)
+                spent += time.perf_counter() - t0
+                calls += 1
+                if ds:
+                    sim.apply(ds)
+            res = sim.result(name)
+            validate_schedule(res.schedule, inst.workload(), inst.machine(), sim.io)
+        row = {"passes": calls, "ms_per_pass": 1e3 * spent / max(calls, 1)}
+        if hasattr(pol, "n_decisions"):
+            row["network_decisions"] = pol.n_decisions
+            row["ms_per_network_decision"] = 1e3 * pol.decide_seconds / max(pol.n_decisions, 1)
+        out[name] = row
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=50)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--model", default="rtmix")
+    ap.add_argument("--time-limit", type=float, default=None, help="per solve, s (default: none, proven optima)")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    instances = [table3_instance(EVAL_SEED_BASE + i, name=f"eval-{EVAL_SEED_BASE + i}") for i in range(args.n)]
+    main4 = ["wcjs-jit", "baseline", "highpq", args.model]
+    t0 = time.perf_counter()
+    def note(inst, rs) -> None:
+        print(f"  {inst.name}: optimum {rs[0].status} in {rs[0].extra.get('seconds', 0):.1f} s "
+              f"({time.perf_counter() - t0:.0f} s so far)", file=sys.stderr, flush=True)
+
+    runs = compare(instances, main4, jobs=args.jobs, time_limit=args.time_limit, progress=note)
+    t_main = time.perf_counter() - t0
+    others = [s for s in SCHEMES if s not in main4]
+    t1 = time.perf_counter()
+    opt = {r.instance: r for r in runs if r.policy == OPTIMUM}
+    from milp.compare import _gap, run_online  # the same gap rule as compare_instance
+
+    for inst in instances:
+        o = opt[inst.name]
+        theta = o.extra.get("theta")
+        for name in others:
+            r = run_online(inst, name)
+            r.bj_gap = _gap(r.bj_sd_mean, o.bj_sd_mean)
+            r.rtj_gap = _gap(r.rtj_sd_mean, o.rtj_sd_mean)
+            r.matches_optimum = bool(o.status == "optimal" and r.bj_sd_mean <= o.bj_sd_mean * (1 + 1e-9)
+                                     and theta is not None and r.rtj_sd_mean <= theta + 1e-9)
+            runs.append(r)
+    t_others = time.perf_counter() - t1
+    rows = table3(runs)
+    order = [OPTIMUM] + main4 + others
+    rows.sort(key=lambda r: order.index(r["algorithm"]) if r["algorithm"] in order else len(order))
+    unproven = sum(1 for r in runs if r.policy == OPTIMUM and r.status != "optimal")
+
+    def pct(x):
+        return "   –   " if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:+7.1f}%"
+
+    print(f"{args.n} Table-3-style instances, seeds {EVAL_SEED_BASE}..{EVAL_SEED_BASE + args.n - 1} "
+          f"(unproven optima: {unproven})")
+    print(f"{'algorithm':<14}{'BJ SD':>8}{'RTJ SD':>8}{'BJ gap':>9}{'RTJ gap':>9}{'worst BJ':>9}{'worst RTJ':>10}"
+          f"{'=opt':>6}{'s/inst':>9}")
+    for r in rows:
+        print(f"{r['algorithm']:<14}{r['bj_sd']:8.3f}{r['rtj_sd']:8.3f}{pct(r['bj_gap_mean'])}{pct(r['rtj_gap_mean'])}"
+              f"{pct(r['bj_gap_worst'])} {pct(r['rtj_gap_worst'])}{r['matches_optimum']:>4}/{r['instances']:<2}"
+              f"{r['decision_seconds']:9.4f}")
+    agent = [r for r in runs if r.policy == args.model]
+    over = []
+    for r in agent:
+        theta = opt[r.instance].extra.get("theta")
+        if theta is not None:
+            over.append(max(0.0, r.rtj_sd_mean - theta))
+    n_over = sum(1 for x in over if x > 1e-9)
+    print(f"{args.model}: RTJ mean above θ_used on {n_over}/{len(over)} instances with a θ_used; excess mean "
+          f"{sum(over) / len(over):.3f}, max {max(over):.3f}; sorted excesses > 0: "
+          f"{[round(x, 3) for x in sorted(over, reverse=True) if x > 1e-9]}")
+    better_both = [r["algorithm"] for r in rows if r["algorithm"] not in (OPTIMUM, args.model)
+                   and r["bj_sd"] < next(x["bj_sd"] for x in rows if x["algorithm"] == args.model)
+                   and r["rtj_sd"] < next(x["rtj_sd"] for x in rows if x["algorithm"] == args.model)]
+    print(f"heuristics better than {args.model} on both means: {better_both or 'none'}")
+    timing = per_decision(instances, args.model)
+    a, w = timing[args.model], timing["wcjs"]
+    print(f"per decision: {args.model} {a.get('ms_per_network_decision', math.nan):.3f} ms per network decision "
+          f"({a.get('network_decisions')} decisions), {a['ms_per_pass']:.3f} ms per pass; WCJS-JIT "
+          f"{w['ms_per_pass']:.3f} ms per pass; ratio per pass {a['ms_per_pass'] / w['ms_per_pass']:.2f}x")
+    print(f"wall time: optimum + {', '.join(main4)} on {args.n} instances with {args.jobs} processes: {t_main:.1f} s; "
+          f"the {len(others)} other heuristics: {t_others:.1f} s")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"rows": rows, "runs": [r.to_json() for r in runs], "timing": timing, "t_main_s": t_main,
+                       "t_others_s": t_others, "rtj_excess": over}, fh, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""The trained ``rtmix`` agent as an ordinary core policy (``decide(view) -> list[Decision]``).
+
+At each scheduling pass the policy takes the same actions the environment ``rtsched/RtMix-v0``
+offers (``rtsched.rl.rtmix.RtMixPass``: start a visible job on the best-fit partition, free a
+WCJS-eligible candidate partition for a waiting RTJ, or wait), one after the other, greedily
+(argmax of the actor's masked logits; ``greedy=False`` samples), until it chooses to wait or no
+start or preemption is legal; the pass's decisions are its answer.  The actor runs as a NumPy copy
+(``nets.NumpyActor``).  The checkpoint model of eligibility and features is the simulation's.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import torch
+
+from heuristics.wcjs import WcjsConfig
+from rtsched.rl.nets import NumpyActor
+from rtsched.rl.ppo import LoadedModel, load_model
+from rtsched.rl.rtmix import RtMixPass, RtMixSpec
+from rtsched.sim.core import SimView
+from rtsched.sim.decisions import Decision
+
+PRETRAINED_RTMIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "rtmix", "rtmix.pt")
+"""The shipped model: the policy name ``rtmix`` loads it (``rtsched.rl.hook``)."""
+
+
+class RtMixPolicy:
+    """A trained ``rtmix`` model as a core policy (module docstring)."""
+
+    def __init__(self, model: LoadedModel | str, *, greedy: bool = True, seed: int = 0, name: str | None = None,
+                 wcjs=None) -> None:
+        self.model = load_model(model) if not isinstance(model, LoadedModel) else model
+        if self.model.agent != "rtmix":
+            raise ValueError(f"{self.model.path}: a {self.model.agent} model, not an rtmix one")
+        env = self.model.env
+        self.spec = RtMixSpec(int(env.get("window", 8)), int(env.get("candidates", 4)), WcjsConfig.coerce(wcjs))
+        if self.spec.n_actions != int(self.model.arch["window"]):
+            raise ValueError(f"{self.model.path}: the network has {self.model.arch['window']} action slots, the "
+                             f"environment settings give {self.spec.n_actions}")
+        self.fast = NumpyActor(self.model.actor)
+        self.greedy = greedy
+        self.gen = torch.Generator().manual_seed(seed)
+        self.name = name or f"rtmix:{self.model.path}"
+        self.n_decisions = 0
+        self.decide_seconds = 0.0
+
+    def decide(self, view: SimView) -> list[Decision]:
+        if not view.queue:
+            return []
+        ps = RtMixPass(view, self.spec)
+        wait = self.spec.wait_action
+        while ps.has_choice():
+            mask = ps.mask()
+            legal = np.flatnonzero(mask)
+            if len(legal) == 1:
+                a = int(legal[0])
+            else:
+                t0 = time.perf_counter()
+                logits = self.fast.logits(ps.observe(), mask)
+                if self.greedy:
+                    a = int(np.argmax(logits))
+                else:
+                    probs = torch.softmax(torch.from_numpy(np.asarray(logits, dtype=np.float32)), -1)
+                    a = int(torch.multinomial(probs, 1, generator=self.gen))
+                self.decide_seconds += time.perf_counter() - t0
+                self.n_decisions += 1
+            if a == wait:
+                break
+            ps.apply(a)
+        return ps.decisions
+
+
+__all__ = ["RtMixPolicy", "PRETRAINED_RTMIX"]

@@ -1,0 +1,246 @@
+"""The ``rtmix`` agent's decisions, shared by its environment and its trained policy.
+
+One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choices, each among
+``window + candidates + 1`` masked actions (docs/rl.md, "RtMix"):
+
+* ``0 .. window-1`` — start the i-th visible waiting job (RTJs first by submit time, then BJs by
+  submit time; ties by id) on the partition the machine's rule picks (best fit,
+  ``MachineState.find``); legal iff one of its size is free in this pass's plan;
+* ``window .. window+candidates-1`` — for the *target* RTJ (the first visible RTJ with no free
+  partition), free candidate partition c by preempting the checkpointable BJs on it and start the
+  RTJ there.  The candidates are exactly those WCJS may choose (``heuristics.realtime.wcjs_eligible``:
+  never a partition conflicting with an RTJ or a non-checkpointable job, criteria 2 and 3 of
+  Alg. 2), the ``candidates`` cheapest by WCJS's weighted cost (ties: lowest index);
+* ``window + candidates`` — wait: end the pass (the core moves to its next event).  Legal iff some
+  job holds resources or was started in this pass (otherwise nothing would ever happen).
+
+``RtMixPass`` keeps the pass's plan (a copy of the occupancy, the ``Holders`` of preemptable BJs)
+and the decisions taken so far; the environment applies them when the agent waits, the policy
+returns them from ``decide``.  Neither ever reads an actual runtime.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from heuristics.realtime import Holders, _bits, wcjs_eligible
+from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, preemption_cost_terms,
+                             preemption_penalty, slowdown_after_preemption)
+from rtsched.checkpoint import CheckpointKind, CheckpointModel
+from rtsched.sim.core import SimView
+from rtsched.sim.decisions import Decision, Preempt, Start
+from rtsched.sim.state import JobState
+
+# Normalisation constants (documented in docs/rl.md).
+TIME_SCALE = 14400.0  # s: walltimes, waits and checkpoint ages are divided by 4 h
+IO_SCALE = 1000.0  # s: checkpoint write/read times
+OBS_HIGH = 100.0  # every feature is clipped to [0, 100]
+SD_CLIP = 10.0  # slowdown-like features are clipped to [0, 10] then divided by 10
+
+FEATURES: tuple[str, ...] = (
+    # slot type
+    "is_job", "is_candidate", "is_wait",
+    # job slots
+    "job_rt", "job_nodes", "job_walltime", "job_wait", "job_sd_so_far", "job_saved", "job_fits",
+    "job_ckpt_cost", "job_preempted",
+    # candidate slots (the WCJS weighted-cost terms and what the preemption costs)
+    "cand_victims", "cand_blocked_nodes", "cand_cost_nodes", "cand_near_completion", "cand_age_factor",
+    "cand_sd_factor", "cand_cost", "cand_since_ckpt", "cand_ckpt_cost", "cand_sd_after", "cand_lost",
+    # global (every slot)
+    "free_nodes", "rt_waiting", "bj_waiting", "target_sd_so_far", "target_exists",
+)
+N_FEATURES = len(FEATURES)
+_F = {name: i for i, name in enumerate(FEATURES)}
+
+
+@dataclass(frozen=True)
+class RtMixSpec:
+    """Shape of the agent's action and observation: ``window`` visible jobs, ``candidates``
+    preemption candidates, one wait action; ``checkpoint`` is the model the eligibility test and
+    the features assume (None: the simulation's); ``wcjs`` the WCJS configuration whose
+    eligibility rules and cost terms are used."""
+
+    window: int = 8
+    candidates: int = 4
+    wcjs: WcjsConfig = field(default_factory=WcjsConfig)
+
+    @property
+    def n_actions(self) -> int:
+        return self.window + self.candidates + 1
+
+    @property
+    def wait_action(self) -> int:
+        return self.window + self.candidates
+
+
+def _sd_so_far(js: JobState, now: int) -> float:
+    """(now − submit) / walltime, clipped and scaled to [0, 1]."""
+    return min(max((now - js.info.submit) / js.info.walltime, 0.0), SD_CLIP) / SD_CLIP
+
+
+class RtMixPass:
+    """One scheduling pass as a sequence of agent actions (module docstring)."""
+
+    def __init__(self, view: SimView, spec: RtMixSpec, model: CheckpointModel | None = None) -> None:
+        self.view = view
+        self.spec = spec
+        self.model = model or view.checkpoint
+        self.now = view.now
+        machine = view.machine
+        self.machine = machine
+        self.total = float(machine.total_nodes)
+        self.plan = view.state.copy()
+        rts = sorted((js for js in view.queue if js.info.kind == "rt"), key=lambda s: (s.info.submit, s.info.id))
+        bjs = sorted((js for js in view.queue if js.info.kind != "rt"), key=lambda s: (s.info.submit, s.info.id))
+        self.queue: list[JobState] = rts + bjs
+        self.holders = Holders(view, [])
+        self.decisions: list[Decision] = []
+        self.n_started = 0
+        self._cache = None
+
+    # ------------------------------------------------------------------------------ actions
+    def visible(self) -> list[JobState]:
+        return self.queue[:self.spec.window]
+
+    def _state(self):
+        """(visible jobs, target RTJ, candidates [(partition, victims, cost)], mask)."""
+        if self._cache is not None:
+            return self._cache
+        spec = self.spec
+        vis = self.visible()
+        mask = np.zeros(spec.n_actions, dtype=bool)
+        plan = self.plan
+        target = None
+        for i, js in enumerate(vis):
+            if plan.find(js.info.nodes) is not None:
+                mask[i] = True
+            elif target is None and js.info.kind == "rt":
+                target = js
+        cands: list[tuple[int, list[JobState], float]] = []
+        if target is not None and self.machine.partitioned:
+            elig = wcjs_eligible(self.view, target, self.holders, self.model, spec.wcjs)
+            if elig:
+                now = self.now
+                cfg = spec.wcjs
+                conflict = self.holders.conflict
+                victims = self.holders.victims
+                scored = []
+                for p in _bits(elig):
+                    vs = [v for q in _bits(conflict[p] & self.holders.busy) for v in victims[q]]
+                    scored.append((sum(preemption_cost(v, now, cfg) for v in vs), p, vs))
+                scored.sort(key=lambda t: (t[0], t[1]))
+                cands = [(p, vs, c) for c, p, vs in scored[:spec.candidates]]
+                for c in range(len(cands)):
+                    mask[spec.window + c] = True
+        mask[spec.wait_action] = bool(self.view.running) or self.n_started > 0
+        self._cache = (vis, target, cands, mask)
+        return self._cache
+
+    def mask(self) -> np.ndarray:
+        return self._state()[3]
+
+    def target(self) -> JobState | None:
+        return self._state()[1]
+
+    def candidates(self) -> list[tuple[int, list[JobState], float]]:
+        """(partition, victims, WCJS weighted cost) of each candidate action, in slot order."""
+        return self._state()[2]
+
+    def has_choice(self) -> bool:
+        """Whether any action other than waiting is legal."""
+        m = self.mask()
+        return bool(m[:self.spec.wait_action].any())
+
+    def apply(self, action: int) -> None:
+        """Carry out a legal non-wait action in the plan and record its decisions."""
+        vis, target, cands, mask = self._state()
+        spec = self.spec
+        if not (0 <= action < spec.wait_action) or not mask[action]:
+            raise ValueError(f"action {action} is not a legal start or preemption now")
+        plan = self.plan
+        holders = self.holders
+        conflict = self.machine.conflict_mask if self.machine.partitioned else None
+        if action < spec.window:
+            js = vis[action]
+            p = plan.find(js.info.nodes)
+            plan.allocate(p, self.machine.allocated_nodes(js.info.nodes))
+            self.decisions.append(Start(js.info.id, p))
+            if conflict is not None:
+                holders.hard |= conflict[p]  # never preempt a job started in this very pass
+        else:
+            p, _vs, _cost = cands[action - spec.window]
+            js = target
+            n = self.machine.allocated_nodes(js.info.nodes)
+            jit = self.model.kind is CheckpointKind.JIT
+            for v in holders.take(p):
+                self.decisions.append(Preempt(v.info.id))
+                if not jit:
+                    plan.release(v.alloc, v.alloc_nodes)
+            if plan.is_free(p, js.info.nodes):
+                plan.allocate(p, n)
+            else:  # JIT hand-over: bound now on hardware still being written
+                plan.force_allocate(p, n)
+            self.decisions.append(Start(js.info.id, p))
+        self.queue.remove(js)
+        self.n_started += 1
+        self._cache = None
+
+    # ------------------------------------------------------------------------------ observation
+    def observe(self) -> np.ndarray:
+        """The observation: ``n_actions × N_FEATURES`` float32, flattened (docs/rl.md)."""
+        vis, target, cands, mask = self._state()
+        spec = self.spec
+        now = self.now
+        io = self.view.io
+        total = self.total
+        obs = np.zeros((spec.n_actions, N_FEATURES), dtype=np.float32)
+        w = spec.window
+        alloc_nodes = self.machine.allocated_nodes
+        for i, js in enumerate(vis):
+            info = js.info
+            row = obs[i]
+            row[0] = 1.0
+            row[3] = 1.0 if info.kind == "rt" else 0.0
+            row[4] = alloc_nodes(info.nodes) / total
+            row[5] = info.walltime / TIME_SCALE
+            row[6] = (now - info.submit) / TIME_SCALE
+            row[7] = _sd_so_far(js, now)
+            row[8] = js.saved / info.walltime
+            row[9] = 1.0 if mask[i] else 0.0
+            row[10] = io.write_seconds(alloc_nodes(info.nodes)) / IO_SCALE
+            row[11] = min(js.n_preemptions, 4) / 4.0
+        cfg = spec.wcjs
+        model = self.model
+        for c, (p, vs, cost) in enumerate(cands):
+            row = obs[w + c]
+            row[1] = 1.0
+            if not vs:
+                continue
+            terms = [preemption_cost_terms(v, now, cfg) for v in vs]
+            row[12] = len(vs) / 4.0
+            row[13] = sum(v.alloc_nodes for v in vs) / total
+            row[14] = sum(t[0] for t in terms) / total
+            row[15] = max(t[1] for t in terms) / max(cfg.near_completion_factor, 1.0)
+            row[16] = max(t[2] for t in terms) / 5.0
+            row[17] = max(t[3] for t in terms) / 5.0
+            row[18] = cost / (total * 5.0)
+            ages = [now - (v.last_ckpt_time if v.last_ckpt_time > v.run_start else v.run_start) for v in vs]
+            row[19] = max(ages) / TIME_SCALE
+            pens = [preemption_penalty(v, now, model, io) for v in vs]
+            row[20] = max(pen[2] for pen in pens) / IO_SCALE
+            row[21] = min(max(max(slowdown_after_preemption(v, now, model, io) for v in vs), 0.0), SD_CLIP) / SD_CLIP
+            row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
+        obs[spec.wait_action, 2] = 1.0
+        n_rt = sum(1 for js in self.queue if js.info.kind == "rt")
+        obs[:, 23] = self.plan.free_nodes / total
+        obs[:, 24] = min(n_rt, w) / w
+        obs[:, 25] = min(len(self.queue) - n_rt, w) / w
+        if target is not None:
+            obs[:, 26] = min(max(estimated_slowdown(target, now) - 1.0, 0.0), SD_CLIP) / SD_CLIP
+            obs[:, 27] = 1.0
+        np.clip(obs, 0.0, OBS_HIGH, out=obs)
+        return obs.reshape(-1)
+
+
+__all__ = ["FEATURES", "N_FEATURES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
