@@ -27,6 +27,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path[0] when run as a script)
+
 from heuristics.committed import CommittedHeadPolicy  # noqa: E402
 from rtsched.machines import FlatCluster  # noqa: E402
 from rtsched.rl.sequences import run_sequence  # noqa: E402
@@ -61,18 +63,7 @@ def bench_env(trace, seconds: float) -> list[dict]:
     rows = []
     for backfill, target in (("none", 12000), ("rlscheduler", 20000)):
         env = JobPickingEnv(trace, seq_len=256, backfill=backfill)
-        rng = np.random.default_rng(0)
-        env.reset(seed=0)
-        steps = jobs = 0
-        t = time.perf_counter()
-        while time.perf_counter() - t < seconds:
-            k = int(env.action_masks().sum())
-            _, _, done, _, _ = env.step(int(rng.integers(k)))
-            steps += 1
-            if done:
-                jobs += env.seq_len
-                env.reset()
-        el = time.perf_counter() - t
+        steps, jobs, el = steps_for(env, seconds, masked_random(0), lambda e, _info: e.seq_len)
         jobs += env.driver.n_started
         rows.append({"bench": f"pick env steps/s (masked random), backfill={backfill}", "value": round(steps / el),
                      "unit": "steps/s", "reference": target, "ratio": round(steps / el / target, 2)})
@@ -81,15 +72,7 @@ def bench_env(trace, seconds: float) -> list[dict]:
     for backfill in ("none", "rlscheduler"):
         env = InspectorEnv(trace, seq_len=128, backfill=backfill)
         rng = np.random.default_rng(0)
-        env.reset(seed=0)
-        steps = 0
-        t = time.perf_counter()
-        while time.perf_counter() - t < seconds:
-            _, _, done, _, _ = env.step(int(rng.random() < 0.3))
-            steps += 1
-            if done:
-                env.reset()
-        el = time.perf_counter() - t
+        steps, _, el = steps_for(env, seconds, lambda _env: int(rng.random() < 0.3))
         rows.append({"bench": f"inspector env steps/s (30% rejects), backfill={backfill}",
                      "value": round(steps / el), "unit": "steps/s", "reference": None, "ratio": None})
     return rows

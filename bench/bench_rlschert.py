@@ -15,11 +15,11 @@ import argparse
 import json
 import os
 import sys
-import time
 
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 
 from rtsched.rl.env_pick import JobPickingEnv  # noqa: E402
 from rtsched.rl.env_rlschert import RLSchertEnv  # noqa: E402
@@ -30,34 +30,15 @@ DEFAULT_TRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
 
 def run_rlschert(mode: str, rule_kill: bool, seconds: float) -> dict:
     env = RLSchertEnv(mode=mode)
-    env.reset(seed=0)
-    steps = jobs = 0
-    t = time.perf_counter()
-    while time.perf_counter() - t < seconds:
-        _, _, term, trunc, info = env.step(env.heuristic("saf", rule_kill=rule_kill))
-        steps += 1
-        if term or trunc:
-            jobs += info.get("jobs", 0)
-            env.reset()
-    el = time.perf_counter() - t
+    steps, jobs, el = steps_for(env, seconds, lambda e: e.heuristic("saf", rule_kill=rule_kill),
+                                lambda _e, info: info.get("jobs", 0))
     return {"env": f"RLSchert-v0 {mode}{' + rule kill' if rule_kill else ''} (SAF)", "steps_s": steps / el,
             "jobs_s": jobs / el}
 
 
 def run_pick(trace: str, seconds: float) -> dict:
     env = JobPickingEnv(trace, seq_len=256, backfill="none")
-    rng = np.random.default_rng(0)
-    env.reset(seed=0)
-    steps = jobs = 0
-    t = time.perf_counter()
-    while time.perf_counter() - t < seconds:
-        k = int(env.action_masks().sum())
-        _, _, done, _, _ = env.step(int(rng.integers(k)))
-        steps += 1
-        if done:
-            jobs += env.seq_len
-            env.reset()
-    el = time.perf_counter() - t
+    steps, jobs, el = steps_for(env, seconds, masked_random(0), lambda e, _info: e.seq_len)
     return {"env": "JobPicking-v0 (masked random, Lublin-1, 256 jobs)", "steps_s": steps / el, "jobs_s": jobs / el}
 
 

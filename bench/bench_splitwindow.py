@@ -34,6 +34,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path[0] when run as a script)
+
 from rtsched.rl.api import train  # noqa: E402
 from rtsched.rl.evaluate import evaluate_online  # noqa: E402
 from rtsched.rl.trace import load_trace  # noqa: E402
@@ -55,18 +57,8 @@ def env_speed(trace, seconds: float = 2.0) -> list[tuple[str, float, float]]:
     out = []
     for label, env in (("split window 10-10, 1000 placements", SplitWindowEnv(trace, head=10, tail=10)),
                        ("picking env (RLScheduler), 256 jobs", JobPickingEnv(trace, seq_len=256))):
-        rng = np.random.default_rng(0)
-        env.reset(seed=0)
-        steps = jobs = 0
-        t = time.perf_counter()
-        while time.perf_counter() - t < seconds:
-            n = int(env.action_masks().sum())
-            *_, term, trunc, _ = env.step(int(rng.integers(n)))
-            steps += 1
-            if term or trunc:
-                jobs += env.placed if hasattr(env, "placed") else env.seq_len
-                env.reset()
-        el = time.perf_counter() - t
+        steps, jobs, el = steps_for(env, seconds, masked_random(0),
+                                    lambda e, _info: e.placed if hasattr(e, "placed") else e.seq_len)
         jobs += env.placed if hasattr(env, "placed") else env.driver.n_started
         out.append((label, steps / el, jobs / el))
     return out
