@@ -47,19 +47,21 @@ def test_compare_table_fits_80_columns_and_reads_out(capsys, monkeypatch, tmp_pa
 @pytest.mark.slow
 def test_compare_without_arguments_is_the_main_job(capsys):
     from heuristics.registry import SCHEMES
+    from rtsched.cli.offline import shipped_agents
 
+    expected = [*SCHEMES, *shipped_agents()]  # rtmix with the rl extra (CI installs it)
     t0 = time.perf_counter()
     rc = main(["compare", "--json"])
     seconds = time.perf_counter() - t0
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["shipped_default"] is True
     assert out["instances"] == [str(p) for p in sorted(SHIPPED.glob("*.json"))]
-    assert out["policies"] == list(SCHEMES)
+    assert out["policies"] == expected
     rows = {r["algorithm"]: r for r in out["table"]}
-    assert list(rows) == ["optimum", *SCHEMES]
+    assert list(rows) == ["optimum", *expected]
     assert rows["optimum"]["not_optimal"] == 0 and rows["optimum"]["matches_optimum"] == 8  # proven optima
     assert rows["optimum"]["bj_gap_mean"] == 0 and rows["optimum"]["rtj_gap_mean"] == 0
-    for name in SCHEMES:  # every scheme ran on every instance and has both gaps
+    for name in expected:  # every scheme and agent ran on every instance and has both gaps
         assert rows[name]["instances"] == 8 and rows[name]["bj_gap_mean"] is not None
         assert rows[name]["rtj_gap_mean"] is not None
     assert out["reading"].startswith("over 8 instances the closest online policy on BJ slowdown is ")

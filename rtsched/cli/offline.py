@@ -73,10 +73,12 @@ def register(sub: Any) -> None:
     cp = sub.add_parser("compare", help="online policies vs the offline optimum (seed 002 Table 3)",
                         description="Solve each instance to proven optimality and run every policy on it in the "
                                     "simulator; print each policy's slowdowns and gaps to the optimum.  Without "
-                                    "INSTANCES: the set shipped in traces/instances/ against every seed-002 scheme.")
+                                    "INSTANCES: the set shipped in traces/instances/ against every seed-002 scheme "
+                                    "and the shipped RL agent rtmix.")
     cp.add_argument("instances", nargs="*", help="instance JSON files (default: traces/instances/*.json)")
     cp.add_argument("--policies", help="comma-separated scheme or policy names, or model files (default: every "
-                                       "seed-002 scheme with the shipped instances, else wcjs-jit)")
+                                       "seed-002 scheme and the shipped agent rtmix with the shipped instances, "
+                                       "else wcjs-jit)")
     cp.add_argument("-j", "--jobs", type=int_in(1, 1024), default=1,
                     help="instances solved in parallel processes (each CP-SAT solve then gets one worker)")
     cp.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -286,7 +288,7 @@ def cmd_compare(args) -> int:
     if args.policies is not None:
         policies = name_list(args.policies, "--policies")
     else:
-        policies = list(SCHEMES) if shipped else ["wcjs-jit"]
+        policies = list(SCHEMES) + shipped_agents() if shipped else ["wcjs-jit"]
     _check_policies(policies, args.checkpoint)
     instances = [load_instance(p) for p in paths]
     for inst, path in zip(instances, paths):
@@ -346,6 +348,14 @@ def _short(name: str) -> str:
         return name
     base = os.path.basename(os.path.normpath(name))
     return base.removesuffix(".pt")
+
+
+def shipped_agents() -> list[str]:
+    """The shipped RL agent trained on instances like the shipped set (``rtmix``, docs/rl.md), when
+    the rl extra (PyTorch) is installed: the default comparison then has all three corners."""
+    import importlib.util
+
+    return ["rtmix"] if importlib.util.find_spec("torch") is not None else []
 
 
 def _check_policies(policies: list[str], checkpoint: str) -> None:
