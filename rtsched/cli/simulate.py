@@ -139,8 +139,10 @@ def title(out: dict) -> str:
     how = f"scheme {out['scheme']}" if out.get("scheme") else f"policy {out['policy']}"
     extra = ", ".join(f"{k} {v}" for k, v in (out.get("policy_options") or {}).items())
     window = f"window {out['window_spec']}" if out.get("window_spec") else "all jobs"
+    # the policy that ran, when its name says more than the scheme or policy asked for
+    ran = f" = {out['policy']}" if out["policy"] not in (out.get("scheme"), how.split(" ", 1)[1]) else ""
     return (f"{out['trace']} ({out['jobs']:,} jobs{sha}; {rt}) · machine {out['machine']} "
-            f"({out['machine_nodes']:,} nodes) · {how}{' (' + extra + ')' if extra else ''} = {out['policy']} · "
+            f"({out['machine_nodes']:,} nodes) · {how}{' (' + extra + ')' if extra else ''}{ran} · "
             f"{out['checkpoint']} · {window} · rtsched {out['rtsched_version']}")
 
 
