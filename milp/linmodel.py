@@ -276,6 +276,24 @@ def ortools_backend() -> str:
     raise RuntimeError("OR-Tools has neither SCIP nor CBC")
 
 
+def _solve_interruptible(solver, params):
+    """``solver.Solve(params)`` in a worker thread while this thread waits, so that Ctrl-C and
+    SIGTERM (``KeyboardInterrupt``) stop the solve (``InterruptSolve``) and propagate at once."""
+    import threading
+
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(solver.Solve(params)), daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)  # seconds
+    except KeyboardInterrupt:
+        solver.InterruptSolve()
+        worker.join(5.0)
+        raise
+    return result[0]
+
+
 def solve_ortools(model: LinearModel, objective: str, time_limit: float | None = None, backend: str | None = None,
                   threads: int | None = None, gap_rel: float = 1e-9,
                   hint: dict[int, float] | None = None) -> LPResult:
@@ -311,7 +329,7 @@ def solve_ortools(model: LinearModel, objective: str, time_limit: float | None =
         solver.SetHint([xs[k] for k in hint], list(hint.values()))
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, gap_rel)
-    status = solver.Solve(params)
+    status = _solve_interruptible(solver, params)
     seconds = time.perf_counter() - t0
     name = f"ortools-{backend.lower()}"
     if status == pywraplp.Solver.INFEASIBLE:
@@ -378,6 +396,22 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.]", "_", name)
 
 
+def run_interruptible(h):
+    """``h.run()`` in HiGHS's solver thread while this thread waits, so that Ctrl-C and SIGTERM (a
+    ``KeyboardInterrupt`` here: rtsched.cli) cancel the solve and propagate at once; a solve run
+    in this thread would hold the signal until HiGHS returns (possibly hours).  Returns the status."""
+    thread = h.startSolve()
+    try:
+        while True:
+            done, status = h.wait(0.1)  # seconds
+            if done:
+                return status
+    except KeyboardInterrupt:
+        h.cancelSolve()
+        thread.join(5.0)  # HiGHS polls its interrupt flag often; don't wait on a stuck one forever
+        raise
+
+
 def highs_model(model: LinearModel, objective: str, *, relax: bool = False):
     """A ``highspy.Highs`` holding ``model`` with ``objective`` (minimised), quiet.  ``relax``:
     every integer variable continuous (the LP relaxation)."""
@@ -426,7 +460,7 @@ def lp_bound(model: LinearModel, objective: str) -> float | None:
     import highspy
 
     h = highs_model(model, objective, relax=True)
-    h.run()
+    run_interruptible(h)
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
     return float(h.getInfo().objective_function_value)
@@ -459,7 +493,7 @@ def solve_highs(model: LinearModel, objective: str, time_limit: float | None = N
         sol.col_value = vals
         sol.value_valid = True
         h.setSolution(sol)
-    h.run()
+    run_interruptible(h)
     seconds = time.perf_counter() - t0
     ms = h.getModelStatus()
     info = h.getInfo()
