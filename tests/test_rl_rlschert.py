@@ -138,7 +138,7 @@ def test_rule_kill_heuristic_kills_and_exact_reward_without_kills():
     expect = -sum((o.end - o.job.submit) / o.job.walltime for o in res.outcomes)
     assert total == pytest.approx(expect, rel=0.35)  # running jobs use their running predictions
     env.reset(options={"sequence": 3})
-    done, kills = False, 0
+    done = False
     while not done:
         obs, r, term, trunc, info = env.step(env.teacher_action())
         done = term or trunc

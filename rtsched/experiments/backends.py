@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from rtsched.cluster import RAY_MISSING, ensure_ray  # noqa: F401 - RAY_MISSING: the CLI reads it here
-from rtsched.errors import OptionError, RtschedError
+from rtsched.errors import OptionError
 from rtsched.experiments import store
 
 BACKENDS = ("local", "ray")
