@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from rtsched.cli import main
 from rtsched.schedule import Schedule
 
