@@ -148,10 +148,9 @@ class CommittedHead:
                 cands = self._new
                 if cands:
                     self._new = []
-                    if free > 0:
-                        jobs, free = scan_flat(cands, free, view.now, self.reservation, True, self.head)
-                        if jobs:
-                            self._start_flat(jobs, out)
+                    jobs, free = scan_flat(cands, free, view.now, self.reservation, True, self.head)
+                    if jobs:
+                        self._start_flat(jobs, out)
                 self._scanned_free = free
                 return out
         partitioned = self.partitioned
