@@ -21,6 +21,8 @@ from functools import partial
 from fractions import Fraction
 from typing import Any, Callable
 
+from rtsched.errors import InputError
+from rtsched.limits import MAX_SOLVE_JOBS
 from rtsched.schedule import Schedule, Segment
 
 from milp.instance import Instance
@@ -36,7 +38,6 @@ METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disj
 # The largest instance an exact solve accepts (jobs).  The greedy warm starts are quadratic in the
 # number of jobs, so with a time limit they get at most GREEDY_SHARE of the time left and are
 # abandoned at that point; a 3,000-job instance then answers within its limit (tests/test_cli_errors.py).
-MAX_SOLVE_JOBS = 5000
 GREEDY_SHARE = 0.25
 
 
@@ -44,8 +45,6 @@ def check_size(instance: Instance, path: str | None = None) -> None:
     """Refuse an instance larger than :data:`MAX_SOLVE_JOBS` (an ``InputError`` naming the limit)."""
     n = len(instance.jobs)
     if n > MAX_SOLVE_JOBS:
-        from rtsched.errors import InputError
-
         raise InputError(f"{n:,} jobs: an exact solve accepts at most MAX_SOLVE_JOBS = {MAX_SOLVE_JOBS:,} jobs "
                          "(the optimum of seed 002's instances is for a few to a few dozen jobs)",
                          path=path if path is not None else (instance.name or None))

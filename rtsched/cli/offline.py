@@ -16,11 +16,11 @@ from typing import Any
 
 from rtsched.cli.common import (UsageError, check_output, console, float_in, fmt, int_in, name_list, nonneg_int, pct,
                                 positive_float, positive_int, progress_bar)
+from rtsched.limits import MAX_SOLVE_JOBS
 
 EXIT_INFEASIBLE = 3
-# Limits of ``instances generate`` (MAX_SOLVE_JOBS: milp.solve's, checked by tests/test_cli_errors.py).
+# Limits of ``instances generate`` (and MAX_SOLVE_JOBS, milp.solve's, from rtsched.limits).
 MAX_COUNT = 10_000
-MAX_SOLVE_JOBS = 5000
 MAX_SECONDS = 365 * 86400
 EXIT_NO_SOLUTION = 4
 # The exact methods of milp.solve (kept here so that building the parser imports no solver;
