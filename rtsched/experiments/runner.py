@@ -282,6 +282,14 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
         corrupt = [{"key": r.key, "label": r.describe(), "problem": problems[r.key]} for r in pending
                    if problems[r.key] != "missing"]
         skipped = len(selected) - len(pending)
+        # A holder killed between finishing its run and releasing the lock leaves the lock file of a
+        # finished run behind; nothing would take that lock again, so remove it (only when free).
+        finished = {r.key for r in selected if problems[r.key] is None}
+        stale = {p.stem for p in store.runs_dir(out).glob("*.lock")} & finished
+        for key in stale:
+            lock = store.RunLock(out, key)
+            if lock.acquire():
+                lock.release()  # removes the file
         by_key = {r.key: r for r in pending}
         tasks = [r.task(out, grid.validate) for r in pending]
         leftovers = store.run_temporaries(out)  # a killed writer's temporaries, removed by the run's next holder
