@@ -289,7 +289,7 @@ def _solve_interruptible(solver, params):
             worker.join(0.1)  # seconds
     except KeyboardInterrupt:
         solver.InterruptSolve()
-        worker.join(5.0)
+        worker.join()  # a process exiting while the solver still runs in it can crash
         raise
     return result[0]
 
@@ -400,6 +400,7 @@ def run_interruptible(h):
     """``h.run()`` in HiGHS's solver thread while this thread waits, so that Ctrl-C and SIGTERM (a
     ``KeyboardInterrupt`` here: rtsched.cli) cancel the solve and propagate at once; a solve run
     in this thread would hold the signal until HiGHS returns (possibly hours).  Returns the status."""
+    h.HandleUserInterrupt = True  # HiGHS's interrupt callbacks poll the flag cancelSolve sets
     thread = h.startSolve()
     try:
         while True:
@@ -408,7 +409,9 @@ def run_interruptible(h):
                 return status
     except KeyboardInterrupt:
         h.cancelSolve()
-        thread.join(5.0)  # HiGHS polls its interrupt flag often; don't wait on a stuck one forever
+        # Wait for the solver thread to stop (HiGHS returns soon after the flag is set): a process
+        # exiting while HiGHS still runs in it can crash in the allocator.
+        thread.join()
         raise
 
 
