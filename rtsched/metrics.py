@@ -32,6 +32,7 @@ import numpy as np
 
 from rtsched.jobs import JOB_KINDS
 from rtsched.schedule import CKPT, RESTART, RUN, Schedule
+from rtsched.series import step_series
 from rtsched.sim.result import SimResult
 
 TAU_SEED002 = 600  # s, seed 002's bound (10 min)
@@ -170,12 +171,8 @@ def queue_length_series(submit, start) -> tuple[np.ndarray, np.ndarray]:
     ``lengths[i]`` holding on [times[i], times[i + 1]).  A job waits on [submit, first start)."""
     submit = np.asarray(submit, dtype=np.int64)
     start = np.asarray(start, dtype=np.int64)
-    if len(submit) == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    t = np.concatenate([submit, start])
-    d = np.concatenate([np.ones(len(submit), dtype=np.int64), -np.ones(len(start), dtype=np.int64)])
-    times, inv = np.unique(t, return_inverse=True)
-    return times, np.cumsum(np.bincount(inv, weights=d, minlength=len(times)).astype(np.int64))
+    return step_series(np.concatenate([submit, start]),
+                       np.concatenate([np.ones(len(submit), dtype=np.int64), -np.ones(len(start), dtype=np.int64)]))
 
 
 def mean_queue_length(submit, start, window: tuple[int, int] | None = None) -> float:

@@ -181,21 +181,12 @@ def gantt(schedule, machine, workload=None, *, time_unit: str = "h", title: str 
     return fig
 
 
-def _step_series(times, deltas):
-    """(times, values) of a step function built from (time, +/-delta) events (sorted, merged)."""
-    import numpy as np
-
-    order = np.argsort(times, kind="stable")
-    t = np.asarray(times)[order]
-    v = np.cumsum(np.asarray(deltas)[order])
-    keep = np.append(t[1:] != t[:-1], True)  # the last value at each time
-    return t[keep], v[keep]
-
-
 def utilization_over_time(result, *, time_unit: str = "h", title: str = ""):
     """Two panels over time: the share of the machine's nodes held by jobs (all segments, overheads
     included) and the number of waiting jobs (from submit to first start, and between the segments
     of a preempted job)."""
+    from rtsched.series import step_series  # NumPy on first use: plotting is never on a start-up path
+
     segs = result.schedule.segments
     div = TIME_UNITS[time_unit]
     times, deltas = [], []
@@ -220,10 +211,10 @@ def utilization_over_time(result, *, time_unit: str = "h", title: str = ""):
     ax_u, ax_q = fig.subplots(2, 1, sharex=True)
     t0 = min(times + qt, default=0)
     if times:
-        t, v = _step_series(times, deltas)
+        t, v = step_series(times, deltas)
         ax_u.step((t - t0) / div, v / result.machine_nodes, where="post", color=BJ_COLOR, linewidth=0.8)
     if qt:
-        t, v = _step_series(qt, qd)
+        t, v = step_series(qt, qd)
         ax_q.step((t - t0) / div, v, where="post", color="#555555", linewidth=0.8)
     ax_u.set_ylabel("utilization")
     ax_u.set_ylim(0, 1.02)
