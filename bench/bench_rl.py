@@ -9,7 +9,7 @@ Run:  PYTHONPATH=. python bench/bench_rl.py [--trace PATH] [--quick] [--epoch] [
 3. Decision latency per job: the kernel network on a 128-job window (paper: 0.30 ms), a trained-model
    policy inside the simulator (features + network), and SJF's sort-and-pick (paper: 0.71 ms).
 4. (``--epoch``) one PPO epoch with the papers' defaults (100 trajectories × 256 jobs; paper: 123 s).
-5. (``--train-to-target``) train RLScheduler on Lublin-1 with backfilling for ``--epochs`` (25) per seed
+5. (``--train-to-target``) train RLScheduler on Lublin-1 (``--backfill``, ``--filter-epochs``) for ``--epochs`` (25) per seed
    (``--seeds``, e.g. 0,1,2) under a wall-time cap (``--cap-min``, default 25, per seed), choose the
    epoch on validation sequences disjoint from the ten Table-V test sequences (10 × 512 jobs), and
    score the chosen model once on the test sequences (paper: 58.64); one line per epoch is printed
@@ -155,32 +155,40 @@ def bench_epoch(trace) -> list[dict]:
 
 
 TABLE_V_RL_BACKFILL = 58.64  # seed 003 Table V, RL on Lublin-1 with backfilling
+TABLE_V_RL_NO_BACKFILL = 254.67  # seed 003 Table V, RL on Lublin-1 without backfilling
 
 
-def bench_train_to_target(trace, out: str, cap_min: float, target: float = TABLE_V_RL_BACKFILL,
-                          log: str | None = None, seeds=(0,), epochs: int = 25, **options) -> list[dict]:
-    """Train RLScheduler (papers' defaults, backfilling) for ``epochs`` epochs (or until ``cap_min``) per
-    seed, choose the epoch on validation sequences disjoint from the ten Table-V test sequences
-    (``rtsched.rl.selection``: 10 × 512 jobs drawn with seed 2), then score the chosen model once on the
-    test sequences.  The training time excludes the per-epoch validation, reported separately."""
+def bench_train_to_target(trace, out: str, cap_min: float, target: float | None = None,
+                          log: str | None = None, seeds=(0,), epochs: int = 25, backfill: str = "rlscheduler",
+                          filter_epochs: int = 0, **options) -> list[dict]:
+    """Train RLScheduler (papers' defaults; ``backfill`` "rlscheduler" or "none") for ``epochs`` epochs (or
+    until ``cap_min``) per seed, choose the epoch on validation sequences disjoint from the ten Table-V test
+    sequences (``rtsched.rl.selection``: 10 × 512 jobs drawn with seed 2), then score the chosen model once
+    on the test sequences.  ``filter_epochs`` > 0: the first that many epochs are stage 1 of trajectory
+    filtering (R = (median, 2·mean) of SJF), the rest stage 2 on all windows.  The training time excludes
+    the per-epoch validation, reported separately."""
+    if target is None:
+        target = TABLE_V_RL_BACKFILL if backfill != "none" else TABLE_V_RL_NO_BACKFILL
     from rtsched.rl.selection import train_selected
 
     rows, tests = [], []
     for seed in seeds:
         folder = out if len(seeds) == 1 else f"{out}-seed{seed}"
         t0 = time.perf_counter()
-        res = train_selected(trace, folder, epochs, test_starts=TABLE_V_STARTS, test_len=1024, backfill="rlscheduler",
-                             cap_s=cap_min * 60, seed=seed, **options)
+        res = train_selected(trace, folder, epochs, test_starts=TABLE_V_STARTS, test_len=1024, backfill=backfill,
+                             cap_s=cap_min * 60, seed=seed, filter_epochs=filter_epochs, **options)
         wall = time.perf_counter() - t0
         tests.append(res["test"])
         for r in res["scores"]:
-            line = {"seed": seed, "epoch": r["epoch"], "validation_bsld": round(r["validation"], 2),
+            line = {"seed": seed, "stage": r["stage"], "epoch": r["epoch"], "validation_bsld": round(r["validation"], 2),
                     "train_return": round(r["train_return"], 2)}
             print(json.dumps(line), flush=True)
             if log:
                 with open(log, "a") as fh:
                     fh.write(json.dumps(line) + "\n")
-        summary = {"seed": seed, "selected_epoch": res["selected_epoch"], "validation_bsld": round(res["validation"], 2),
+        summary = {"seed": seed, "backfill": backfill, "filter_epochs": filter_epochs,
+                   "selected_stage": res["selected_stage"], "selected_epoch": res["selected_epoch"],
+                   "validation_bsld": round(res["validation"], 2),
                    "test_bsld": round(res["test"], 2), "epochs": res["epochs"], "train_s": res["train_s"],
                    "validation_s": res["eval_s"], "wall_s": round(wall, 1)}
         print(json.dumps(summary), flush=True)
@@ -207,7 +215,11 @@ def main(argv=None) -> int:
     ap.add_argument("--epoch", action="store_true", help="also time one full PPO epoch")
     ap.add_argument("--json", help="write the rows to this JSON file")
     ap.add_argument("--train-to-target", action="store_true",
-                    help="only: train with backfilling, select the epoch on validation sequences, test it once")
+                    help="only: train, select the epoch on validation sequences, test it once")
+    ap.add_argument("--backfill", choices=("rlscheduler", "none"), default="rlscheduler",
+                    help="--train-to-target: backfilling during training and test (target 58.64 / 254.67)")
+    ap.add_argument("--filter-epochs", type=int, default=0,
+                    help="--train-to-target: epochs of trajectory-filtering stage 1 (0: no filtering)")
     ap.add_argument("--cap-min", type=float, default=25.0, help="--train-to-target wall-time cap in minutes")
     ap.add_argument("--out", default="runs/bench-train-to-target", help="--train-to-target model folder")
     ap.add_argument("--log", help="--train-to-target: append one JSON line per epoch here")
@@ -221,7 +233,8 @@ def main(argv=None) -> int:
     trace = read_rl_trace(args.trace)
     if args.train_to_target:
         rows = bench_train_to_target(trace, args.out, args.cap_min, log=args.log, n_envs=args.n_envs,
-                                     seeds=[int(x) for x in args.seeds.split(",")], epochs=args.epochs)
+                                     seeds=[int(x) for x in args.seeds.split(",")], epochs=args.epochs,
+                                     backfill=args.backfill, filter_epochs=args.filter_epochs)
         _print_rows(rows, args.json)
         return 0
     repeat = 2 if args.quick else 5

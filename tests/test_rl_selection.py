@@ -74,3 +74,27 @@ def test_train_selected_chooses_on_validation_then_tests_once(tmp_path):
                           backfill="rlscheduler", seq_len=32, trajs_per_epoch=2, n_envs=2, train_pi_iters=2,
                           train_v_iters=2, seed=1)
     assert res2["epochs"] == 3 and {r["epoch"] for r in res2["scores"]} == {1, 2, 3}
+
+
+def test_trajectory_filtering_stages_and_selection_over_both(tmp_path):
+    """filter_epochs: stage 1 on windows whose SJF score lies in the range, stage 2 on all windows from
+    stage 1's model; the choice runs over both stages' snapshots."""
+    import torch
+
+    out = str(tmp_path / "run")
+    kw = dict(test_starts=[300, 1200], test_len=200, val_len=100, n_val=4, backfill="none", seq_len=32,
+              trajs_per_epoch=2, n_envs=2, train_pi_iters=2, train_v_iters=2, seed=1)
+    with pytest.raises(ValueError, match="filter_epochs"):
+        train_selected(SAMPLE, out, 2, filter_epochs=2, **kw)
+    res = train_selected(SAMPLE, out, 3, filter_epochs=1, **kw)
+    stages = sorted((r["stage"], r["epoch"]) for r in res["scores"])
+    assert stages == [(1, 1), (2, 1), (2, 2)]
+    best = min(res["scores"], key=lambda r: (r["validation"], r["stage"], r["epoch"]))
+    assert (res["selected_stage"], res["selected_epoch"]) == (best["stage"], best["epoch"])
+    stage1 = torch.load(os.path.join(out, "stage1", "checkpoint.pt"), weights_only=False)["env"]
+    stage2 = torch.load(os.path.join(out, "checkpoint.pt"), weights_only=False)["env"]
+    lo, hi = stage1["sjf_filter"]  # "auto": (median, 2 x mean) of sampled SJF scores
+    assert 0 < lo < hi
+    assert stage2.get("sjf_filter") is None
+    doc = json.load(open(os.path.join(out, "selection.json")))
+    assert doc["test"]["stage"] == best["stage"] and os.path.exists(os.path.join(out, doc["test"]["snapshot"]))

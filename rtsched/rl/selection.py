@@ -109,12 +109,18 @@ class SnapshotSelector:
 
 def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], test_len: int = 1024,
                    val_starts: Sequence[int] | None = None, val_len: int = 512, n_val: int = 10, val_seed: int = 2,
-                   goal: str = "bsld", backfill: str = "none", cap_s: float | None = None, **options) -> dict:
+                   goal: str = "bsld", backfill: str = "none", cap_s: float | None = None,
+                   filter_epochs: int = 0, sjf_filter="auto", **options) -> dict:
     """Train RLScheduler (``rtsched.rl.api.train``; ``options`` as there, e.g. ``seed``, ``n_envs``), keep
     every epoch's snapshot, choose the one with the best validation score and evaluate it once on the
     test sequences.  Validation sequences: ``val_starts`` or ``n_val`` × ``val_len`` jobs drawn with
     ``val_seed`` away from the test windows.  ``cap_s``: stop after the first epoch that ends past this
     many seconds of wall time (the selection uses the epochs done).  Resumable (same ``out``).
+
+    ``filter_epochs`` > 0: trajectory filtering (seed 003 §IV-C) — stage 1 trains that many epochs in
+    ``OUT/stage1`` on windows whose SJF score lies in ``sjf_filter`` ("auto": R = (median, 2·mean)),
+    stage 2 continues from stage 1's last model on all windows up to ``epochs`` epochs in ``OUT``; the
+    selection runs over the snapshots of both stages (stage-1 epochs are reported as ``stage`` 1).
 
     Returns ``{"selected_epoch", "validation", "test", "epochs", "val_starts", "train_s", "eval_s",
     "scores"}`` (``test``: mean over the test sequences of the goal's per-sequence value)."""
@@ -128,34 +134,49 @@ def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], 
         for t in test_starts:
             if windows_overlap(s, val_len, t, test_len):
                 raise ValueError(f"validation sequence {s} (+{val_len}) overlaps test sequence {t} (+{test_len})")
-    sel = SnapshotSelector(tr, out, val_starts, val_len, backfill, goal)
+    if not 0 <= filter_epochs < epochs:
+        raise ValueError(f"filter_epochs={filter_epochs} must lie in [0, epochs={epochs})")
+    stages = [(os.path.join(out, "stage1"), filter_epochs, {"sjf_filter": sjf_filter}, None)] if filter_epochs else []
+    stages.append((out, epochs - filter_epochs, {},
+                   os.path.join(out, "stage1", "checkpoint.pt") if filter_epochs else None))
+    selectors = [SnapshotSelector(tr, folder, val_starts, val_len, backfill, goal) for folder, *_ in stages]
     t0 = time.perf_counter()
 
     class _Cap(Exception):
         pass
 
-    def progress(epoch, total, stats):
-        sel(epoch, total, stats)
-        if cap_s is not None and time.perf_counter() - t0 > cap_s:
-            raise _Cap
+    capped = False
+    for sel, (folder, n_epochs, extra, init_from) in zip(selectors, stages):
+        def progress(epoch, total, stats, sel=sel):
+            sel(epoch, total, stats)
+            if cap_s is not None and time.perf_counter() - t0 > cap_s:
+                raise _Cap
 
-    try:
-        train("rlscheduler", tr, goal=goal, backfill=backfill, epochs=epochs, out=out, progress=progress, **options)
-    except _Cap:
-        pass
+        try:
+            train("rlscheduler", tr, goal=goal, backfill=backfill, epochs=n_epochs, out=folder, progress=progress,
+                  init_from=init_from, **options, **extra)
+        except _Cap:
+            capped = True
+        if capped:
+            break
     wall = time.perf_counter() - t0
-    best = sel.best
-    if best is None:
+    candidates = [dict(r, stage=i + 1 if filter_epochs else 1, snapshot=os.path.relpath(os.path.join(sel.out, r["snapshot"]), out))
+                  for i, sel in enumerate(selectors) for r in sel.scores]
+    if not candidates:
         raise RuntimeError(f"{out}: no epoch finished; nothing to select")
+    best = min(candidates, key=lambda r: (r["validation"], r["stage"], r["epoch"]))
     rows = evaluate([os.path.join(out, best["snapshot"])], tr, starts=test_starts, seq_len=test_len, backfill=backfill,
                     goals=(goal,))
     key = f"avg_{goal}" if goal in ("bsld", "wait") else goal
     test = float(np.mean([r[key] for r in rows]))
-    result = {"selected_epoch": best["epoch"], "validation": best["validation"], "test": test,
-              "epochs": len(sel.scores), "val_starts": list(val_starts), "val_len": val_len,
-              "train_s": round(wall - sel.eval_s, 1), "eval_s": round(sel.eval_s, 1), "scores": sel.scores}
-    doc = json.loads(open(os.path.join(out, SELECTION)).read())
-    doc["test"] = {"starts": test_starts, "seq_len": test_len, "value": test, "epoch": best["epoch"]}
+    eval_s = sum(s.eval_s for s in selectors)
+    result = {"selected_epoch": best["epoch"], "selected_stage": best["stage"], "validation": best["validation"],
+              "test": test, "epochs": len(candidates), "val_starts": list(val_starts), "val_len": val_len,
+              "train_s": round(wall - eval_s, 1), "eval_s": round(eval_s, 1), "scores": candidates}
+    path = os.path.join(out, SELECTION)
+    doc = json.loads(open(path).read()) if os.path.exists(path) else {"epochs": []}
+    doc["test"] = {"starts": test_starts, "seq_len": test_len, "value": test, "epoch": best["epoch"],
+                   "stage": best["stage"], "snapshot": best["snapshot"]}  # the choice over every stage
     atomic_write_text(os.path.join(out, SELECTION), json.dumps(doc, indent=1) + "\n")
     return result
 
