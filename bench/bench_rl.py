@@ -218,6 +218,8 @@ def main(argv=None) -> int:
                     help="only: train, select the epoch on validation sequences, test it once")
     ap.add_argument("--backfill", choices=("rlscheduler", "none"), default="rlscheduler",
                     help="--train-to-target: backfilling during training and test (target 58.64 / 254.67)")
+    ap.add_argument("--seq-len", type=int, default=256, help="--train-to-target: jobs per training sequence")
+    ap.add_argument("--trajs-per-epoch", type=int, default=100, help="--train-to-target: trajectories per epoch")
     ap.add_argument("--filter-epochs", type=int, default=0,
                     help="--train-to-target: epochs of trajectory-filtering stage 1 (0: no filtering)")
     ap.add_argument("--cap-min", type=float, default=25.0, help="--train-to-target wall-time cap in minutes")
@@ -234,7 +236,8 @@ def main(argv=None) -> int:
     if args.train_to_target:
         rows = bench_train_to_target(trace, args.out, args.cap_min, log=args.log, n_envs=args.n_envs,
                                      seeds=[int(x) for x in args.seeds.split(",")], epochs=args.epochs,
-                                     backfill=args.backfill, filter_epochs=args.filter_epochs)
+                                     backfill=args.backfill, filter_epochs=args.filter_epochs, seq_len=args.seq_len,
+                                     trajs_per_epoch=args.trajs_per_epoch)
         _print_rows(rows, args.json)
         return 0
     repeat = 2 if args.quick else 5
