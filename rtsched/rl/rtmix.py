@@ -3,9 +3,18 @@
 One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choices, each among
 ``window + candidates + 1`` masked actions (docs/rl.md, "RtMix"):
 
-* ``0 .. window-1`` — start the i-th visible waiting job (RTJs first by submit time, then BJs by
-  submit time; ties by id) on the partition the machine's rule picks (best fit,
-  ``MachineState.find``); legal iff one of its size is free in this pass's plan;
+* ``0 .. window-1`` — start the i-th visible waiting job on the partition the machine's rule picks
+  (best fit, ``MachineState.find``); legal iff one of its size is free in this pass's plan.  The
+  visible jobs are the first ``window`` of the queue in the spec's ``order``: RTJs first by submit
+  time (ties by id), then the BJs — ``"submit"``: by submit time; ``"backfill"``: the BJ at the
+  head of Cobalt's wfp2 order (``heuristics.priorities``, the order WCJS serves), then the BJs that
+  the wfp2 + first-fit batch pass (``heuristics.batch.schedule_batch``, WCJS's low-priority pass)
+  would start at the start of this pass, then the rest, each group in wfp2 order, so that on a long
+  queue (a Mira week) the jobs a backfilling scheduler would start now are visible.  On such a
+  long queue a BJ start is legal only for the BJs that pass would start (never one that delays the
+  head's reservation: EASY's rule, ``heuristics.backfill``), on the partition it chose while that
+  is free (else best fit).  The kernel network scores every slot with the same weights, so with no
+  more than ``window`` waiting jobs (the Table-3 instances) the order changes no decision;
 * ``window .. window+candidates-1`` — for the *target* RTJ (the first visible RTJ with no free
   partition), free candidate partition c by preempting the checkpointable BJs on it and start the
   RTJ there.  The candidates are exactly those WCJS may choose (``heuristics.realtime.wcjs_eligible``:
@@ -24,6 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from heuristics.batch import schedule_batch
+from heuristics.priorities import get_priority
 from heuristics.realtime import Holders, _bits, wcjs_eligible
 from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, preemption_cost_terms,
                              preemption_penalty, slowdown_after_preemption)
@@ -31,6 +42,8 @@ from rtsched.checkpoint import CheckpointKind, CheckpointModel
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start
 from rtsched.sim.state import JobState
+
+_WFP2 = get_priority("wfp2")  # the batch order WCJS serves (heuristics.realtime.RealTimePolicy)
 
 # Normalisation constants (documented in docs/rl.md).
 TIME_SCALE = 14400.0  # s: walltimes, waits and checkpoint ages are divided by 4 h
@@ -51,6 +64,7 @@ FEATURES: tuple[str, ...] = (
     "free_nodes", "rt_waiting", "bj_waiting", "target_sd_so_far", "target_exists",
 )
 N_FEATURES = len(FEATURES)
+ORDERS = ("submit", "backfill")  # the visible window's BJ order (module docstring)
 _F = {name: i for i, name in enumerate(FEATURES)}
 
 
@@ -64,6 +78,11 @@ class RtMixSpec:
     window: int = 8
     candidates: int = 4
     wcjs: WcjsConfig = field(default_factory=WcjsConfig)
+    order: str = "submit"
+
+    def __post_init__(self) -> None:
+        if self.order not in ORDERS:
+            raise ValueError(f"unknown rtmix window order {self.order!r}; choose from {', '.join(ORDERS)}")
 
     @property
     def n_actions(self) -> int:
@@ -92,7 +111,18 @@ class RtMixPass:
         self.total = float(machine.total_nodes)
         self.plan = view.state.copy()
         rts = sorted((js for js in view.queue if js.info.kind == "rt"), key=lambda s: (s.info.submit, s.info.id))
-        bjs = sorted((js for js in view.queue if js.info.kind != "rt"), key=lambda s: (s.info.submit, s.info.id))
+        bjs = [js for js in view.queue if js.info.kind != "rt"]
+        # "backfill" order on a long queue: BJ id -> the partition the wfp2 + first-fit pass chose
+        self.backfill_alloc: dict[int, int] | None = None
+        if spec.order == "backfill" and len(rts) + len(bjs) > spec.window:
+            bjs = _WFP2.order(bjs, self.now, machine.total_nodes)
+            would = {d.job_id: d.alloc for d in schedule_batch(view, bjs, "ff", state=self.plan.copy())
+                     if isinstance(d, Start)}
+            self.backfill_alloc = would
+            fit = [js for js in bjs[1:] if js.info.id in would]
+            bjs = bjs[:1] + fit + [js for js in bjs[1:] if js.info.id not in would]
+        else:
+            bjs.sort(key=lambda s: (s.info.submit, s.info.id))
         self.queue: list[JobState] = rts + bjs
         self.holders = Holders(view, [])
         self.decisions: list[Decision] = []
@@ -112,9 +142,10 @@ class RtMixPass:
         mask = np.zeros(spec.n_actions, dtype=bool)
         plan = self.plan
         target = None
+        safe = self.backfill_alloc
         for i, js in enumerate(vis):
             if plan.find(js.info.nodes) is not None:
-                mask[i] = True
+                mask[i] = safe is None or js.info.kind == "rt" or js.info.id in safe
             elif target is None and js.info.kind == "rt":
                 target = js
         cands: list[tuple[int, list[JobState], float]] = []
@@ -163,7 +194,9 @@ class RtMixPass:
         conflict = self.machine.conflict_mask if self.machine.partitioned else None
         if action < spec.window:
             js = vis[action]
-            p = plan.find(js.info.nodes)
+            p = None if self.backfill_alloc is None else self.backfill_alloc.get(js.info.id)
+            if p is None or not plan.is_free(p, js.info.nodes):
+                p = plan.find(js.info.nodes)
             plan.allocate(p, self.machine.allocated_nodes(js.info.nodes))
             self.decisions.append(Start(js.info.id, p))
             if conflict is not None:
@@ -243,4 +276,4 @@ class RtMixPass:
         return obs.reshape(-1)
 
 
-__all__ = ["FEATURES", "N_FEATURES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["FEATURES", "N_FEATURES", "ORDERS", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
