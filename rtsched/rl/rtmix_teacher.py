@@ -36,6 +36,7 @@ class TeacherEpisode:
     obs: list = field(default_factory=list)
     masks: list = field(default_factory=list)
     actions: list = field(default_factory=list)
+    goods: list = field(default_factory=list)  # every action the teacher's pass makes right here (a set label)
     mapped: int = 0  # teacher decisions taken as rtmix actions
     skipped: int = 0  # teacher decisions with no rtmix action at their pass
     bj_sd_mean: float | None = None
@@ -78,6 +79,18 @@ def _map(ps, entries: list[tuple]) -> tuple[int | None, int]:
     return None, -1
 
 
+def _good(ps, entries: list[tuple], a: int) -> np.ndarray:
+    """The actions as good as the label ``a``: within a pass the teacher's starts may come in any
+    order (each is one of its decisions for this pass), so every expressible entry is a right answer."""
+    good = np.zeros(ps.spec.n_actions, dtype=bool)
+    good[a] = True
+    for k in range(len(entries)):
+        b, _ = _map(ps, entries[k:k + 1])
+        if b is not None:
+            good[b] = True
+    return good
+
+
 def policy_teacher_episode(env, jobs, teacher, learner=None) -> TeacherEpisode:
     """Run ``env`` on ``jobs`` labelled by core policy ``teacher`` (module docstring).  Without
     ``learner`` the episode follows the teacher's actions; with a trained ``RtMixPolicy`` it follows
@@ -96,8 +109,11 @@ def policy_teacher_episode(env, jobs, teacher, learner=None) -> TeacherEpisode:
         a, k = _map(ps, entries)
         mask = ps.mask()
         obs = ps.observe()
+        good = None if a is None else _good(ps, entries, a)
         if a is None:
             a = wait if mask[wait] else int(np.flatnonzero(mask)[0])
+            good = np.zeros(len(mask), dtype=bool)
+            good[a] = True
         else:
             ep.mapped += 1
         taken = a if learner is None else int(np.argmax(learner.fast.logits(obs, mask)))
@@ -112,6 +128,7 @@ def policy_teacher_episode(env, jobs, teacher, learner=None) -> TeacherEpisode:
         ep.obs.append(obs)
         ep.masks.append(mask.copy())
         ep.actions.append(int(a))
+        ep.goods.append(good)
         env.step(taken)
     ep.bj_sd_mean, ep.rtj_sd_mean = env.means()
     return ep
@@ -128,6 +145,9 @@ def model_teacher_episode(env, jobs, policy) -> TeacherEpisode:
         ep.obs.append(obs)
         ep.masks.append(mask.copy())
         ep.actions.append(a)
+        good = np.zeros(len(mask), dtype=bool)
+        good[a] = True
+        ep.goods.append(good)
         ep.mapped += 1
         obs, _r, done, _t, info = env.step(a)
     ep.bj_sd_mean, ep.rtj_sd_mean = env.means()
@@ -135,13 +155,15 @@ def model_teacher_episode(env, jobs, policy) -> TeacherEpisode:
 
 
 def stack(episodes: list[TeacherEpisode]) -> dict:
-    """The episodes' triples as the ``{"obs", "mask", "act"}`` arrays ``behaviour_clone`` takes."""
+    """The episodes' triples as the ``{"obs", "mask", "act", "good"}`` arrays ``behaviour_clone`` takes."""
     obs = [o for ep in episodes for o in ep.obs]
     masks = [m for ep in episodes for m in ep.masks]
     acts = [a for ep in episodes for a in ep.actions]
+    goods = [g for ep in episodes for g in ep.goods]
     return {"obs": np.asarray(obs, dtype=np.float32).reshape(len(obs), -1),
             "mask": np.asarray(masks, dtype=bool).reshape(len(masks), -1),
-            "act": np.asarray(acts, dtype=np.int64)}
+            "act": np.asarray(acts, dtype=np.int64),
+            "good": np.asarray(goods, dtype=bool).reshape(len(goods), -1)}
 
 
 __all__ = ["TeacherEpisode", "model_teacher_episode", "policy_teacher_episode", "stack"]

@@ -35,10 +35,13 @@ FINE_TUNE = {"pi_lr": 1e-4, "v_lr": 1e-3, "train_pi_iters": 20, "train_v_iters":
 
 def behaviour_clone(actor: torch.nn.Module, data: dict, epochs: int, *, lr: float = 3e-3, batch: int = 256,
                     seed: int = 0, progress: Callable[[int, int, dict], None] | None = None) -> list[dict]:
-    """Fit ``actor`` to the expert actions (masked cross-entropy); per-epoch loss and accuracy."""
+    """Fit ``actor`` to the expert actions (masked cross-entropy); per-epoch loss and accuracy.
+    With ``data["good"]`` (a boolean set of right actions per sample, ``act`` among them) the loss is
+    −log P(a good action) and the accuracy counts a greedy choice in the set."""
     obs = torch.as_tensor(np.asarray(data["obs"], dtype=np.float32))
     mask = torch.as_tensor(np.asarray(data["mask"], dtype=bool))
     act = torch.as_tensor(np.asarray(data["act"], dtype=np.int64))
+    good = torch.as_tensor(np.asarray(data["good"], dtype=bool)) if data.get("good") is not None else None
     n = len(act)
     if n == 0:
         raise ValueError("behaviour cloning needs at least one expert decision")
@@ -51,13 +54,19 @@ def behaviour_clone(actor: torch.nn.Module, data: dict, epochs: int, *, lr: floa
         for i in range(0, n, batch):
             idx = perm[i:i + batch]
             logits = actor(obs[idx], mask[idx])
-            loss = torch.nn.functional.cross_entropy(logits, act[idx], reduction="sum")
+            if good is None:
+                loss = torch.nn.functional.cross_entropy(logits, act[idx], reduction="sum")
+            else:  # a set label: −log of the probability of choosing any good action
+                loss = (torch.logsumexp(logits, -1)
+                        - torch.logsumexp(logits.masked_fill(~good[idx], -1e9), -1)).sum()
             opt.zero_grad()
             (loss / len(idx)).backward()
             opt.step()
             total += float(loss.detach())
         with torch.no_grad():
-            acc = float((actor(obs, mask).argmax(-1) == act).float().mean())
+            pred = actor(obs, mask).argmax(-1)
+            acc = float((pred == act).float().mean() if good is None
+                        else good[torch.arange(n), pred].float().mean())
         row = {"phase": "bc", "bc_epoch": e, "loss": total / n, "accuracy": acc, "samples": n}
         rows.append(row)
         if progress is not None:
@@ -223,7 +232,7 @@ def _save_data(path: str, data: dict) -> None:
 
     def write(tmp):
         with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, obs=data["obs"], mask=data["mask"], act=data["act"],
+            np.savez_compressed(fh, obs=data["obs"], mask=data["mask"], act=data["act"], good=data["good"],
                                 parts=np.asarray(_json.dumps(data["parts"])))
 
     atomic_write(path, write)
@@ -233,7 +242,8 @@ def _load_data(path: str) -> dict:
     import json as _json
 
     with np.load(path) as z:
-        return {"obs": z["obs"], "mask": z["mask"], "act": z["act"], "parts": _json.loads(str(z["parts"]))}
+        return {"obs": z["obs"], "mask": z["mask"], "act": z["act"], "good": z["good"],
+                "parts": _json.loads(str(z["parts"]))}
 
 
 def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=("mira",), small_episodes: int = 3000,
@@ -281,7 +291,7 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
                 datas.append(d)
                 n_small = datas[0]["parts"]["small"]["decisions"]
                 data = {k: np.concatenate([x[k] for x in datas] + [datas[0][k][:n_small]] * (small_repeat - 1))
-                        for k in ("obs", "mask", "act")}
+                        for k in ("obs", "mask", "act", "good")}
                 if not os.path.exists(mpath):
                     def bc_note(e, n, row, r=r):
                         if e % 5 == 0 or e == n:
