@@ -37,11 +37,13 @@ def behaviour_clone(actor: torch.nn.Module, data: dict, epochs: int, *, lr: floa
                     seed: int = 0, progress: Callable[[int, int, dict], None] | None = None) -> list[dict]:
     """Fit ``actor`` to the expert actions (masked cross-entropy); per-epoch loss and accuracy.
     With ``data["good"]`` (a boolean set of right actions per sample, ``act`` among them) the loss is
-    −log P(a good action) and the accuracy counts a greedy choice in the set."""
+    −log P(a good action) and the accuracy counts a greedy choice in the set; ``data["weight"]``
+    weighs the samples' losses."""
     obs = torch.as_tensor(np.asarray(data["obs"], dtype=np.float32))
     mask = torch.as_tensor(np.asarray(data["mask"], dtype=bool))
     act = torch.as_tensor(np.asarray(data["act"], dtype=np.int64))
     good = torch.as_tensor(np.asarray(data["good"], dtype=bool)) if data.get("good") is not None else None
+    weight = torch.as_tensor(np.asarray(data["weight"], dtype=np.float32)) if data.get("weight") is not None else None
     n = len(act)
     if n == 0:
         raise ValueError("behaviour cloning needs at least one expert decision")
@@ -55,10 +57,10 @@ def behaviour_clone(actor: torch.nn.Module, data: dict, epochs: int, *, lr: floa
             idx = perm[i:i + batch]
             logits = actor(obs[idx], mask[idx])
             if good is None:
-                loss = torch.nn.functional.cross_entropy(logits, act[idx], reduction="sum")
+                per = torch.nn.functional.cross_entropy(logits, act[idx], reduction="none")
             else:  # a set label: −log of the probability of choosing any good action
-                loss = (torch.logsumexp(logits, -1)
-                        - torch.logsumexp(logits.masked_fill(~good[idx], -1e9), -1)).sum()
+                per = torch.logsumexp(logits, -1) - torch.logsumexp(logits.masked_fill(~good[idx], -1e9), -1)
+            loss = (per * weight[idx]).sum() if weight is not None else per.sum()
             opt.zero_grad()
             (loss / len(idx)).backward()
             opt.step()
