@@ -112,16 +112,20 @@ class RtMixPass:
         self.plan = view.state.copy()
         rts = sorted((js for js in view.queue if js.info.kind == "rt"), key=lambda s: (s.info.submit, s.info.id))
         bjs = [js for js in view.queue if js.info.kind != "rt"]
-        # "backfill" order on a long queue: BJ id -> the partition the wfp2 + first-fit pass chose
+        # "backfill" order: BJ id -> the partition the wfp2 + first-fit pass chose (its starts go
+        # there), and on a long queue only those BJs may start
         self.backfill_alloc: dict[int, int] | None = None
-        if spec.order == "backfill" and len(rts) + len(bjs) > spec.window:
-            bjs = _WFP2.order(bjs, self.now, machine.total_nodes)
-            would = {d.job_id: d.alloc for d in schedule_batch(view, bjs, "ff", state=self.plan.copy())
+        self.backfill_only = False
+        if spec.order == "backfill" and bjs:
+            order = _WFP2.order(bjs, self.now, machine.total_nodes)
+            would = {d.job_id: d.alloc for d in schedule_batch(view, order, "ff", state=self.plan.copy())
                      if isinstance(d, Start)}
             self.backfill_alloc = would
-            fit = [js for js in bjs[1:] if js.info.id in would]
-            bjs = bjs[:1] + fit + [js for js in bjs[1:] if js.info.id not in would]
-        else:
+            if len(rts) + len(bjs) > spec.window:
+                self.backfill_only = True
+                fit = [js for js in order[1:] if js.info.id in would]
+                bjs = order[:1] + fit + [js for js in order[1:] if js.info.id not in would]
+        if not self.backfill_only:
             bjs.sort(key=lambda s: (s.info.submit, s.info.id))
         self.queue: list[JobState] = rts + bjs
         self.holders = Holders(view, [])
@@ -142,7 +146,7 @@ class RtMixPass:
         mask = np.zeros(spec.n_actions, dtype=bool)
         plan = self.plan
         target = None
-        safe = self.backfill_alloc
+        safe = self.backfill_alloc if self.backfill_only else None
         for i, js in enumerate(vis):
             if plan.find(js.info.nodes) is not None:
                 mask[i] = safe is None or js.info.kind == "rt" or js.info.id in safe
