@@ -45,7 +45,8 @@ def test_backfill_order_keeps_the_slots_and_masks_of_table3_instances(tmp_path):
     # with the same legal actions, so the kernel network scores them as before; only a BJ start's
     # partition may differ (the one the wfp2 + first-fit pass chose, instead of plain best fit)
     model = _with_order(tmp_path, "backfill")
-    assert RtMixPolicy(model).spec.order == "backfill" and RtMixPolicy(PRETRAINED_RTMIX).spec.order == "submit"
+    assert RtMixPolicy(model).spec.order == "backfill"
+    assert RtMixPolicy(_with_order(tmp_path, "submit")).spec.order == "submit"
     machine = machine_from_spec("mira:16")
     pol = make_policy("wcjs")
     checked = 0

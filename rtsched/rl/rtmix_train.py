@@ -38,12 +38,15 @@ def behaviour_clone(actor: torch.nn.Module, data: dict, epochs: int, *, lr: floa
     """Fit ``actor`` to the expert actions (masked cross-entropy); per-epoch loss and accuracy.
     With ``data["good"]`` (a boolean set of right actions per sample, ``act`` among them) the loss is
     −log P(a good action) and the accuracy counts a greedy choice in the set; ``data["weight"]``
-    weighs the samples' losses."""
+    weighs the samples' losses; rows of ``data["soft"]`` that are not all zero are a teacher's action
+    probabilities, fitted by cross-entropy to that whole distribution (distillation)."""
     obs = torch.as_tensor(np.asarray(data["obs"], dtype=np.float32))
     mask = torch.as_tensor(np.asarray(data["mask"], dtype=bool))
     act = torch.as_tensor(np.asarray(data["act"], dtype=np.int64))
     good = torch.as_tensor(np.asarray(data["good"], dtype=bool)) if data.get("good") is not None else None
     weight = torch.as_tensor(np.asarray(data["weight"], dtype=np.float32)) if data.get("weight") is not None else None
+    soft = torch.as_tensor(np.asarray(data["soft"], dtype=np.float32)) if data.get("soft") is not None else None
+    is_soft = soft.sum(-1) > 0 if soft is not None else None
     n = len(act)
     if n == 0:
         raise ValueError("behaviour cloning needs at least one expert decision")
@@ -60,6 +63,9 @@ def behaviour_clone(actor: torch.nn.Module, data: dict, epochs: int, *, lr: floa
                 per = torch.nn.functional.cross_entropy(logits, act[idx], reduction="none")
             else:  # a set label: −log of the probability of choosing any good action
                 per = torch.logsumexp(logits, -1) - torch.logsumexp(logits.masked_fill(~good[idx], -1e9), -1)
+            if soft is not None:  # distillation rows: cross-entropy to the teacher's whole distribution
+                logp = torch.log_softmax(logits, -1).masked_fill(~mask[idx], 0.0)
+                per = torch.where(is_soft[idx], -(soft[idx] * logp).sum(-1), per)
             loss = (per * weight[idx]).sum() if weight is not None else per.sum()
             opt.zero_grad()
             (loss / len(idx)).backward()
@@ -195,17 +201,28 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
 
 def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float = 1e-3, batch: int = 256,
                      seed: int = 0, order: str = "backfill", progress: Callable | None = None,
-                     torch_threads: int | None = 1, note: dict | None = None) -> dict:
+                     torch_threads: int | None = 1, note: dict | None = None, distill=None) -> dict:
     """Fine-tune the actor of model ``init`` by behaviour cloning on curriculum ``data`` and write
     the result as a model file ``out`` (the same format as ``rtsched rl export``; its environment
-    settings record the window ``order``).  Returns ``{"out", "history"}``."""
+    settings record the window ``order``).  ``distill``: a boolean per sample; those samples are
+    fitted to ``init``'s own action probabilities (not only its greedy action), which keeps its
+    behaviour where it was trained.  Returns ``{"out", "history"}``."""
     st = read_model_file(init)
     model = load_model(init)
     actor = model.actor
-    actor.train()
     prev = torch.get_num_threads()
     if torch_threads:
         torch.set_num_threads(int(torch_threads))
+    if distill is not None and np.any(distill):
+        sel = np.flatnonzero(distill)
+        soft = np.zeros(data["mask"].shape, dtype=np.float32)
+        with torch.no_grad():
+            for i in range(0, len(sel), 8192):
+                rows = sel[i:i + 8192]
+                logits = actor(torch.as_tensor(data["obs"][rows]), torch.as_tensor(data["mask"][rows]))
+                soft[rows] = torch.softmax(logits, -1).numpy()
+        data = dict(data, soft=soft)
+    actor.train()
     try:
         torch.manual_seed(seed)
         t0 = time.perf_counter()
