@@ -12,6 +12,7 @@ import torch  # noqa: E402
 
 from heuristics.batch import schedule_batch  # noqa: E402
 from heuristics.priorities import get_priority  # noqa: E402
+from heuristics.realtime import batch_pass_view  # noqa: E402
 from heuristics.registry import make_policy  # noqa: E402
 from milp.compare import run_online  # noqa: E402
 from milp.instance import table3_instance  # noqa: E402
@@ -97,7 +98,8 @@ def test_backfill_order_shows_and_allows_the_backfilling_starts(seed):
     rts = sorted((js for js in view.queue if js.info.kind == "rt"), key=lambda js: (js.info.submit, js.info.id))
     ordered = get_priority("wfp2").order([js for js in view.queue if js.info.kind != "rt"], view.now,
                                          view.machine.total_nodes)
-    would = {d.job_id: d.alloc for d in schedule_batch(view, ordered, "ff") if isinstance(d, Start)}
+    pv = batch_pass_view(view, [], {}, True)  # as WCJS's low-priority pass sees it under JIT
+    would = {d.job_id: d.alloc for d in schedule_batch(pv, ordered, "ff") if isinstance(d, Start)}
     r = len(rts)
     assert ps.queue[:r] == rts  # RTJs first, by submit time
     assert ps.queue[r] is ordered[0]  # then the wfp2 head

@@ -35,7 +35,7 @@ import numpy as np
 
 from heuristics.batch import schedule_batch
 from heuristics.priorities import get_priority
-from heuristics.realtime import Holders, _bits, wcjs_eligible
+from heuristics.realtime import Holders, _bits, batch_pass_view, wcjs_eligible
 from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, preemption_cost_terms,
                              preemption_penalty, slowdown_after_preemption)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
@@ -116,10 +116,12 @@ class RtMixPass:
         # there), and on a long queue only those BJs may start
         self.backfill_alloc: dict[int, int] | None = None
         self.backfill_only = False
+        self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
+        self._leaving: dict[int, int] = {}
         if spec.order == "backfill" and bjs:
             order = _WFP2.order(bjs, self.now, machine.total_nodes)
-            would = {d.job_id: d.alloc for d in schedule_batch(view, order, "ff", state=self.plan.copy())
-                     if isinstance(d, Start)}
+            self._bj_order = order
+            would = self._batch_starts()
             self.backfill_alloc = would
             if len(rts) + len(bjs) > spec.window:
                 self.backfill_only = True
@@ -132,6 +134,16 @@ class RtMixPass:
         self.decisions: list[Decision] = []
         self.n_started = 0
         self._cache = None
+
+    def _batch_starts(self) -> dict[int, int]:
+        """BJ id → partition of the starts of the wfp2 + first-fit batch pass on this pass's plan,
+        seen as WCJS's low-priority pass sees it (``heuristics.realtime.batch_pass_view``)."""
+        jit = self.model.kind is CheckpointKind.JIT
+        pv = batch_pass_view(self.view, self._rt_started, self._leaving, jit)
+        waiting = set(map(id, self.queue)) if hasattr(self, "queue") else None
+        order = [js for js in self._bj_order if waiting is None or id(js) in waiting]
+        return {d.job_id: d.alloc for d in schedule_batch(pv, order, "ff", state=self.plan.copy())
+                if isinstance(d, Start)}
 
     # ------------------------------------------------------------------------------ actions
     def visible(self) -> list[JobState]:
@@ -205,14 +217,21 @@ class RtMixPass:
             self.decisions.append(Start(js.info.id, p))
             if conflict is not None:
                 holders.hard |= conflict[p]  # never preempt a job started in this very pass
+            start_at = self.now
         else:
             p, _vs, _cost = cands[action - spec.window]
             js = target
             n = self.machine.allocated_nodes(js.info.nodes)
             jit = self.model.kind is CheckpointKind.JIT
+            start_at = self.now
             for v in holders.take(p):
                 self.decisions.append(Preempt(v.info.id))
-                if not jit:
+                if jit:
+                    done = self.now + self.view.io.write_seconds(v.alloc_nodes)
+                    self._leaving[v.info.id] = done
+                    start_at = max(start_at, done)
+                else:
+                    self._leaving[v.info.id] = -1
                     plan.release(v.alloc, v.alloc_nodes)
             if plan.is_free(p, js.info.nodes):
                 plan.allocate(p, n)
@@ -222,6 +241,10 @@ class RtMixPass:
         self.queue.remove(js)
         self.n_started += 1
         self._cache = None
+        if js.info.kind == "rt" and self.backfill_alloc is not None:
+            # the batch pass after an RT start, as WCJS's: the RTJ busy until start + walltime
+            self._rt_started.append((js, p, start_at))
+            self.backfill_alloc = self._batch_starts()
 
     # ------------------------------------------------------------------------------ observation
     def observe(self) -> np.ndarray:
