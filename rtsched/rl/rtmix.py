@@ -8,13 +8,14 @@ One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choi
   visible jobs are the first ``window`` of the queue in the spec's ``order``: RTJs first by submit
   time (ties by id), then the BJs — ``"submit"``: by submit time; ``"backfill"``: the BJ at the
   head of Cobalt's wfp2 order (``heuristics.priorities``, the order WCJS serves), then the BJs that
-  the wfp2 + first-fit batch pass (``heuristics.batch.schedule_batch``, WCJS's low-priority pass)
-  would start at the start of this pass, then the rest, each group in wfp2 order, so that on a long
-  queue (a Mira week) the jobs a backfilling scheduler would start now are visible.  On such a
-  long queue a BJ start is legal only for the BJs that pass would start (never one that delays the
-  head's reservation: EASY's rule, ``heuristics.backfill``), on the partition it chose while that
-  is free (else best fit).  The kernel network scores every slot with the same weights, so with no
-  more than ``window`` waiting jobs (the Table-3 instances) the order changes no decision;
+  the wfp2 + first-fit batch pass (``heuristics.batch.schedule_batch``, WCJS's low-priority pass,
+  on the view that pass sees: ``heuristics.realtime.batch_pass_view``) would start now, then the
+  rest, each group in wfp2 order, so that on a long queue (a Mira week) the jobs a backfilling
+  scheduler would start are visible.  Under ``"backfill"`` a BJ start is legal only for the BJs
+  that pass would start (never one that delays the head's reservation: EASY's rule,
+  ``heuristics.backfill``), on the partition it chose while that is free (else best fit); after an
+  RTJ starts in the pass the batch pass is planned again around it, as WCJS's is.  RTJ starts,
+  candidates and waiting are the same under both orders;
 * ``window .. window+candidates-1`` — for the *target* RTJ (the first visible RTJ with no free
   partition), free candidate partition c by preempting the checkpointable BJs on it and start the
   RTJ there.  The candidates are exactly those WCJS may choose (``heuristics.realtime.wcjs_eligible``:
@@ -113,7 +114,7 @@ class RtMixPass:
         rts = sorted((js for js in view.queue if js.info.kind == "rt"), key=lambda s: (s.info.submit, s.info.id))
         bjs = [js for js in view.queue if js.info.kind != "rt"]
         # "backfill" order: BJ id -> the partition the wfp2 + first-fit pass chose (its starts go
-        # there), and on a long queue only those BJs may start
+        # there); only those BJs may start
         self.backfill_alloc: dict[int, int] | None = None
         self.backfill_only = False
         self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
@@ -123,10 +124,9 @@ class RtMixPass:
             self._bj_order = order
             would = self._batch_starts()
             self.backfill_alloc = would
-            if len(rts) + len(bjs) > spec.window:
-                self.backfill_only = True
-                fit = [js for js in order[1:] if js.info.id in would]
-                bjs = order[:1] + fit + [js for js in order[1:] if js.info.id not in would]
+            self.backfill_only = True
+            fit = [js for js in order[1:] if js.info.id in would]
+            bjs = order[:1] + fit + [js for js in order[1:] if js.info.id not in would]
         if not self.backfill_only:
             bjs.sort(key=lambda s: (s.info.submit, s.info.id))
         self.queue: list[JobState] = rts + bjs
