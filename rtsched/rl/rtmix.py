@@ -122,7 +122,7 @@ class RtMixPass:
         if spec.order == "backfill" and bjs:
             order = _WFP2.order(bjs, self.now, machine.total_nodes)
             self._bj_order = order
-            would = self._batch_starts()
+            would = self._batch_starts(order)
             self.backfill_alloc = would
             self.backfill_only = True
             fit = [js for js in order[1:] if js.info.id in would]
@@ -135,13 +135,11 @@ class RtMixPass:
         self.n_started = 0
         self._cache = None
 
-    def _batch_starts(self) -> dict[int, int]:
-        """BJ id → partition of the starts of the wfp2 + first-fit batch pass on this pass's plan,
-        seen as WCJS's low-priority pass sees it (``heuristics.realtime.batch_pass_view``)."""
+    def _batch_starts(self, order: list[JobState]) -> dict[int, int]:
+        """BJ id → partition of the starts of the wfp2 + first-fit batch pass over ``order`` on this
+        pass's plan, seen as WCJS's low-priority pass sees it (``heuristics.realtime.batch_pass_view``)."""
         jit = self.model.kind is CheckpointKind.JIT
         pv = batch_pass_view(self.view, self._rt_started, self._leaving, jit)
-        waiting = set(map(id, self.queue)) if hasattr(self, "queue") else None
-        order = [js for js in self._bj_order if waiting is None or id(js) in waiting]
         return {d.job_id: d.alloc for d in schedule_batch(pv, order, "ff", state=self.plan.copy())
                 if isinstance(d, Start)}
 
@@ -244,7 +242,8 @@ class RtMixPass:
         if js.info.kind == "rt" and self.backfill_alloc is not None:
             # the batch pass after an RT start, as WCJS's: the RTJ busy until start + walltime
             self._rt_started.append((js, p, start_at))
-            self.backfill_alloc = self._batch_starts()
+            waiting = set(map(id, self.queue))
+            self.backfill_alloc = self._batch_starts([b for b in self._bj_order if id(b) in waiting])
 
     # ------------------------------------------------------------------------------ observation
     def observe(self) -> np.ndarray:
