@@ -455,5 +455,13 @@ def wcjs_eligible(view: SimView, js: JobState, holders: Holders, model: Checkpoi
     return cands
 
 
-__all__ = ["baseline_policy", "RealTimePolicy", "HighPriorityQueuePolicy", "PreemptivePolicy", "WcjsPolicy",
+def batch_pass_view(view: SimView, rt_started: list, leaving: dict[int, int], jit: bool) -> Any:
+    """The view WCJS's low-priority batch pass plans on (``RealTimePolicy._pass_view``): this
+    pass's RT starts ``[(job, partition, start time)]`` busy until start + walltime, ``leaving``
+    (preempted id → end of its JIT write, or −1 when gone) and earlier JIT hand-overs.  For agents
+    that must see the batch pass exactly as WCJS does (``rtsched.rl.rtmix``)."""
+    return RealTimePolicy._pass_view(view, rt_started, leaving, jit)
+
+
+__all__ = ["baseline_policy", "batch_pass_view", "RealTimePolicy", "HighPriorityQueuePolicy", "PreemptivePolicy", "WcjsPolicy",
            "Holders", "RT_ORDERS", "BLOCKING", "cheapest_candidate", "wcjs_eligible"]

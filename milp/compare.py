@@ -128,7 +128,8 @@ def compare(instances: Sequence[Instance], policies: Sequence[str], checkpoint: 
     """The optimum (``solve(**solve_kwargs)``) and every policy on every instance.
 
     ``jobs`` > 1 handles instances in that many processes (each solve then gets one CP-SAT worker
-    unless ``workers`` is given); ``progress(instance, runs)`` is called as each instance finishes.
+    and one MILP solver thread unless ``workers`` / ``threads`` is given); ``progress(instance,
+    runs)`` is called as each instance finishes.
     Runs are returned in instance order, the optimum first, then the policies in the given order.
     """
     policies = list(policies)
@@ -141,8 +142,10 @@ def compare(instances: Sequence[Instance], policies: Sequence[str], checkpoint: 
             if progress is not None:
                 progress(task[0], runs)
     else:
-        if "workers" not in solve_kwargs:
-            tasks = [(i, p, c, {**kw, "workers": 1}) for i, p, c, kw in tasks]
+        one = {"workers": 1} if "workers" not in solve_kwargs else {}
+        if solve_kwargs.get("threads") is None:
+            one["threads"] = 1
+        tasks = [(i, p, c, {**kw, **one}) for i, p, c, kw in tasks]
         with cf.ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = {pool.submit(_compare_task, task): task[0] for task in tasks}
             for fut in cf.as_completed(futures):

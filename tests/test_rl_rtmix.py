@@ -71,9 +71,9 @@ def _contended(seed: int, noncp_every: int) -> list:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), noncp=st.sampled_from([0, 2, 3]), ckpt=st.sampled_from(["jit", "no", "sys", "app-5"]),
-       pick=st.integers(0, 2**31 - 1))
-def test_masks_never_preempt_protected_jobs_nor_start_what_does_not_fit(seed, noncp, ckpt, pick):
-    env = RtMixEnv(checkpoint=ckpt)
+       pick=st.integers(0, 2**31 - 1), order=st.sampled_from(["submit", "backfill"]))
+def test_masks_never_preempt_protected_jobs_nor_start_what_does_not_fit(seed, noncp, ckpt, pick, order):
+    env = RtMixEnv(checkpoint=ckpt, order=order)  # 9 jobs: the backfill order's long-queue rule applies
     rng = np.random.default_rng(pick)
     obs, info = env.reset(options={"jobs": _contended(seed, noncp)})
     done = env._done

@@ -19,7 +19,7 @@ import json
 import os
 import sys
 
-from rtsched.cli.common import UsageError, check_output, int_in, nonneg_int, positive_int
+from rtsched.cli.common import UsageError, check_output, int_in, name_list, nonneg_int, positive_int
 from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
@@ -277,15 +277,26 @@ RTMIX_DEFAULTS = {"experts": 120, "expert_cache": os.path.join("runs", "rtmix-pl
                   "penalty": 10.0, "reward_baseline": "wcjs"}
 
 
+# The curriculum (docs/rl.md "Curriculum"): from the shipped model (or --init-from) to Mira-like weeks.
+CURRICULUM_DEFAULTS = {"curriculum_weeks": 8, "curriculum_machines": "mira", "small_episodes": 3000, "small_repeat": 2}
+
+
 def _refuse_rtmix_options(args) -> None:
     """The rtmix-only options given to another agent are refused, not ignored."""
-    given = [f"--{k.replace('_', '-')}" for k in RTMIX_DEFAULTS if getattr(args, k) is not None]
+    given = [f"--{k.replace('_', '-')}" for k in (*RTMIX_DEFAULTS, *CURRICULUM_DEFAULTS, "curriculum_rounds")
+             if getattr(args, k) is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the rtmix agent only")
 
 
 def cmd_train_rtmix(args) -> int:
-    """``rtsched rl train --agent rtmix``: solve expert plans (cached), clone, fine-tune with PPO."""
+    """``rtsched rl train --agent rtmix``: solve expert plans (cached), clone, fine-tune with PPO;
+    with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
+    if args.curriculum_rounds is not None:
+        return cmd_train_rtmix_curriculum(args)
+    given = [f"--{k.replace('_', '-')}" for k in CURRICULUM_DEFAULTS if getattr(args, k) is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
     for name, value in RTMIX_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -372,6 +383,64 @@ def cmd_train_rtmix(args) -> int:
         last = summary["last_reward"]
         print(f"rtmix on {args.machine} ({args.checkpoint}): cloned (accuracy {history[0]['accuracy']:.3f}), "
               f"{summary['epochs']} PPO epochs, last mean reward {'–' if last is None else f'{last:.4g}'}; model {ckpt}")
+    return 0
+
+
+def cmd_train_rtmix_curriculum(args) -> int:
+    """``rtsched rl train --agent rtmix --curriculum-rounds R``: rounds of imitation from Table-3
+    instances to generated Mira-like weeks (``rtsched.rl.rtmix_train.run_curriculum``)."""
+    for name, value in CURRICULUM_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.teacher is None:  # --teacher is shared with rlschert's imitation
+        args.teacher = "wcjs"
+    from heuristics.registry import make_policy
+    from rtsched.machines import check_machine_spec
+    from rtsched.rl.policy_rtmix import PRETRAINED_RTMIX
+    from rtsched.rl.ppo import read_model_file
+    from rtsched.rl.rtmix_train import run_curriculum
+
+    refused = [f"--{k.replace('_', '-')}" for k in ("experts", "expert_cache", "solve_time_limit", "jobs", "machine",
+                                                    "theta", "penalty", "reward_baseline")
+               if getattr(args, k) is not None]
+    if args.trace:
+        refused.append("--trace")
+    if args.resume:
+        refused.append("--resume (the same command resumes a curriculum)")
+    if refused:
+        raise UsageError(f"{', '.join(refused)}: not options of the curriculum")
+    for name in ("curriculum_rounds", "curriculum_weeks", "small_episodes", "small_repeat"):
+        if getattr(args, name) < (0 if name in ("curriculum_rounds", "small_episodes") else 1):
+            raise UsageError(f"--{name.replace('_', '-')}: must be at least "
+                             f"{0 if name in ('curriculum_rounds', 'small_episodes') else 1}")
+    machines = name_list(args.curriculum_machines, "--curriculum-machines")
+    try:
+        for m in machines:
+            check_machine_spec(m)
+        make_policy(args.teacher)
+    except ValueError as exc:
+        raise UsageError(f"{exc}") from None
+    init = args.init_from or PRETRAINED_RTMIX
+    st = read_model_file(init)
+    if st["agent"] != "rtmix":
+        raise UsageError(f"--init-from: {init} is a {st['agent']} model, not an rtmix one")
+    checkpoint = args.checkpoint or "jit"
+    out = args.out or os.path.join("runs", "rtmix-curriculum")
+    quiet = args.no_progress or args.json
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(f"rtmix curriculum: {text}", file=sys.stderr, flush=True)
+
+    res = run_curriculum(out, init, rounds=args.curriculum_rounds, weeks=args.curriculum_weeks, machines=machines,
+                         small_episodes=args.small_episodes, small_repeat=args.small_repeat,
+                         epochs=args.bc_epochs or 20, seed=args.seed, teacher=args.teacher, checkpoint=checkpoint,
+                         torch_threads=args.torch_threads or 1, progress=say)
+    if args.json:
+        print(json.dumps(res, indent=1, allow_nan=False))
+    else:
+        print(f"rtmix curriculum: {len(res['rounds'])} rounds on {', '.join(machines)}; model {res['model']} "
+              f"(rtsched rl export or copy it; docs/rl.md)")
     return 0
 
 
@@ -526,7 +595,8 @@ def register(subparsers) -> None:
     g.add_argument("--imitation-hold", type=int, help="epochs at full α_t (default 50)")
     g.add_argument("--imitation-end", type=int, help="epoch by which α_t decays to 0 (default 150)")
     g.add_argument("--teacher", help="imitation teacher's selects: a heuristic (sjf, saf) or a no-kill RLSchert "
-                                     "model file; the rule-based kill comes first (default sjf)")
+                                     "model file; the rule-based kill comes first (default sjf); rtmix curriculum: "
+                                     "the policy labelling the weeks (default wcjs)")
     g.add_argument("--units", type=int, help="vasplike: resource units of the cluster (default 20)")
     g.add_argument("--job-rate", type=float, help="vasplike: arrival probability per slot (default 0.7)")
     g.add_argument("--simu-len", type=int, help="vasplike: arrival slots per sequence (default 200)")
@@ -548,6 +618,20 @@ def register(subparsers) -> None:
     rt.add_argument("--reward-baseline", default=None,
                     help="rtmix: PPO rewards are the gain over this policy on the same episode (default wcjs; "
                          "'none': the absolute reward)")
+    cu = tr.add_argument_group("rtmix curriculum (Table-3 instances to Mira-like weeks; docs/rl.md)")
+    cu.add_argument("--curriculum-rounds", type=int, default=None,
+                    help="rtmix: run the curriculum instead of cloning + PPO: round 0 follows the teacher, rounds "
+                         "1..R follow the previous round's model (DAgger); from --init-from (default: the shipped "
+                         "rtmix); the same command resumes")
+    cu.add_argument("--curriculum-weeks", type=int, default=None,
+                    help="rtmix curriculum: generated Mira-like weeks (10 %% RTJs) per machine and round (default 8)")
+    cu.add_argument("--curriculum-machines", default=None,
+                    help="rtmix curriculum: comma-separated machines of the weeks: mira, mira:BLOCKS or a partition "
+                         "XML (default mira)")
+    cu.add_argument("--small-episodes", type=int, default=None,
+                    help="rtmix curriculum: Table-3 instances labelled by the initial model (default 3000)")
+    cu.add_argument("--small-repeat", type=int, default=None,
+                    help="rtmix curriculum: weight of those instances in cloning, as repeats (default 2)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)

@@ -73,7 +73,8 @@ class RtMixEnv(gym.Env):
     def __init__(self, machine: str = "mira:16", checkpoint: str = "jit", *, n_bj: int = 5, n_rt: int = 2,
                  window: int = 8, candidates: int = 4, theta: float = 1.2, penalty: float = 10.0,
                  seed_range: tuple[int, int] = (TRAIN_SEEDS.start, TRAIN_SEEDS.stop), wcjs=None,
-                 generator: dict | None = None, validate: bool = True, baseline: str | None = None) -> None:
+                 generator: dict | None = None, validate: bool = True, baseline: str | None = None,
+                 order: str = "submit") -> None:
         super().__init__()
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
@@ -81,7 +82,7 @@ class RtMixEnv(gym.Env):
             raise ValueError(f"RtMix needs a partitioned (Mira) machine, not {self.machine.describe()}")
         self.checkpoint_text = checkpoint
         self.checkpoint = CheckpointModel.parse(checkpoint)
-        self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs))
+        self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order))
         self.n_bj, self.n_rt = int(n_bj), int(n_rt)
         self.theta, self.penalty = float(theta), float(penalty)
         self.seed_range = (int(seed_range[0]), int(seed_range[1]))
@@ -110,7 +111,7 @@ class RtMixEnv(gym.Env):
         return {"machine": self.machine_spec, "checkpoint": self.checkpoint_text, "n_bj": self.n_bj,
                 "n_rt": self.n_rt, "window": self.spec_.window, "candidates": self.spec_.candidates,
                 "theta": self.theta, "penalty": self.penalty, "seed_range": list(self.seed_range),
-                "generator": self.generator, "baseline": self.baseline}
+                "generator": self.generator, "baseline": self.baseline, "order": self.spec_.order}
 
     def make_jobs(self, seed: int) -> list[Job]:
         return random_jobs(seed, self.n_bj, self.n_rt, self.blocks, **self.generator)

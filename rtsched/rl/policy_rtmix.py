@@ -35,7 +35,8 @@ class RtMixPolicy:
         if self.model.agent != "rtmix":
             raise ValueError(f"{self.model.path}: a {self.model.agent} model, not an rtmix one")
         env = self.model.env
-        self.spec = RtMixSpec(int(env.get("window", 8)), int(env.get("candidates", 4)), WcjsConfig.coerce(wcjs))
+        self.spec = RtMixSpec(int(env.get("window", 8)), int(env.get("candidates", 4)), WcjsConfig.coerce(wcjs),
+                              str(env.get("order", "submit")))  # models before the option: submit order
         if self.spec.n_actions != int(self.model.arch["window"]):
             raise ValueError(f"{self.model.path}: the network has {self.model.arch['window']} action slots, the "
                              f"environment settings give {self.spec.n_actions}")

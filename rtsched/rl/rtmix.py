@@ -3,9 +3,19 @@
 One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choices, each among
 ``window + candidates + 1`` masked actions (docs/rl.md, "RtMix"):
 
-* ``0 .. window-1`` — start the i-th visible waiting job (RTJs first by submit time, then BJs by
-  submit time; ties by id) on the partition the machine's rule picks (best fit,
-  ``MachineState.find``); legal iff one of its size is free in this pass's plan;
+* ``0 .. window-1`` — start the i-th visible waiting job on the partition the machine's rule picks
+  (best fit, ``MachineState.find``); legal iff one of its size is free in this pass's plan.  The
+  visible jobs are the first ``window`` of the queue in the spec's ``order``: RTJs first by submit
+  time (ties by id), then the BJs — ``"submit"``: by submit time; ``"backfill"``: the BJ at the
+  head of Cobalt's wfp2 order (``heuristics.priorities``, the order WCJS serves), then the BJs that
+  the wfp2 + first-fit batch pass (``heuristics.batch.schedule_batch``, WCJS's low-priority pass,
+  on the view that pass sees: ``heuristics.realtime.batch_pass_view``) would start now, then the
+  rest, each group in wfp2 order, so that on a long queue (a Mira week) the jobs a backfilling
+  scheduler would start are visible.  Under ``"backfill"`` a BJ start is legal only for the BJs
+  that pass would start (never one that delays the head's reservation: EASY's rule,
+  ``heuristics.backfill``), on the partition it chose while that is free (else best fit); after an
+  RTJ starts in the pass the batch pass is planned again around it, as WCJS's is.  RTJ starts,
+  candidates and waiting are the same under both orders;
 * ``window .. window+candidates-1`` — for the *target* RTJ (the first visible RTJ with no free
   partition), free candidate partition c by preempting the checkpointable BJs on it and start the
   RTJ there.  The candidates are exactly those WCJS may choose (``heuristics.realtime.wcjs_eligible``:
@@ -24,13 +34,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from heuristics.realtime import Holders, _bits, wcjs_eligible
+from heuristics.batch import schedule_batch
+from heuristics.priorities import get_priority
+from heuristics.realtime import Holders, _bits, batch_pass_view, wcjs_eligible
 from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, preemption_cost_terms,
                              preemption_penalty, slowdown_after_preemption)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start
 from rtsched.sim.state import JobState
+
+_WFP2 = get_priority("wfp2")  # the batch order WCJS serves (heuristics.realtime.RealTimePolicy)
 
 # Normalisation constants (documented in docs/rl.md).
 TIME_SCALE = 14400.0  # s: walltimes, waits and checkpoint ages are divided by 4 h
@@ -51,6 +65,7 @@ FEATURES: tuple[str, ...] = (
     "free_nodes", "rt_waiting", "bj_waiting", "target_sd_so_far", "target_exists",
 )
 N_FEATURES = len(FEATURES)
+ORDERS = ("submit", "backfill")  # the visible window's BJ order (module docstring)
 _F = {name: i for i, name in enumerate(FEATURES)}
 
 
@@ -64,6 +79,11 @@ class RtMixSpec:
     window: int = 8
     candidates: int = 4
     wcjs: WcjsConfig = field(default_factory=WcjsConfig)
+    order: str = "submit"
+
+    def __post_init__(self) -> None:
+        if self.order not in ORDERS:
+            raise ValueError(f"unknown rtmix window order {self.order!r}; choose from {', '.join(ORDERS)}")
 
     @property
     def n_actions(self) -> int:
@@ -92,12 +112,36 @@ class RtMixPass:
         self.total = float(machine.total_nodes)
         self.plan = view.state.copy()
         rts = sorted((js for js in view.queue if js.info.kind == "rt"), key=lambda s: (s.info.submit, s.info.id))
-        bjs = sorted((js for js in view.queue if js.info.kind != "rt"), key=lambda s: (s.info.submit, s.info.id))
+        bjs = [js for js in view.queue if js.info.kind != "rt"]
+        # "backfill" order: BJ id -> the partition the wfp2 + first-fit pass chose (its starts go
+        # there); only those BJs may start
+        self.backfill_alloc: dict[int, int] | None = None
+        self.backfill_only = False
+        self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
+        self._leaving: dict[int, int] = {}
+        if spec.order == "backfill" and bjs:
+            order = _WFP2.order(bjs, self.now, machine.total_nodes)
+            self._bj_order = order
+            would = self._batch_starts(order)
+            self.backfill_alloc = would
+            self.backfill_only = True
+            fit = [js for js in order[1:] if js.info.id in would]
+            bjs = order[:1] + fit + [js for js in order[1:] if js.info.id not in would]
+        if not self.backfill_only:
+            bjs.sort(key=lambda s: (s.info.submit, s.info.id))
         self.queue: list[JobState] = rts + bjs
         self.holders = Holders(view, [])
         self.decisions: list[Decision] = []
         self.n_started = 0
         self._cache = None
+
+    def _batch_starts(self, order: list[JobState]) -> dict[int, int]:
+        """BJ id → partition of the starts of the wfp2 + first-fit batch pass over ``order`` on this
+        pass's plan, seen as WCJS's low-priority pass sees it (``heuristics.realtime.batch_pass_view``)."""
+        jit = self.model.kind is CheckpointKind.JIT
+        pv = batch_pass_view(self.view, self._rt_started, self._leaving, jit)
+        return {d.job_id: d.alloc for d in schedule_batch(pv, order, "ff", state=self.plan.copy())
+                if isinstance(d, Start)}
 
     # ------------------------------------------------------------------------------ actions
     def visible(self) -> list[JobState]:
@@ -112,9 +156,10 @@ class RtMixPass:
         mask = np.zeros(spec.n_actions, dtype=bool)
         plan = self.plan
         target = None
+        safe = self.backfill_alloc if self.backfill_only else None
         for i, js in enumerate(vis):
             if plan.find(js.info.nodes) is not None:
-                mask[i] = True
+                mask[i] = safe is None or js.info.kind == "rt" or js.info.id in safe
             elif target is None and js.info.kind == "rt":
                 target = js
         cands: list[tuple[int, list[JobState], float]] = []
@@ -163,19 +208,28 @@ class RtMixPass:
         conflict = self.machine.conflict_mask if self.machine.partitioned else None
         if action < spec.window:
             js = vis[action]
-            p = plan.find(js.info.nodes)
+            p = None if self.backfill_alloc is None else self.backfill_alloc.get(js.info.id)
+            if p is None or not plan.is_free(p, js.info.nodes):
+                p = plan.find(js.info.nodes)
             plan.allocate(p, self.machine.allocated_nodes(js.info.nodes))
             self.decisions.append(Start(js.info.id, p))
             if conflict is not None:
                 holders.hard |= conflict[p]  # never preempt a job started in this very pass
+            start_at = self.now
         else:
             p, _vs, _cost = cands[action - spec.window]
             js = target
             n = self.machine.allocated_nodes(js.info.nodes)
             jit = self.model.kind is CheckpointKind.JIT
+            start_at = self.now
             for v in holders.take(p):
                 self.decisions.append(Preempt(v.info.id))
-                if not jit:
+                if jit:
+                    done = self.now + self.view.io.write_seconds(v.alloc_nodes)
+                    self._leaving[v.info.id] = done
+                    start_at = max(start_at, done)
+                else:
+                    self._leaving[v.info.id] = -1
                     plan.release(v.alloc, v.alloc_nodes)
             if plan.is_free(p, js.info.nodes):
                 plan.allocate(p, n)
@@ -185,6 +239,11 @@ class RtMixPass:
         self.queue.remove(js)
         self.n_started += 1
         self._cache = None
+        if js.info.kind == "rt" and self.backfill_alloc is not None:
+            # the batch pass after an RT start, as WCJS's: the RTJ busy until start + walltime
+            self._rt_started.append((js, p, start_at))
+            waiting = set(map(id, self.queue))
+            self.backfill_alloc = self._batch_starts([b for b in self._bj_order if id(b) in waiting])
 
     # ------------------------------------------------------------------------------ observation
     def observe(self) -> np.ndarray:
@@ -243,4 +302,4 @@ class RtMixPass:
         return obs.reshape(-1)
 
 
-__all__ = ["FEATURES", "N_FEATURES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["FEATURES", "N_FEATURES", "ORDERS", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]

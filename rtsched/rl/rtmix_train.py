@@ -22,12 +22,12 @@ import numpy as np
 import torch
 
 from rtsched.errors import OptionError
-from rtsched.files import FileLock, LockedError
-from rtsched.rl.env_rtmix import RtMixEnv
-from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer, split_options
+from rtsched.files import FileLock, LockedError, atomic_write
+from rtsched.rl.env_rtmix import TRAIN_SEEDS, RtMixEnv
+from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer, load_model, read_model_file, split_options
 
 ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range",
-               "baseline")
+               "baseline", "order")
 # PPO defaults of the fine-tuning (a small step from the cloned policy: lower rate, fewer iterations)
 FINE_TUNE = {"pi_lr": 1e-4, "v_lr": 1e-3, "train_pi_iters": 20, "train_v_iters": 40, "trajs_per_epoch": 64,
              "n_envs": 8, "hidden": (64, 32, 16)}
@@ -35,10 +35,18 @@ FINE_TUNE = {"pi_lr": 1e-4, "v_lr": 1e-3, "train_pi_iters": 20, "train_v_iters":
 
 def behaviour_clone(actor: torch.nn.Module, data: dict, epochs: int, *, lr: float = 3e-3, batch: int = 256,
                     seed: int = 0, progress: Callable[[int, int, dict], None] | None = None) -> list[dict]:
-    """Fit ``actor`` to the expert actions (masked cross-entropy); per-epoch loss and accuracy."""
+    """Fit ``actor`` to the expert actions (masked cross-entropy); per-epoch loss and accuracy.
+    With ``data["good"]`` (a boolean set of right actions per sample, ``act`` among them) the loss is
+    −log P(a good action) and the accuracy counts a greedy choice in the set; ``data["weight"]``
+    weighs the samples' losses; rows of ``data["soft"]`` that are not all zero are a teacher's action
+    probabilities, fitted by cross-entropy to that whole distribution (distillation)."""
     obs = torch.as_tensor(np.asarray(data["obs"], dtype=np.float32))
     mask = torch.as_tensor(np.asarray(data["mask"], dtype=bool))
     act = torch.as_tensor(np.asarray(data["act"], dtype=np.int64))
+    good = torch.as_tensor(np.asarray(data["good"], dtype=bool)) if data.get("good") is not None else None
+    weight = torch.as_tensor(np.asarray(data["weight"], dtype=np.float32)) if data.get("weight") is not None else None
+    soft = torch.as_tensor(np.asarray(data["soft"], dtype=np.float32)) if data.get("soft") is not None else None
+    is_soft = soft.sum(-1) > 0 if soft is not None else None
     n = len(act)
     if n == 0:
         raise ValueError("behaviour cloning needs at least one expert decision")
@@ -51,13 +59,22 @@ def behaviour_clone(actor: torch.nn.Module, data: dict, epochs: int, *, lr: floa
         for i in range(0, n, batch):
             idx = perm[i:i + batch]
             logits = actor(obs[idx], mask[idx])
-            loss = torch.nn.functional.cross_entropy(logits, act[idx], reduction="sum")
+            if good is None:
+                per = torch.nn.functional.cross_entropy(logits, act[idx], reduction="none")
+            else:  # a set label: −log of the probability of choosing any good action
+                per = torch.logsumexp(logits, -1) - torch.logsumexp(logits.masked_fill(~good[idx], -1e9), -1)
+            if soft is not None:  # distillation rows: cross-entropy to the teacher's whole distribution
+                logp = torch.log_softmax(logits, -1).masked_fill(~mask[idx], 0.0)
+                per = torch.where(is_soft[idx], -(soft[idx] * logp).sum(-1), per)
+            loss = (per * weight[idx]).sum() if weight is not None else per.sum()
             opt.zero_grad()
             (loss / len(idx)).backward()
             opt.step()
             total += float(loss.detach())
         with torch.no_grad():
-            acc = float((actor(obs, mask).argmax(-1) == act).float().mean())
+            pred = actor(obs, mask).argmax(-1)
+            acc = float((pred == act).float().mean() if good is None
+                        else good[torch.arange(n), pred].float().mean())
         row = {"phase": "bc", "bc_epoch": e, "loss": total / n, "accuracy": acc, "samples": n}
         rows.append(row)
         if progress is not None:
@@ -114,4 +131,204 @@ def train_rtmix(data: dict | None, out: str | None, *, bc_epochs: int = 30, epoc
     return {"out": out, "checkpoint": ckpt, "history": trainer.history, "trainer": trainer}
 
 
-__all__ = ["behaviour_clone", "train_rtmix", "ENV_OPTIONS", "FINE_TUNE"]
+
+
+# ------------------------------------------------------------------------------------- curriculum
+# Generator seeds of the curriculum's Mira-like weeks (rtsched.generators.generate_miralike; the RTJ
+# marking uses the same seed).  Validation weeks come from CURRICULUM_VALIDATION_SEEDS; the
+# benchmark's test trace is the real wk1 log, never used in training.
+CURRICULUM_WEEK_SEEDS = range(7_000, 8_000)
+CURRICULUM_VALIDATION_SEEDS = range(9_000, 9_100)
+
+
+def miralike_jobs(seed: int, days: float = 7.0, rt_percent: float = 10.0, max_nodes: int | None = None) -> list:
+    """The jobs of generated Mira-like week ``seed`` with ``rt_percent`` % RTJs marked at random
+    (``max_nodes``: without the jobs wider than that, for a machine smaller than Mira)."""
+    from rtsched.generators import generate_miralike
+    from rtsched.rtmarking import RtMarking, mark_realtime
+
+    wl = generate_miralike(days=days, seed=seed)
+    jobs = mark_realtime(wl, RtMarking(percent=rt_percent, mode="random", seed=seed)).jobs
+    return [j for j in jobs if max_nodes is None or j.nodes <= max_nodes]
+
+
+def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mira",), days: float = 7.0,
+                    rt_percent: float = 10.0, teacher: str = "wcjs", order: str = "backfill",
+                    small_seed: int = TRAIN_SEEDS.start, week_seed: int = CURRICULUM_WEEK_SEEDS.start,
+                    checkpoint: str = "jit", learner=None,
+                    progress: Callable[[str, int, int, dict], None] | None = None) -> dict:
+    """The curriculum's imitation data: ``small_episodes`` Table-3 instances (16 blocks) labelled by
+    the model ``init`` itself (self-distillation: keeps what it does there) and ``weeks`` generated
+    Mira-like weeks per machine of ``week_machines`` labelled by core policy ``teacher``
+    (``rtsched.rl.rtmix_teacher``); with ``learner`` (a model) the weeks follow its actions and
+    the teacher only labels them (DAgger), and ``small_episodes`` may be 0.  Returns the stacked
+    arrays and per-part statistics."""
+    from heuristics.registry import make_policy
+    from rtsched.rl.policy_rtmix import RtMixPolicy
+    from rtsched.rl.rtmix_teacher import model_teacher_episode, policy_teacher_episode, stack
+
+    parts = {}
+    episodes = []
+    pol = RtMixPolicy(init)
+    follow = None if learner is None else RtMixPolicy(learner)
+    env = RtMixEnv("mira:16", checkpoint, order=order, validate=True)
+    small = []
+    for i in range(small_episodes):
+        s = small_seed + i
+        small.append(model_teacher_episode(env, env.make_jobs(s), pol))
+        if progress is not None and ((i + 1) % 200 == 0 or i + 1 == small_episodes):
+            progress("small", i + 1, small_episodes, {})
+    parts["small"] = {"episodes": len(small), "decisions": sum(len(e.actions) for e in small)}
+    episodes += small
+    for machine in week_machines:
+        benv = RtMixEnv(machine, checkpoint, order=order, validate=True)
+        big = []
+        for k in range(weeks):
+            s = week_seed + k
+            ep = policy_teacher_episode(benv, miralike_jobs(s, days, rt_percent, benv.machine.total_nodes),
+                                        make_policy(teacher), follow)
+            big.append(ep)
+            if progress is not None:
+                progress(f"week {machine}", k + 1, weeks, {"seed": s, "decisions": len(ep.actions),
+                                                         "bj_sd": ep.bj_sd_mean, "rtj_sd": ep.rtj_sd_mean})
+        parts[f"weeks {machine}"] = {"episodes": len(big), "decisions": sum(len(e.actions) for e in big),
+                                     "mapped": sum(e.mapped for e in big), "skipped": sum(e.skipped for e in big)}
+        episodes += big
+    data = stack(episodes)
+    data["parts"] = parts
+    return data
+
+
+def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float = 1e-3, batch: int = 256,
+                     seed: int = 0, order: str = "backfill", progress: Callable | None = None,
+                     torch_threads: int | None = 1, note: dict | None = None, distill=None) -> dict:
+    """Fine-tune the actor of model ``init`` by behaviour cloning on curriculum ``data`` and write
+    the result as a model file ``out`` (the same format as ``rtsched rl export``; its environment
+    settings record the window ``order``).  ``distill``: a boolean per sample; those samples are
+    fitted to ``init``'s own action probabilities (not only its greedy action), which keeps its
+    behaviour where it was trained.  Returns ``{"out", "history"}``."""
+    st = read_model_file(init)
+    model = load_model(init)
+    actor = model.actor
+    prev = torch.get_num_threads()
+    if torch_threads:
+        torch.set_num_threads(int(torch_threads))
+    if distill is not None and np.any(distill):
+        sel = np.flatnonzero(distill)
+        soft = np.zeros(data["mask"].shape, dtype=np.float32)
+        with torch.no_grad():
+            for i in range(0, len(sel), 8192):
+                rows = sel[i:i + 8192]
+                logits = actor(torch.as_tensor(data["obs"][rows]), torch.as_tensor(data["mask"][rows]))
+                soft[rows] = torch.softmax(logits, -1).numpy()
+        data = dict(data, soft=soft)
+    actor.train()
+    try:
+        torch.manual_seed(seed)
+        t0 = time.perf_counter()
+        rows = behaviour_clone(actor, data, epochs, lr=lr, batch=batch, seed=seed, progress=progress)
+    finally:
+        torch.set_num_threads(prev)
+    actor.eval()
+    row = dict(rows[-1])
+    row.update({"phase": "curriculum", "seconds": round(time.perf_counter() - t0, 3), "epochs": epochs, "lr": lr,
+                "init": os.path.basename(os.fspath(init)), **(note or {})})
+    out_st = dict(st)
+    out_st["actor"] = actor.state_dict()
+    out_st["env"] = dict(st["env"], order=order)
+    out_st["history"] = list(st.get("history", [])) + [row]
+    out_st.pop("critic", None)
+    for key in ("pi_opt", "v_opt", "rng"):
+        out_st.pop(key, None)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    atomic_write(out, lambda tmp: torch.save(out_st, tmp))
+    return {"out": out, "history": rows}
+
+
+
+def _save_data(path: str, data: dict) -> None:
+    import json as _json
+
+    def write(tmp):
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, obs=data["obs"], mask=data["mask"], act=data["act"], good=data["good"],
+                                parts=np.asarray(_json.dumps(data["parts"])))
+
+    atomic_write(path, write)
+
+
+def _load_data(path: str) -> dict:
+    import json as _json
+
+    with np.load(path) as z:
+        return {"obs": z["obs"], "mask": z["mask"], "act": z["act"], "good": z["good"],
+                "parts": _json.loads(str(z["parts"]))}
+
+
+def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=("mira",), small_episodes: int = 3000,
+                   small_repeat: int = 2, epochs: int = 20, lr: float = 1e-3, seed: int = 0, teacher: str = "wcjs",
+                   checkpoint: str = "jit", days: float = 7.0, rt_percent: float = 10.0,
+                   torch_threads: int | None = 1, progress: Callable[[str], None] | None = None) -> dict:
+    """The curriculum from Table-3 instances to Mira-like weeks (docs/rl.md, "Curriculum").
+
+    Round 0: ``small_episodes`` 16-block instances labelled by ``init`` (self-distillation) and
+    ``weeks`` generated weeks per machine of ``machines`` following ``teacher``; rounds 1 ..
+    ``rounds``: ``weeks`` new weeks per machine following the previous round's model, labelled by the
+    teacher (DAgger).  After each round the actor of ``init`` is cloned on all data so far (the small
+    part repeated ``small_repeat`` times) and written to ``OUT/round-R.pt``; the data of each round
+    are kept in ``OUT/data-R.npz``, so a run stopped at any point resumes with the same command
+    (finished rounds are read back, not redone).  Returns ``{"model", "rounds": [...]}``."""
+    say = progress or (lambda text: None)
+    os.makedirs(out, exist_ok=True)
+    rows = []
+    try:
+        with FileLock(os.path.join(out, LOCK), f"curriculum folder {out}"):
+            datas: list[dict] = []
+            learner = None
+            for r in range(rounds + 1):
+                dpath = os.path.join(out, f"data-{r}.npz")
+                mpath = os.path.join(out, f"round-{r}.pt")
+                if os.path.exists(dpath):
+                    d = _load_data(dpath)
+                    say(f"round {r}: data read from {dpath}")
+                else:
+                    t0 = time.perf_counter()
+
+                    def note(part, i, n, info, r=r):
+                        if part == "small" and i < n:
+                            return
+                        extra = "" if not info else (f" seed {info['seed']}: {info['decisions']} decisions, BJ SD "
+                                                     f"{info['bj_sd']:.2f}, RTJ SD {info['rtj_sd']:.2f}")
+                        say(f"round {r}: {part} {i}/{n}{extra}")
+
+                    d = curriculum_data(init, small_episodes=small_episodes if r == 0 else 0, weeks=weeks,
+                                        week_machines=machines, days=days, rt_percent=rt_percent, teacher=teacher,
+                                        week_seed=CURRICULUM_WEEK_SEEDS.start + r * weeks, checkpoint=checkpoint,
+                                        learner=learner, progress=note)
+                    d["parts"]["seconds"] = round(time.perf_counter() - t0, 1)
+                    _save_data(dpath, d)
+                datas.append(d)
+                n_small = datas[0]["parts"]["small"]["decisions"]
+                data = {k: np.concatenate([x[k] for x in datas] + [datas[0][k][:n_small]] * (small_repeat - 1))
+                        for k in ("obs", "mask", "act", "good")}
+                if not os.path.exists(mpath):
+                    def bc_note(e, n, row, r=r):
+                        if e % 5 == 0 or e == n:
+                            say(f"round {r}: cloning {e}/{n}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
+
+                    train_curriculum(init, data, mpath, epochs=epochs, lr=lr, seed=seed, progress=bc_note,
+                                     torch_threads=torch_threads,
+                                     note={"round": r, "samples": int(len(data["act"])), "teacher": teacher,
+                                           "weeks_per_machine": weeks * (r + 1), "small_episodes": small_episodes,
+                                           "small_repeat": small_repeat,
+                                           "machines": [os.path.basename(m) for m in machines]})
+                    say(f"round {r}: model {mpath} ({len(data['act'])} samples)")
+                rows.append({"round": r, "model": mpath, "parts": d["parts"], "samples": int(len(data["act"]))})
+                learner = mpath
+    except LockedError as exc:
+        raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
+    return {"model": learner, "rounds": rows}
+
+
+__all__ = ["behaviour_clone", "curriculum_data", "miralike_jobs", "run_curriculum", "train_curriculum", "train_rtmix", "ENV_OPTIONS",
+           "FINE_TUNE", "CURRICULUM_WEEK_SEEDS", "CURRICULUM_VALIDATION_SEEDS"]
