@@ -92,3 +92,26 @@ def test_parallel_compare_gives_each_process_one_milp_thread(monkeypatch):
     seen.clear()
     compare(insts, ["wcjs-jit"], jobs=2, method="milp-disjunctive", threads=2, workers=2)
     assert all(kw["threads"] == 2 and kw["workers"] == 2 for kw in seen)
+
+
+def test_hindsight_best_by_hand():
+    from milp.compare import PolicyRun, hindsight_best
+
+    def run(inst, pol, bj, rt, theta=None):
+        return PolicyRun(inst, pol, bj, rt, extra={} if theta is None else {"theta": theta})
+
+    runs = [
+        # i1: optimum BJ 2.0 under θ_used 1.2; b meets θ with BJ 2.2 (+10 %), a has BJ 2.1 but RTJ 1.5
+        run("i1", OPTIMUM, 2.0, 1.1, theta=1.2), run("i1", "a", 2.1, 1.5), run("i1", "b", 2.2, 1.2),
+        # i2: nobody meets θ_used 1.0: the least RTJ mean is chosen (c, 1.1), whatever its BJ (4.0 = +100 %)
+        run("i2", OPTIMUM, 2.0, 1.0, theta=1.0), run("i2", "a", 3.0, 1.3), run("i2", "c", 4.0, 1.1),
+        # i3: no RTJs (None meets any θ): the least BJ mean, a at 1.02 (+2 %)
+        run("i3", OPTIMUM, 1.0, None), run("i3", "a", 1.02, None), run("i3", "c", 1.5, None),
+    ]
+    hb = hindsight_best(runs)
+    assert hb["instances"] == 3 and hb["meets_theta"] == 2
+    assert hb["chosen"] == {"b": 1, "c": 1, "a": 1}
+    assert hb["bj_sd"] == pytest.approx((2.2 + 4.0 + 1.02) / 3)
+    assert hb["optimum_bj_sd"] == pytest.approx(5.0 / 3)
+    assert hb["bj_gap_mean"] == pytest.approx((0.1 + 1.0 + 0.02) / 3)
+    assert hb["within"] == 1  # only i3 within 5 %
