@@ -81,22 +81,24 @@ def register(sub: Any) -> None:
                                        "else wcjs-jit)")
     cp.add_argument("-j", "--jobs", type=int_in(1, 1024), default=1,
                     help="instances solved in parallel processes (each solve then gets one CP-SAT worker or one "
-                         "MILP thread); with --method milp-disjunctive the 50-instance rtmix comparison proves "
-                         "every optimum in well under a minute (docs/benchmarks.md)")
+                         "MILP thread); the 50-instance rtmix comparison proves every optimum in well under a "
+                         "minute with -j 2 (docs/benchmarks.md)")
     cp.add_argument("--no-progress", action="store_true", help="no progress bar")
     cp.add_argument("--checkpoint", default="jit",
                     help="checkpoint model for policies that are not schemes: no, sys[:S], app-PCT, jit (default jit)")
-    _solve_options(cp, METHODS)
+    # The disjunctive MILP proves Table-3-size instances several times faster than CP-SAT, with the same
+    # optima (tests/test_rtmix_compare.py; docs/milp.md): the comparison's default.
+    _solve_options(cp, METHODS, default="milp-disjunctive")
     cp.add_argument("--json", action="store_true", help="print the per-instance runs and the table as JSON")
     cp.set_defaults(func=cmd_compare)
 
 
-def _solve_options(p: argparse.ArgumentParser, methods) -> None:
-    p.add_argument("--method", default="cpsat", choices=list(methods),
-                   help="cpsat (fast exact, default); milp (the paper's partition-sequence MILP on the best installed "
+def _solve_options(p: argparse.ArgumentParser, methods, default: str = "cpsat") -> None:
+    p.add_argument("--method", default=default, choices=list(methods),
+                   help=f"cpsat (CP-SAT, exact); milp (the paper's partition-sequence MILP on the best installed "
                         "back end: HiGHS, else OR-Tools SCIP, else CBC), milp-highs / milp-cbc / milp-ortools (that "
                         "MILP on one back end); milp-disjunctive (the second exact MILP, disjunctive over conflicting "
-                        "partitions); bruteforce (tiny instances)")
+                        f"partitions); bruteforce (tiny instances).  Default: {default}")
     p.add_argument("--time-limit", type=positive_float,
                    help="seconds (> 0) for the whole solve; returns the best schedule and its gap")
     p.add_argument("--theta", type=positive_float, default=1.2, help="RTJ mean-slowdown bound θ > 0 (default 1.2)")
