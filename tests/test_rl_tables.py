@@ -96,10 +96,15 @@ def test_shipped_table5_models_load_and_the_backfilling_agent_beats_the_heuristi
     assert set(shipped["inspector"]) == {(b, t) for b in ("sjf", "f1") for t in traces}
     for entry in shipped["manifest"]:
         model = load_model(os.path.join(os.path.dirname(shipped["rl"][("Lublin-1", "none")]), entry["file"]))
-        assert model.agent == entry["agent"] and model.epoch == entry["epochs"] == 100
+        assert model.agent == entry["agent"] and model.epoch == entry["epochs"]
+        # the notebook's 100 epochs, or a snapshot chosen on validation sequences (its record says which)
+        assert entry["epochs"] == 100 or entry["selection"]["epoch"] == entry["epochs"]
         assert model.env["trace_path"] == entry["trace_file"] and model.env["goal"] == "bsld"
-    # The agent in the setting the paper highlights (Lublin-1 with backfilling, its ten sequences) beats
-    # both SJF and F1, as Table V's 58.64 does 73.31 and 75.07.
-    row = table_v({"Lublin-1": lublin1}, shipped["rl"], starts={"Lublin-1": PAPER_LUBLIN1_STARTS},
-                  backfills=("rlscheduler",)).loc[("with backfilling", "Lublin-1")]
-    assert row["RL"] < min(row["SJF"], row["F1"])
+    # On Lublin-1's ten sequences the agents beat both SJF and F1, as Table V's 58.64 does 73.31 and 75.07
+    # with backfilling and 254.67 does 277.35 and 258.37 without (the no-backfilling model: trajectory
+    # filtering, chosen on validation sequences; docs/rl.md).
+    table = table_v({"Lublin-1": lublin1}, shipped["rl"], starts={"Lublin-1": PAPER_LUBLIN1_STARTS},
+                    backfills=("none", "rlscheduler"))
+    for setting in ("without backfilling", "with backfilling"):
+        row = table.loc[(setting, "Lublin-1")]
+        assert row["RL"] < min(row["SJF"], row["F1"]), (setting, row)
