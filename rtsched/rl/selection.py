@@ -122,8 +122,8 @@ def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], 
     stage 2 continues from stage 1's last model on all windows up to ``epochs`` epochs in ``OUT``; the
     selection runs over the snapshots of both stages (stage-1 epochs are reported as ``stage`` 1).
 
-    Returns ``{"selected_epoch", "validation", "test", "epochs", "val_starts", "train_s", "eval_s",
-    "scores"}`` (``test``: mean over the test sequences of the goal's per-sequence value)."""
+    Returns ``{"selected_epoch", "selected_stage", "validation", "test", "epochs", "val_starts", "train_s",
+    "eval_s", "scores"}`` (``test``: mean over the test sequences of the goal's per-sequence value)."""
     from rtsched.rl.api import train
 
     tr = load_trace(trace)
