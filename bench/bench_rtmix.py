@@ -89,18 +89,11 @@ def main() -> int:
     others = [s for s in SCHEMES if s not in main4]
     t1 = time.perf_counter()
     opt = {r.instance: r for r in runs if r.policy == OPTIMUM}
-    from milp.compare import _gap, run_online  # the same gap rule as compare_instance
+    from milp.compare import run_online, score_against  # the same gap and match rule as compare_instance
 
     for inst in instances:
-        o = opt[inst.name]
-        theta = o.extra.get("theta")
         for name in others:
-            r = run_online(inst, name)
-            r.bj_gap = _gap(r.bj_sd_mean, o.bj_sd_mean)
-            r.rtj_gap = _gap(r.rtj_sd_mean, o.rtj_sd_mean)
-            r.matches_optimum = bool(o.status == "optimal" and r.bj_sd_mean <= o.bj_sd_mean * (1 + 1e-9)
-                                     and theta is not None and r.rtj_sd_mean <= theta + 1e-9)
-            runs.append(r)
+            runs.append(score_against(run_online(inst, name), opt[inst.name]))
     t_others = time.perf_counter() - t1
     rows = table3(runs)
     order = [OPTIMUM] + main4 + others

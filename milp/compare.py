@@ -100,22 +100,24 @@ def _gap(value: float | None, best: float | None) -> float | None:
     return value / best - 1.0
 
 
+def score_against(run: PolicyRun, opt: PolicyRun) -> PolicyRun:
+    """Set ``run``'s gaps to the instance's optimum ``opt`` and whether it matches it (BJ mean no worse,
+    RTJ mean within the θ the optimum used, optimum proven); returns ``run``."""
+    theta = opt.extra.get("theta")
+    run.bj_gap = _gap(run.bj_sd_mean, opt.bj_sd_mean)
+    run.rtj_gap = _gap(run.rtj_sd_mean, opt.rtj_sd_mean)
+    bj_ok = run.bj_sd_mean is None or (opt.bj_sd_mean is not None
+                                       and run.bj_sd_mean <= opt.bj_sd_mean * (1 + MATCH_TOLERANCE))
+    rt_ok = run.rtj_sd_mean is None or (theta is not None and run.rtj_sd_mean <= theta + MATCH_TOLERANCE)
+    run.matches_optimum = bool(bj_ok and rt_ok and opt.status == "optimal")
+    return run
+
+
 def compare_instance(instance: Instance, policies: Sequence[str], checkpoint: str = "jit",
                      **solve_kwargs: Any) -> list[PolicyRun]:
     """The optimum and every policy on one instance, with each policy's gaps to the optimum."""
     opt, _ = optimum_run(instance, **solve_kwargs)
-    runs = [opt]
-    theta = opt.extra.get("theta")
-    for name in policies:
-        r = run_online(instance, name, checkpoint)
-        r.bj_gap = _gap(r.bj_sd_mean, opt.bj_sd_mean)
-        r.rtj_gap = _gap(r.rtj_sd_mean, opt.rtj_sd_mean)
-        bj_ok = r.bj_sd_mean is None or (opt.bj_sd_mean is not None
-                                         and r.bj_sd_mean <= opt.bj_sd_mean * (1 + MATCH_TOLERANCE))
-        rt_ok = r.rtj_sd_mean is None or (theta is not None and r.rtj_sd_mean <= theta + MATCH_TOLERANCE)
-        r.matches_optimum = bool(bj_ok and rt_ok and opt.status == "optimal")
-        runs.append(r)
-    return runs
+    return [opt, *(score_against(run_online(instance, name, checkpoint), opt) for name in policies)]
 
 
 def _compare_task(args: tuple) -> list[PolicyRun]:
@@ -259,4 +261,4 @@ def reading(rows: Sequence[dict[str, Any]]) -> str:
 
 
 __all__ = ["OPTIMUM", "PolicyRun", "compare", "compare_instance", "hindsight_best", "online_spec", "optimum_run", "reading",
-           "run_online", "table3"]
+           "run_online", "score_against", "table3"]
