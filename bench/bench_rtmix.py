@@ -125,7 +125,8 @@ def main() -> int:
                    and r["bj_sd"] < next(x["bj_sd"] for x in rows if x["algorithm"] == args.model)
                    and r["rtj_sd"] < next(x["rtj_sd"] for x in rows if x["algorithm"] == args.model)]
     print(f"heuristics better than {args.model} on both means: {better_both or 'none'}")
-    for label, subset in (("the 13 heuristics", [r for r in runs if r.policy != args.model]), ("them and " + args.model, runs)):
+    for label, subset in (("the 13 heuristics", [r for r in runs if r.policy != args.model]),
+                          ("them and " + args.model, runs)):
         hb = hindsight_best(subset)
         print(f"hindsight best of {label} per instance (least BJ mean meeting θ_used; else least RTJ mean): "
               f"BJ {hb['bj_sd']:.3f} vs optimum {hb['optimum_bj_sd']:.3f} ({100 * hb['bj_sd_vs_optimum']:+.1f}%, "

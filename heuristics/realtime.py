@@ -463,5 +463,5 @@ def batch_pass_view(view: SimView, rt_started: list, leaving: dict[int, int], ji
     return RealTimePolicy._pass_view(view, rt_started, leaving, jit)
 
 
-__all__ = ["baseline_policy", "batch_pass_view", "RealTimePolicy", "HighPriorityQueuePolicy", "PreemptivePolicy", "WcjsPolicy",
-           "Holders", "RT_ORDERS", "BLOCKING", "cheapest_candidate", "wcjs_eligible"]
+__all__ = ["baseline_policy", "batch_pass_view", "RealTimePolicy", "HighPriorityQueuePolicy", "PreemptivePolicy",
+           "WcjsPolicy", "Holders", "RT_ORDERS", "BLOCKING", "cheapest_candidate", "wcjs_eligible"]

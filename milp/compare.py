@@ -100,16 +100,19 @@ def _gap(value: float | None, best: float | None) -> float | None:
     return value / best - 1.0
 
 
+def meets_theta(run: PolicyRun, theta: float | None) -> bool:
+    """Whether ``run``'s RTJ mean is within the θ an optimum used (always, without RTJs)."""
+    return run.rtj_sd_mean is None or (theta is not None and run.rtj_sd_mean <= theta + MATCH_TOLERANCE)
+
+
 def score_against(run: PolicyRun, opt: PolicyRun) -> PolicyRun:
     """Set ``run``'s gaps to the instance's optimum ``opt`` and whether it matches it (BJ mean no worse,
     RTJ mean within the θ the optimum used, optimum proven); returns ``run``."""
-    theta = opt.extra.get("theta")
     run.bj_gap = _gap(run.bj_sd_mean, opt.bj_sd_mean)
     run.rtj_gap = _gap(run.rtj_sd_mean, opt.rtj_sd_mean)
     bj_ok = run.bj_sd_mean is None or (opt.bj_sd_mean is not None
                                        and run.bj_sd_mean <= opt.bj_sd_mean * (1 + MATCH_TOLERANCE))
-    rt_ok = run.rtj_sd_mean is None or (theta is not None and run.rtj_sd_mean <= theta + MATCH_TOLERANCE)
-    run.matches_optimum = bool(bj_ok and rt_ok and opt.status == "optimal")
+    run.matches_optimum = bool(bj_ok and meets_theta(run, opt.extra.get("theta")) and opt.status == "optimal")
     return run
 
 
@@ -220,8 +223,7 @@ def hindsight_best(runs: Sequence[PolicyRun], tolerance: float = 0.05) -> dict[s
         online = [r for r in rs if r.policy != OPTIMUM and r.bj_sd_mean is not None]
         if opt is None or opt.bj_sd_mean is None or not online:
             continue
-        theta = opt.extra.get("theta")
-        ok = [r for r in online if r.rtj_sd_mean is None or (theta is not None and r.rtj_sd_mean <= theta + MATCH_TOLERANCE)]
+        ok = [r for r in online if meets_theta(r, opt.extra.get("theta"))]
         if ok:
             meets += 1
             pick = min(ok, key=lambda r: r.bj_sd_mean)
@@ -260,5 +262,5 @@ def reading(rows: Sequence[dict[str, Any]]) -> str:
     return "; ".join(parts) + "."
 
 
-__all__ = ["OPTIMUM", "PolicyRun", "compare", "compare_instance", "hindsight_best", "online_spec", "optimum_run", "reading",
-           "run_online", "score_against", "table3"]
+__all__ = ["OPTIMUM", "PolicyRun", "compare", "compare_instance", "hindsight_best", "meets_theta", "online_spec",
+           "optimum_run", "reading", "run_online", "score_against", "table3"]

@@ -160,7 +160,8 @@ def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], 
         if capped:
             break
     wall = time.perf_counter() - t0
-    candidates = [dict(r, stage=i + 1 if filter_epochs else 1, snapshot=os.path.relpath(os.path.join(sel.out, r["snapshot"]), out))
+    candidates = [dict(r, stage=i + 1 if filter_epochs else 1,
+                       snapshot=os.path.relpath(os.path.join(sel.out, r["snapshot"]), out))
                   for i, sel in enumerate(selectors) for r in sel.scores]
     if not candidates:
         raise RuntimeError(f"{out}: no epoch finished; nothing to select")
