@@ -35,6 +35,7 @@ from rtsched.rl.sequences import run_sequence  # noqa: E402
 from rtsched.rl.env_inspect import InspectorEnv  # noqa: E402
 from rtsched.rl.env_pick import JobPickingEnv  # noqa: E402
 from rtsched.rl.trace import read_rl_trace  # noqa: E402
+from rtsched.files import atomic_write_text  # noqa: E402
 
 DEFAULT_TRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
                              "traces", "swf", "lublin_256.swf")
@@ -258,8 +259,7 @@ def _print_rows(rows: list[dict], json_out: str | None) -> None:
         print(f"{r['bench']:<{width}}  {r['value']!s:>12} {r['unit']:<8} {ref!s:>10} {ratio!s:>7}")
     print("ratio = value / reference (times: < 1 is faster; rates: >= 1 meets the target)")
     if json_out:
-        with open(json_out, "w") as fh:
-            json.dump(rows, fh, indent=1)
+        atomic_write_text(json_out, json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ sys.path.insert(0, HERE)
 from peer_rlscheduler import PeerPickEnv  # noqa: E402
 from rtsched.rl.env_pick import JobPickingEnv  # noqa: E402
 from rtsched.rl.trace import read_rl_trace  # noqa: E402
+from rtsched.files import atomic_write_text  # noqa: E402
 
 DEFAULT_TRACE = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data", "traces", "swf", "lublin_256.swf"))
 
@@ -158,8 +159,7 @@ def main(argv=None) -> int:
               f"steps: {o[0]} / {p[0]}")
     print(f"load at the end {os.getloadavg()[0]:.2f}")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+        atomic_write_text(args.json, json.dumps(rows, indent=1))
     return 0
 
 

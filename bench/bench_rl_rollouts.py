@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from rtsched.rl.ppo import PPOConfig, PPOTrainer  # noqa: E402
 from rtsched.rl.rollouts import EnvFactory  # noqa: E402
 from rtsched.rl.trace import read_rl_trace  # noqa: E402
+from rtsched.files import atomic_write_text  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data", "traces", "swf", "lublin_256.swf")
@@ -128,8 +129,7 @@ def main(argv=None) -> int:
               f"CPU {cpu_ms:.0f} ms per 1,000 steps (all processes)")
     print(f"  same actions for every worker count of a mode: yes · load after: {os.getloadavg()[0]:.2f}")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"args": vars(args), "rows": rows}, fh, indent=1)
+        atomic_write_text(args.json, json.dumps({"args": vars(args), "rows": rows}, indent=1))
     return 0
 
 

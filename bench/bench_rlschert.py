@@ -23,6 +23,7 @@ from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path
 
 from rtsched.rl.env_pick import JobPickingEnv  # noqa: E402
 from rtsched.rl.env_rlschert import RLSchertEnv  # noqa: E402
+from rtsched.files import atomic_write_text  # noqa: E402
 
 DEFAULT_TRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
                              "traces", "swf", "lublin_256.swf")
@@ -62,8 +63,7 @@ def main() -> int:
         ratio = f"{r['ratio']:.3f}" if r["ratio"] is not None else "–"
         print(f"{r['env']:52} {r['steps_s']:>9,.0f} steps/s {r['jobs_s']:>8,.0f} jobs/s  ratio {ratio}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        atomic_write_text(args.json, json.dumps(rows, indent=1))
     return 0
 
 

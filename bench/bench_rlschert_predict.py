@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rtsched.io import read_workload  # noqa: E402
 from rtsched.rl.predict import evaluate_predictors  # noqa: E402
+from rtsched.files import atomic_write_text  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data", "traces")
 TRACES = ["swf/sdsc-sp2-1998-first4961.swf", "mira/wk1.log", "mira/wk2.log", "mira/mira_dec_wk1.log",
@@ -54,8 +55,7 @@ def main() -> int:
               f"{r['seconds']:>5.1f}{note}")
         print(f"{'':34} running by prefix: " + " ".join(f"{k:.0%}:{v:.1f}" for k, v in r["running_by_prefix"].items()))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"paper": PAPER, "rows": rows}, f, indent=1, default=str)
+        atomic_write_text(args.json, json.dumps({"paper": PAPER, "rows": rows}, indent=1, default=str))
     return 0
 
 

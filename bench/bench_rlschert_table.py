@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from rtsched.rl.hook import PRETRAINED_DIRS  # noqa: E402
 from rtsched.rl.rlschert_results import (PAPER_TABLE7, evaluate_rlschert, trace_sequences,  # noqa: E402
                                          vasplike_sequences)
+from rtsched.files import atomic_write_text  # noqa: E402
 
 LUBLIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data", "traces",
                       "swf", "lublin_256.swf")
@@ -90,8 +91,7 @@ def main() -> int:
     else:
         print(f"{LUBLIN}: not found, Lublin-1 skipped")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+        atomic_write_text(args.json, json.dumps(out, indent=1))
     return 0
 
 

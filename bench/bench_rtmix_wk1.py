@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from heuristics.registry import SCHEMES  # noqa: E402
 from rtsched.pipeline import RunSpec, execute  # noqa: E402
 from rtsched.window import WindowSpec  # noqa: E402
+from rtsched.files import atomic_write_text  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 WK1 = SHARED_DATA / "traces" / "mira" / "wk1.log"
@@ -142,8 +143,7 @@ def main() -> int:
               f" -> {'PASS' if verdicts[name] else 'FAIL'}")
     print(f"wall time: {len(rows)} runs in {wall:.1f} s")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"where": where, "rows": rows, "means": means, "verdicts": verdicts, "wall_s": wall}, fh, indent=1)
+        atomic_write_text(args.json, json.dumps({"where": where, "rows": rows, "means": means, "verdicts": verdicts, "wall_s": wall}, indent=1))
     return 0
 
 

@@ -39,6 +39,7 @@ from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path
 from rtsched.rl.api import train  # noqa: E402
 from rtsched.rl.evaluate import evaluate_online  # noqa: E402
 from rtsched.rl.trace import load_trace  # noqa: E402
+from rtsched.files import atomic_write_text  # noqa: E402
 
 DEFAULT_TRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
                              "traces", "swf", "lublin_256.swf")
@@ -187,10 +188,9 @@ def main() -> int:
               f"(head-only wait/EASY {head_only['avg_wait'] / easy['avg_wait']:.2f}, best split/EASY "
               f"{best['avg_wait'] / easy['avg_wait']:.2f}){paper}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"references": refs, "configs": results, "starts": starts, "settings": {
+        atomic_write_text(args.json, json.dumps({"references": refs, "configs": results, "starts": starts, "settings": {
                 "budget_s": args.budget_s, "placements": args.placements, "hidden": args.hidden,
-                "episodes_per_update": args.episodes_per_update, "eval_jobs": args.eval_jobs}}, f, indent=1)
+                "episodes_per_update": args.episodes_per_update, "eval_jobs": args.eval_jobs}}, indent=1))
     return 0
 
 

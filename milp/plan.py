@@ -138,6 +138,52 @@ def evaluate(instance: Instance, placements: Sequence[Placement]) -> Evaluation:
 
 
 # ---------------------------------------------------------------------------------------------
+# Why a plan preempts
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionReason:
+    """One split of a plan, read against the jobs that use the partition while the job is away.
+
+    ``beneficiaries`` are the jobs with a part starting on a conflicting partition between the end
+    of the split's run (the checkpoint write begins) and its restart.  ``for_rtj``: one of them is a
+    real-time job; ``anticipatory``: the write begins before the earliest of them has even been
+    submitted, so only a scheduler that knows the future could begin it then.
+    """
+
+    job_id: int
+    write_start: int  # s: end of the first part's run, start of the checkpoint write
+    restart: int  # s
+    beneficiaries: tuple[int, ...]
+    for_rtj: bool
+    anticipatory: bool
+
+
+def preemption_reasons(instance: Instance, placements: Sequence[Placement]) -> list[PreemptionReason]:
+    """For each split placement of the plan, whom the freed partition serves and whether the
+    preemption needed knowledge of a later arrival (what separates the offline optimum from an
+    online scheduler, which can free a partition only for a job that has arrived)."""
+    parts = instance.partitions
+    occupations = [part for pl in placements for part in parts_of(instance, pl)]
+    out = []
+    for pl in placements:
+        if pl.split is None:
+            continue
+        write_start = pl.start + pl.split
+        assert pl.restart is not None
+        mine = parts[pl.partition]
+        users = sorted({part.job_id for part in occupations
+                        if part.job_id != pl.job_id and write_start <= part.start < pl.restart
+                        and parts[part.partition].conflicts(mine)})
+        jobs = [instance.job(j) for j in users]
+        out.append(PreemptionReason(pl.job_id, write_start, pl.restart, tuple(users),
+                                    any(j.kind == "rt" for j in jobs),
+                                    bool(jobs) and min(j.submit for j in jobs) > write_start))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # Left-justification
 # ---------------------------------------------------------------------------------------------
 
