@@ -41,13 +41,18 @@ METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disj
 GREEDY_SHARE = 0.25
 
 
-def check_size(instance: Instance, path: str | None = None) -> None:
-    """Refuse an instance larger than :data:`MAX_SOLVE_JOBS` (an ``InputError`` naming the limit)."""
+def check_size(instance: Instance, path: str | None = None, method: str | None = None) -> None:
+    """Refuse an instance larger than :data:`MAX_SOLVE_JOBS`, or (``method="bruteforce"``) than
+    the enumeration takes (an ``InputError`` naming the limit), before any work starts."""
     n = len(instance.jobs)
+    where = path if path is not None else (instance.name or None)
     if n > MAX_SOLVE_JOBS:
         raise InputError(f"{n:,} jobs: an exact solve accepts at most MAX_SOLVE_JOBS = {MAX_SOLVE_JOBS:,} jobs "
-                         "(the optimum of seed 002's instances is for a few to a few dozen jobs)",
-                         path=path if path is not None else (instance.name or None))
+                         "(the optimum of seed 002's instances is for a few to a few dozen jobs)", path=where)
+    if method == "bruteforce":
+        from milp.bruteforce import check_tiny
+
+        check_tiny(n, instance.blocks, path=where)
 
 
 def _greedy_deadline(limit: float | None) -> float | None:

@@ -80,6 +80,16 @@ def name_list(text: str, option: str) -> list[str]:
     return names
 
 
+def changed_options(args, defaults: dict) -> list[str]:
+    """The options among ``defaults`` (argparse dest -> its default) whose value differs from the
+    default, as ``--name``: the options a mode that does not use them must refuse, not ignore."""
+    def norm(v):
+        return tuple(v) if isinstance(v, list) else v
+
+    return [f"--{dest.replace('_', '-')}" for dest, default in defaults.items()
+            if norm(getattr(args, dest)) != norm(default)]
+
+
 # ------------------------------------------------------------------------------------- output paths
 def check_output(path: str | None, option: str, *, folder: bool = False, stdout: bool = False) -> None:
     """Refuse an output path that cannot be written, before any long work starts.
@@ -168,5 +178,5 @@ def pct(x) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x * 100:+.0f} %"
 
 
-__all__ = ["UsageError", "check_output", "console", "float_in", "fmt", "int_in", "name_list", "nonneg_int", "pct",
-           "percent", "positive_float", "positive_int", "progress_bar"]
+__all__ = ["UsageError", "changed_options", "check_output", "console", "float_in", "fmt", "int_in", "name_list",
+           "nonneg_int", "pct", "percent", "positive_float", "positive_int", "progress_bar"]
