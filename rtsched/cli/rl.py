@@ -19,7 +19,8 @@ import json
 import os
 import sys
 
-from rtsched.cli.common import UsageError, check_output, int_in, name_list, nonneg_int, positive_int
+from rtsched.cli.common import (UsageError, changed_options, check_output, int_in, name_list, nonneg_int,
+                                positive_int)
 from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
@@ -29,6 +30,8 @@ GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
 ROLLOUT_MODES = ("lockstep", "trajectories")
+# ``rl evaluate``: how the sequences are drawn when --starts does not give them (refused with --starts)
+EVALUATE_DRAW_DEFAULTS = {"n_sequences": 10, "seed": 1}
 
 
 
@@ -219,6 +222,12 @@ def cmd_train(args) -> int:
     elif args.agent == "inspector":
         if args.sjf_filter:
             raise UsageError("--sjf-filter applies to the rlscheduler agent only")
+        from heuristics.priorities import get_priority
+
+        try:
+            get_priority(args.base)
+        except ValueError as exc:
+            raise UsageError(f"--base: {exc}") from None
         options["base"] = args.base
     else:
         if args.base != "sjf":
@@ -499,11 +508,24 @@ def cmd_evaluate(args) -> int:
     if not policies:
         raise UsageError("--policies: no policy given")
     starts = _int_list(args.starts, "--starts") if args.starts else None
+    if starts is not None:
+        given = changed_options(args, dict.fromkeys(EVALUATE_DRAW_DEFAULTS))  # given at all
+        if given:
+            raise UsageError(f"{', '.join(given)}: the sequences are drawn only without --starts")
+    n_sequences = args.n_sequences or EVALUATE_DRAW_DEFAULTS["n_sequences"]
+    seed = EVALUATE_DRAW_DEFAULTS["seed"] if args.seed is None else args.seed
+    if args.machine is not None:
+        from rtsched.machines import check_machine_spec
+
+        try:
+            check_machine_spec(args.machine)
+        except ValueError as exc:
+            raise UsageError(f"--machine: {exc}") from None
     rows: list[dict] = []
     for backfill in _backfill_list(args.backfill):
         try:
-            got = evaluate(policies, args.trace, starts=starts, n_sequences=args.n_sequences, seq_len=args.seq_len,
-                           backfill=backfill, seed=args.seed, machine=args.machine, greedy=not args.sample,
+            got = evaluate(policies, args.trace, starts=starts, n_sequences=n_sequences, seq_len=args.seq_len,
+                           backfill=backfill, seed=seed, machine=args.machine, greedy=not args.sample,
                            norms=args.norms)
         except ValueError as exc:
             if isinstance(exc, RtschedError):
@@ -642,12 +664,14 @@ def register(subparsers) -> None:
                     help="comma-separated heuristics (fcfs, sjf, f1, wfp3, unicep, wfp3-authors, unicep-authors, "
                          "...) and model files/folders")
     ev.add_argument("--starts", help="comma-separated first jobs (0-based) of the sequences, e.g. 1981,2756,...")
-    ev.add_argument("--n-sequences", type=int_in(1, 100_000), default=10,
-                    help="sequences drawn with --seed when --starts is absent")
+    ev.add_argument("--n-sequences", type=int_in(1, 100_000),
+                    help=f"sequences drawn with --seed when --starts is absent (default "
+                         f"{EVALUATE_DRAW_DEFAULTS['n_sequences']})")
     ev.add_argument("--seq-len", type=positive_int, default=1024, help="jobs per sequence")
     ev.add_argument("--backfill", default="none",
                     help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler)")
-    ev.add_argument("--seed", type=nonneg_int, default=1, help="seed of the drawn sequence starts")
+    ev.add_argument("--seed", type=nonneg_int,
+                    help=f"seed of the drawn sequence starts (default {EVALUATE_DRAW_DEFAULTS['seed']})")
     ev.add_argument("--machine", help="machine spec (default: a flat cluster of the trace's MaxNodes)")
     ev.add_argument("--norms", choices=["trace", "model"], default="trace",
                     help="normalise model features by the evaluated trace (authors) or the training trace")
