@@ -42,7 +42,7 @@ from rtsched.rtmarking import MARKING_MODES, RtMarking, mark_realtime
 from rtsched.sim.core import Simulator
 from rtsched.sim.result import SimResult
 from rtsched.validate import validate_schedule
-from rtsched.window import WindowSpec
+from rtsched.window import WindowSpec, check_selects
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = REPO_ROOT / "traces" / "mira_like_week.swf"
@@ -468,6 +468,8 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
         raise InputError(f"job {too_big.id} requests {too_big.nodes} nodes, more than {machine.describe()} has; "
                          "choose a larger --machine", path=trace.path, field="nodes")
     window = spec.window.seconds(marked.start_time) if spec.window else None
+    if window is not None:
+        check_selects(spec.window, window, (j.submit for j in marked.jobs), marked.start_time)
     timings["setup_s"] = time.perf_counter() - t
     t = time.perf_counter()
     sim = Simulator(marked, machine, checkpoint=ckpt, io=spec.io, progress=progress, progress_every=progress_every,

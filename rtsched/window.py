@@ -131,4 +131,25 @@ class WindowSpec:
         return t0, t0 + int(round(self.days * DAY))
 
 
-__all__ = ["DAY", "WindowSpec"]
+def check_selects(spec: WindowSpec, window: tuple[int, int], submits, start_time: int | None) -> None:
+    """Refuse a results window in which no job is submitted (every metric would be empty): an
+    ``OptionError`` naming the window and the span of the trace's submit times."""
+    submits = list(submits)
+    t0, t1 = window
+    if not submits or any(t0 <= s < t1 for s in submits):
+        return
+    from rtsched.errors import OptionError
+
+    first, last = min(submits), max(submits)
+    if start_time is None:
+        span = f"+{first} .. +{last} s after its t = 0"
+    else:
+        def iso(t: int) -> str:
+            return datetime.fromtimestamp(int(start_time) + t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+        span = f"{iso(first)} .. {iso(last)}"
+    raise OptionError(f"window (--window) {spec.text()}: no job is submitted in it; the trace's jobs are submitted "
+                      f"{span}")
+
+
+__all__ = ["DAY", "WindowSpec", "check_selects"]

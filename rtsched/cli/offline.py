@@ -212,7 +212,7 @@ def cmd_solve(args) -> int:
         machine = inst.machine()
         res.schedule.write(args.schedule_out, machine.partition_names())
     if args.json:
-        print(json.dumps(result_json(res), indent=2, allow_nan=False))
+        print(json.dumps({"instance": args.instance, **result_json(res)}, indent=2, allow_nan=False))
     else:
         _print_solve(res, args.instance)
     if res.status == "infeasible":

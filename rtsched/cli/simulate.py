@@ -141,9 +141,10 @@ def title(out: dict) -> str:
     window = f"window {out['window_spec']}" if out.get("window_spec") else "all jobs"
     # the policy that ran, when its name says more than the scheme or policy asked for
     ran = f" = {out['policy']}" if out["policy"] not in (out.get("scheme"), how.split(" ", 1)[1]) else ""
+    unchecked = " · NOT validated (--no-validate)" if out.get("validated") is False else ""
     return (f"{out['trace']} ({out['jobs']:,} jobs{sha}; {rt}) · machine {out['machine']} "
             f"({out['machine_nodes']:,} nodes) · {how}{' (' + extra + ')' if extra else ''}{ran} · "
-            f"{out['checkpoint']} · {window} · rtsched {out['rtsched_version']}")
+            f"{out['checkpoint']} · {window}{unchecked} · rtsched {out['rtsched_version']}")
 
 
 def print_summary(con, out: dict) -> None:

@@ -85,6 +85,9 @@ _MARKING_OPTION_KEYS = {"short_max_runtime", "aps_node_scale", "aps_walltime_fac
                         "machine_blocks", "noncheckpointable_percent"}
 _TRACE_KEYS = {"name", "path", "format", "machine", "window", "first_n"}
 _OPTION_KEYS = {"tau", "aps_path", "validate"}
+# [report]: the defaults of report() and plot() (rtsched.experiments.report, figures)
+_REPORT_KEYS = {"scheme_order", "figure_schemes", "headline", "labels"}
+_HEADLINE_KEYS = {"rt_percent", "baseline", "heuristic", "marking"}
 _MODEL_SUFFIXES = (".pt",)
 
 
@@ -597,6 +600,11 @@ def _grid_from_dict(data: dict, source: Path | None, text: str) -> Grid:
     report = data.get("report", {})
     if not isinstance(report, dict):
         raise ValueError("[report]: expected a table")
+    _check_unknown(report, _REPORT_KEYS, "[report]")
+    for key in ("headline", "labels"):
+        if not isinstance(report.get(key, {}), dict):
+            raise ValueError(f"[report].{key}: expected a table")
+    _check_unknown(report.get("headline", {}), _HEADLINE_KEYS, "[report].headline")
     out_dir = data.get("out_dir")
     if out_dir is not None and (not isinstance(out_dir, str) or not out_dir.strip()):
         raise ValueError(f"out_dir: expected a folder path, got {out_dir!r}")
