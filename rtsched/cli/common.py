@@ -48,6 +48,11 @@ def positive_float(text: str) -> float:
     return _checked(text, float, lambda v: math.isfinite(v) and v > 0, "a number > 0", "must be a finite number > 0")
 
 
+def nonneg_float(text: str) -> float:
+    """argparse type: a finite number >= 0."""
+    return _checked(text, float, lambda v: math.isfinite(v) and v >= 0, "a number >= 0", "must be a finite number >= 0")
+
+
 def _why(what: str) -> str:
     return f" ({what})" if what else ""
 
@@ -179,4 +184,4 @@ def pct(x) -> str:
 
 
 __all__ = ["UsageError", "changed_options", "check_output", "console", "float_in", "fmt", "int_in", "name_list",
-           "nonneg_int", "pct", "percent", "positive_float", "positive_int", "progress_bar"]
+           "nonneg_float", "nonneg_int", "pct", "percent", "positive_float", "positive_int", "progress_bar"]

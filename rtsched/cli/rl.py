@@ -19,8 +19,8 @@ import json
 import os
 import sys
 
-from rtsched.cli.common import (UsageError, changed_options, check_output, int_in, name_list, nonneg_int,
-                                positive_int)
+from rtsched.cli.common import (UsageError, changed_options, check_output, float_in, int_in, name_list, nonneg_float,
+                                nonneg_int, positive_float, positive_int)
 from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
@@ -30,6 +30,7 @@ GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
 ROLLOUT_MODES = ("lockstep", "trajectories")
+DEFAULT_EPOCHS = 100  # rl train --epochs
 # ``rl evaluate``: how the sequences are drawn when --starts does not give them (refused with --starts)
 EVALUATE_DRAW_DEFAULTS = {"n_sequences": 10, "seed": 1}
 
@@ -123,17 +124,11 @@ def _rlschert_options(args) -> dict:
         if low is not None and v < low:
             raise UsageError(f"--{name.replace('_', '-')}: must be at least {low}, got {v}")
         opts[name] = v
-    if args.job_rate is not None and not 0 < args.job_rate <= 1:
-        raise UsageError(f"--job-rate: a probability in (0, 1], got {args.job_rate}")
     if args.imitation is not None:
-        if args.imitation < 0:
-            raise UsageError(f"--imitation: must be >= 0, got {args.imitation}")
         opts["imitation"] = args.imitation
     if args.teacher is not None:
         opts["teacher"] = args.teacher
     if args.pi_lr is not None:
-        if args.pi_lr <= 0:
-            raise UsageError(f"--pi-lr: must be > 0, got {args.pi_lr}")
         opts["pi_lr"] = args.pi_lr
     return opts
 
@@ -144,6 +139,9 @@ def cmd_train(args) -> int:
     if args.agent == "rtmix":
         return cmd_train_rtmix(args)
     from rtsched.rl.api import train
+
+    if args.epochs is None:
+        args.epochs = DEFAULT_EPOCHS
 
     _refuse_rtmix_options(args)
     if not args.trace:
@@ -303,6 +301,8 @@ def cmd_train_rtmix(args) -> int:
     with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
     if args.curriculum_rounds is not None:
         return cmd_train_rtmix_curriculum(args)
+    if args.epochs is None:
+        args.epochs = DEFAULT_EPOCHS
     given = [f"--{k.replace('_', '-')}" for k in CURRICULUM_DEFAULTS if getattr(args, k) is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
@@ -318,8 +318,6 @@ def cmd_train_rtmix(args) -> int:
 
     if args.trace:
         raise UsageError("--trace does not apply to the rtmix agent (it trains on generated instances)")
-    if not (args.theta > 0 and args.penalty >= 0):
-        raise UsageError(f"--theta must be > 0 and --penalty >= 0, got {args.theta}, {args.penalty}")
     for name in ("epochs", "experts", "bc_epochs", "jobs"):
         if getattr(args, name) < (0 if name == "epochs" else 1):
             raise UsageError(f"--{name.replace('_', '-')}: must be at least {0 if name == 'epochs' else 1}")
@@ -409,8 +407,8 @@ def cmd_train_rtmix_curriculum(args) -> int:
     from rtsched.rl.ppo import read_model_file
     from rtsched.rl.rtmix_train import run_curriculum
 
-    refused = [f"--{k.replace('_', '-')}" for k in ("experts", "expert_cache", "solve_time_limit", "jobs", "machine",
-                                                    "theta", "penalty", "reward_baseline")
+    refused = [f"--{k.replace('_', '-')}" for k in ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs",
+                                                    "machine", "theta", "penalty", "reward_baseline")
                if getattr(args, k) is not None]
     if args.trace:
         refused.append("--trace")
@@ -570,8 +568,9 @@ def register(subparsers) -> None:
                                     "rlschert: also 'vasplike' (synthetic); rtmix: none (generated instances)")
     tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
-    tr.add_argument("--epochs", type=int_in(1, 1_000_000), default=100,
-                    help="total epochs (a resumed run counts the earlier ones)")
+    tr.add_argument("--epochs", type=int_in(1, 1_000_000),
+                    help=f"total epochs (default {DEFAULT_EPOCHS}; a resumed run counts the earlier ones; the rtmix "
+                         "curriculum has none: --bc-epochs)")
     tr.add_argument("--out", "--model-dir", dest="out",
                     help="output folder for checkpoint.pt and progress.json (default runs/AGENT-TRACE-GOAL-BACKFILL)")
     tr.add_argument("--seed", type=nonneg_int, default=0)
@@ -613,29 +612,29 @@ def register(subparsers) -> None:
     g.add_argument("--no-kill", action="store_true", help="no kill actions (RLSchert without kill)")
     g.add_argument("--static", action="store_true",
                    help="no running predictions: the DeepRM-like baseline (pre-run lengths only)")
-    g.add_argument("--imitation", type=float, help="imitation weight α_t at the start (paper 0.5; default 0: none)")
+    g.add_argument("--imitation", type=nonneg_float, help="imitation weight α_t at the start (paper 0.5; default 0: none)")
     g.add_argument("--imitation-hold", type=int, help="epochs at full α_t (default 50)")
     g.add_argument("--imitation-end", type=int, help="epoch by which α_t decays to 0 (default 150)")
     g.add_argument("--teacher", help="imitation teacher's selects: a heuristic (sjf, saf) or a no-kill RLSchert "
                                      "model file; the rule-based kill comes first (default sjf); rtmix curriculum: "
                                      "the policy labelling the weeks (default wcjs)")
     g.add_argument("--units", type=int, help="vasplike: resource units of the cluster (default 20)")
-    g.add_argument("--job-rate", type=float, help="vasplike: arrival probability per slot (default 0.7)")
+    g.add_argument("--job-rate", type=float_in(0, 1), help="vasplike: arrival probability per slot (default 0.7)")
     g.add_argument("--simu-len", type=int, help="vasplike: arrival slots per sequence (default 200)")
     g.add_argument("--train-sequences", type=int, help="vasplike: a fixed set of this many training sequences")
-    g.add_argument("--pi-lr", type=float, help="policy learning rate (rlschert default 1e-4)")
+    g.add_argument("--pi-lr", type=positive_float, help="policy learning rate (rlschert default 1e-4)")
     rt = tr.add_argument_group("rtmix (RTJ/BJ mixes on Mira, taught by the optimum; docs/rl.md)")
     rt.add_argument("--experts", type=int, default=None,
                     help="rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT)")
     rt.add_argument("--expert-cache", default=None,
                     help="rtmix: folder of solved plans (one JSON per seed; reused)")
-    rt.add_argument("--solve-time-limit", type=float, default=None, help="rtmix: seconds per expert solve")
+    rt.add_argument("--solve-time-limit", type=positive_float, default=None, help="rtmix: seconds per expert solve")
     rt.add_argument("-j", "--jobs", type=int, default=None, help="rtmix: expert instances solved in parallel")
-    rt.add_argument("--bc-epochs", type=int, default=None, help="rtmix: behaviour-cloning passes over the expert data")
+    rt.add_argument("--bc-epochs", type=positive_int, default=None, help="rtmix: behaviour-cloning passes over the expert data")
     rt.add_argument("--machine", default=None, help="rtmix: mira:BLOCKS or a partition XML (default mira:16)")
     rt.add_argument("--checkpoint", default=None, help="rtmix: checkpoint model no, sys[:S], app-PCT, jit")
-    rt.add_argument("--theta", type=float, default=None, help="rtmix: the RTJ mean-slowdown bound θ of the reward")
-    rt.add_argument("--penalty", type=float, default=None,
+    rt.add_argument("--theta", type=positive_float, default=None, help="rtmix: the RTJ mean-slowdown bound θ of the reward")
+    rt.add_argument("--penalty", type=nonneg_float, default=None,
                     help="rtmix: reward penalty per unit of mean RTJ slowdown above θ (default 10)")
     rt.add_argument("--reward-baseline", default=None,
                     help="rtmix: PPO rewards are the gain over this policy on the same episode (default wcjs; "
