@@ -199,12 +199,20 @@ def load_trace(spec: RunSpec) -> LoadedTrace:
     modification time)."""
     if spec.trace is None:
         if DEFAULT_TRACE.exists():
-            return _load_file(str(DEFAULT_TRACE), "swf", {})
-        key = ("embedded",)
+            return _load_file(str(DEFAULT_TRACE), "swf", dict(spec.reader_options))
+        key = ("embedded", tuple(sorted(spec.reader_options.items())))
         if key not in _TRACES:  # the shipped file was removed: regenerate it from its seed
             from rtsched.generators import shipped_trace  # SciPy: only on this rare path
 
-            _TRACES[key] = LoadedTrace(shipped_trace(DEFAULT_TRACE.name), None, None, "swf")
+            wl = shipped_trace(DEFAULT_TRACE.name)
+            unknown = sorted(set(spec.reader_options) - {"first_n"})
+            if unknown:
+                raise OptionError(f"reader option(s) {unknown} need the shipped file {DEFAULT_TRACE} "
+                                  "(rtsched traces generate --shipped writes it)")
+            first_n = spec.reader_options.get("first_n")
+            if first_n:  # the reader's first_n: the first N jobs in (submit, id) order, a Workload's order
+                wl = replace(wl, jobs=wl.jobs[:first_n])
+            _TRACES[key] = LoadedTrace(wl, None, None, "swf")
         return _TRACES[key]
     return _load_file(spec.trace, spec.trace_format, dict(spec.reader_options))
 

@@ -110,6 +110,9 @@ def convert(args) -> int:
     from rtsched.io.swf import write_swf
 
     check_output(args.output, "output", stdout=True)
+    batsim = args.output.lower().endswith(".json")
+    if args.nb_res is not None and not batsim:
+        raise UsageError("--nb-res applies to a Batsim workload output (a name ending in .json) only")
     wl = read_workload(args.input, args.format)
     if args.normalize_to_mira:
         from rtsched.io.normalize import normalize_to_mira
@@ -123,7 +126,7 @@ def convert(args) -> int:
         sys.stdout.flush()
         print(f"-: {len(wl)} jobs", file=sys.stderr)
         return 0
-    if args.output.lower().endswith(".json"):
+    if batsim:
         from rtsched.export import write_batsim_workload
 
         nb_res = args.nb_res or wl.max_nodes
