@@ -36,6 +36,7 @@ from heuristics.priorities import get_priority
 from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, slowdown_after_preemption,
                              threshold_crossing)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
+from rtsched.errors import OptionError
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
 from rtsched.sim.state import DRAINING, RUNNING, JobState
@@ -203,7 +204,8 @@ class RealTimePolicy:
         now = view.now
         machine = view.machine
         if self.preemptive and not machine.partitioned:
-            raise ValueError(f"{self.name}: preemption needs a partitioned machine (Mira), not {machine.describe()}")
+            raise OptionError(f"{self.name}: preemption needs a partitioned machine (--machine mira, mira:BLOCKS or "
+                              f"a partition .xml), not {machine.describe()}")
         alloc_nodes = machine.allocated_nodes
         hp, low = self.split(view)
         plan = view.state.copy()

@@ -34,7 +34,7 @@ from rtsched import metrics
 from rtsched.version import __version__
 from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
 from rtsched.errors import InputError, OptionError, RtschedError
-from rtsched.io import read_workload
+from rtsched.io import FORMATS, read_workload
 from rtsched.io.cleaning import gc_paused
 from rtsched.jobs import Workload
 from rtsched.machines import Machine, check_machine_spec, machine_from_spec
@@ -114,6 +114,9 @@ class RunSpec:
         if not (isinstance(self.rt_percent, (int, float)) and math.isfinite(self.rt_percent)
                 and 0 <= self.rt_percent <= 100):
             raise SpecError(f"must be in [0, 100] %, got {self.rt_percent!r}", "rt_percent")
+        if self.trace_format is not None and self.trace_format not in FORMATS:
+            raise SpecError(f"unknown trace format {self.trace_format!r}; choose from {', '.join(FORMATS)}",
+                            "trace_format")
         if self.marking not in MARKING_MODES:
             raise SpecError(f"unknown marking {self.marking!r}; choose from {', '.join(MARKING_MODES)}", "marking")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:

@@ -108,6 +108,10 @@ USAGE = [
     (["simulate", SAMPLE, "--policy", "fcfs", "--rt-mode", "short"], "--rt-mode", "--rt-percent"),
     (["simulate", SAMPLE, "--policy", "fcfs", "--seed", "3"], "--seed", "--rt-percent"),
     (["simulate", SAMPLE, "--policy", "fcfs", "--window", "+99999999/1"], "--window", "no job is submitted"),
+    # preemptive schemes on a flat machine: a ValueError from inside the simulation, a traceback
+    (["simulate", SAMPLE, "--scheme", "wcjs-jit", "--first-n", "50"], "--machine mira", "flat-256"),
+    (["simulate", SAMPLE, "--policy", "wcjs", "--first-n", "50", "--schedule-out", "s.csv"], "--machine mira",
+     "partitioned"),
     (["rl", "train", "--trace", SAMPLE, "--sjf-filter", "5,2", "--out", "r"], "--sjf-filter", "LO < HI"),
     (["rl", "train", "--trace", SAMPLE, "--sjf-filter", "5,nan", "--out", "r"], "--sjf-filter", "finite"),
     (["rl", "train", "--trace", SAMPLE, "--seq-len", "100000", "--out", "r"], "--seq-len", "does not fit"),
@@ -605,3 +609,11 @@ def test_an_sjf_filter_no_sequence_meets_is_a_usage_error(capsys, tmp_path):
                                str(tmp_path / "r"), "--no-progress"])
     assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err  # was a RuntimeError after 1000 draws
     assert "--sjf-filter" in err and "widen the filter range" in err
+
+
+def test_run_spec_refuses_an_unknown_trace_format_before_reading():
+    from rtsched.pipeline import RunSpec, SpecError
+
+    with pytest.raises(SpecError, match="unknown trace format 'xml'") as info:
+        RunSpec(trace=SAMPLE, trace_format="xml").check()
+    assert info.value.field == "trace_format"

@@ -56,7 +56,7 @@ def register(sub) -> None:
 # RunSpec field -> the option that sets it
 OPTIONS = {"rt_percent": "--rt-percent", "marking": "--rt-mode", "seed": "--seed", "tau": "--tau", "tau_rl": "--tau",
            "bsld_form": "--bsld-form", "scheme": "--scheme", "checkpoint": "--checkpoint", "machine": "--machine",
-           "policy": "--policy", "backfill": "--backfill", "jobs": "--first-n"}
+           "policy": "--policy", "backfill": "--backfill", "jobs": "--first-n", "trace_format": "--format"}
 
 
 def usage_error(exc) -> UsageError:
