@@ -45,6 +45,14 @@ RT_ORDERS = ("fcfs", "slowdown")
 BLOCKING = ("block", "backfill", "rt-only")
 
 
+def require_partitioned(name: str, machine) -> None:
+    """Refuse a flat machine to a policy that preempts or places RTJs by partition (an
+    ``OptionError`` naming ``--machine``): the preemption model is Mira's partitions."""
+    if not machine.partitioned:
+        raise OptionError(f"{name}: preemption needs a partitioned machine (--machine mira, mira:BLOCKS or a "
+                          f"partition .xml), not {machine.describe()}")
+
+
 def baseline_policy(priority: str = "wfp2", backfill: str = "ff") -> BatchPolicy:
     """Every job as a BJ under the Mira batch policy (default: Cobalt wfp2 + first-fit backfilling)."""
     policy = BatchPolicy(get_priority(priority), backfill)
@@ -203,9 +211,8 @@ class RealTimePolicy:
             return []
         now = view.now
         machine = view.machine
-        if self.preemptive and not machine.partitioned:
-            raise OptionError(f"{self.name}: preemption needs a partitioned machine (--machine mira, mira:BLOCKS or "
-                              f"a partition .xml), not {machine.describe()}")
+        if self.preemptive:
+            require_partitioned(self.name, machine)
         alloc_nodes = machine.allocated_nodes
         hp, low = self.split(view)
         plan = view.state.copy()

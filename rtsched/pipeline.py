@@ -33,7 +33,7 @@ from heuristics.registry import SCHEMES, make_policy, scheme, scheme_checkpoint
 from rtsched import metrics
 from rtsched.version import __version__
 from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
-from rtsched.errors import InputError, OptionError, RtschedError
+from rtsched.errors import DecisionError, InputError, OptionError, RtschedError
 from rtsched.io import FORMATS, read_workload
 from rtsched.io.cleaning import gc_paused
 from rtsched.jobs import Workload
@@ -486,7 +486,10 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
     sim = Simulator(marked, machine, checkpoint=ckpt, io=spec.io, progress=progress, progress_every=progress_every,
                     event_order=spec.event_order)
     with gc_paused():  # the core makes no reference cycles: collections would only walk the job objects
-        result = sim.run(policy)
+        try:
+            result = sim.run(policy)
+        except DecisionError as exc:  # a policy asked for the impossible: say which one
+            raise DecisionError(f"policy {getattr(policy, 'name', type(policy).__name__)}: {exc}") from None
     timings["simulate_s"] = time.perf_counter() - t
     if time_decisions:
         timings["decide_s"] = policy.seconds

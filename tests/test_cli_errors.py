@@ -112,6 +112,9 @@ USAGE = [
     (["simulate", SAMPLE, "--scheme", "wcjs-jit", "--first-n", "50"], "--machine mira", "flat-256"),
     (["simulate", SAMPLE, "--policy", "wcjs", "--first-n", "50", "--schedule-out", "s.csv"], "--machine mira",
      "partitioned"),
+    (["simulate", SAMPLE, "--policy", "rtmix", "--first-n", "50"], "--machine mira", "flat-256"),  # AttributeError
+    (["simulate", SAMPLE, "--policy", str(REPO / "rtsched" / "rl" / "pretrained" / "splitwindow" / "10-10.pt"),
+      "--machine", "mira", "--first-n", "50"], "trained for 256 cores", "run it on flat:256"),
     (["rl", "train", "--trace", SAMPLE, "--sjf-filter", "5,2", "--out", "r"], "--sjf-filter", "LO < HI"),
     (["rl", "train", "--trace", SAMPLE, "--sjf-filter", "5,nan", "--out", "r"], "--sjf-filter", "finite"),
     (["rl", "train", "--trace", SAMPLE, "--seq-len", "100000", "--out", "r"], "--seq-len", "does not fit"),
@@ -617,3 +620,11 @@ def test_run_spec_refuses_an_unknown_trace_format_before_reading():
     with pytest.raises(SpecError, match="unknown trace format 'xml'") as info:
         RunSpec(trace=SAMPLE, trace_format="xml").check()
     assert info.value.field == "trace_format"
+
+
+def test_an_impossible_decision_names_the_policy(capsys):
+    pytest.importorskip("torch")
+    model = str(REPO / "rtsched" / "rl" / "pretrained" / "rlschert" / "rlschert-lublin-kill.pt")  # a flat-machine model
+    rc, _, err = _run(capsys, ["simulate", str(REPO / "traces" / "mira_like_week.swf"), "--policy", model,
+                               "--first-n", "80", "--rt-percent", "10"])
+    assert rc == 1 and err.count("\n") == 1 and f"policy rlschert:{model}: t=" in err and "no free allocation" in err
