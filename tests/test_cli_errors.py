@@ -39,8 +39,8 @@ USAGE = [
     (["simulate", "--seed", "-3"], "--seed", ">= 0"),
     (["simulate", "--scheme", "wcjs-maybe"], "--scheme", "wcjs-jit"),
     (["simulate", "--scheme", "wcjs-jit", "--policy", "fcfs"], "--policy and --scheme", ""),
-    (["solve", "x.json", "--theta", "nan"], "--theta", "> 0"),
-    (["solve", "x.json", "--theta", "0"], "--theta", "> 0"),
+    (["solve", "x.json", "--theta", "nan"], "--theta", "(0, 1e+10]"),
+    (["solve", "x.json", "--theta", "0"], "--theta", "(0, 1e+10]"),
     (["solve", "x.json", "--time-limit", "0"], "--time-limit", "> 0"),
     (["compare", "--policies", "nosuch"], "--policies", "unknown policy"),
     (["compare", "--policies", ","], "--policies", "no name"),
@@ -95,6 +95,10 @@ USAGE = [
     (["solve", "x.json", "--method", "milp-highs", "--milp-backend", "cbc"], "--milp-backend", "name theirs"),
     (["solve", "x.json", "--method", "bruteforce", "--time-limit", "5"], "--time-limit", "no time limit"),
     (["compare", "--workers", "2"], "--workers", "--method milp-disjunctive"),
+    # numbers that overflowed CP-SAT or crashed CBC (tracebacks)
+    (["solve", "x.json", "--theta", "1e15"], "--theta", "MAX_THETA"),
+    (["solve", "x.json", "--workers", "99999999999999999999"], "--workers", "[1, 1,024]"),
+    (["solve", "x.json", "--method", "milp-cbc", "--threads", "99999"], "--threads", "[1, 1,024]"),
     (["traces", "generate", "--model", "miralike", "--jobs", "5", "--out", "x.swf"], "--jobs", "--model lublin only"),
     (["traces", "generate", "--model", "lublin", "--days", "5", "--out", "x.swf"], "--days", "--model miralike only"),
     (["traces", "generate", "--shipped", "--model", "lublin", "--out", "d"], "--model", "--shipped"),
@@ -628,3 +632,18 @@ def test_an_impossible_decision_names_the_policy(capsys):
     rc, _, err = _run(capsys, ["simulate", str(REPO / "traces" / "mira_like_week.swf"), "--policy", model,
                                "--first-n", "80", "--rt-percent", "10"])
     assert rc == 1 and err.count("\n") == 1 and f"policy rlschert:{model}: t=" in err and "no free allocation" in err
+
+
+def test_a_sequence_cap_above_what_restricts_nothing_builds_the_uncapped_model():
+    import time
+
+    from milp.instance import random_instance
+    from milp.solve import solve
+
+    inst = random_instance(0, 2, 1, 4)
+    t0 = time.perf_counter()
+    big = solve(inst, "milp-highs", sequences=10**20)  # built 10**20 slots per block: never finished
+    assert time.perf_counter() - t0 < 60
+    free = solve(inst, "milp-highs")
+    assert big.status == free.status == "optimal" and not big.restricted
+    assert big.sequences == free.sequences and big.bj_sd_mean == pytest.approx(free.bj_sd_mean, abs=1e-9)

@@ -23,6 +23,9 @@ EXIT_INFEASIBLE = 3
 MAX_COUNT = 10_000
 MAX_SECONDS = 365 * 86400
 EXIT_NO_SOLUTION = 4
+# The largest θ (a mean slowdown): larger ones overflow CP-SAT's integer coefficients, and no bound
+# that large ever binds (a slowdown over 10^10 needs a wait over MAX_TIME_S = 10^10 s).
+MAX_THETA = 1e10
 # ``instances generate``'s generator options and their defaults (--shipped, a fixed set, refuses them)
 GENERATE_DEFAULTS = {"count": 20, "seed": 0, "bj": 5, "rt": 2, "blocks": 16, "sizes": None, "submit_window": 3600,
                      "runtime_min": 600, "runtime_max": 7200, "runtime_step": 60, "walltime_factor": (1.0, 2.0),
@@ -107,14 +110,15 @@ def _solve_options(p: argparse.ArgumentParser, methods, default: str = "cpsat") 
                         f"partitions); bruteforce (tiny instances).  Default: {default}")
     p.add_argument("--time-limit", type=positive_float,
                    help="seconds (> 0) for the whole solve; returns the best schedule and its gap")
-    p.add_argument("--theta", type=positive_float, default=1.2, help="RTJ mean-slowdown bound θ > 0 (default 1.2)")
+    p.add_argument("--theta", type=float_in(0, MAX_THETA, "MAX_THETA"), default=1.2,
+                   help=f"RTJ mean-slowdown bound θ > 0 (default 1.2; at most {MAX_THETA:.0e}, never binding)")
     p.add_argument("--theta-mode", default="lexicographic", choices=["lexicographic", "binary-search", "fixed"],
                    help="lexicographic: θ_used = max(θ, θ*) (default); binary-search: the paper's loop over "
                         "1.10..2.00; fixed: θ as given (may be infeasible)")
     p.add_argument("--no-preempt", action="store_true", help="forbid BJ preemption (the no-preemption optimum)")
     p.add_argument("--sequences", type=positive_int, help="T, sequences per block of the MILP (default: no effective cap)")
-    p.add_argument("--workers", type=positive_int, help="CP-SAT workers (default 2; 1 per process with compare -j N)")
-    p.add_argument("--threads", type=positive_int, help="MILP solver threads")
+    p.add_argument("--workers", type=int_in(1, 1024), help="CP-SAT workers (default 2; 1 per process with compare -j N)")
+    p.add_argument("--threads", type=int_in(1, 1024), help="MILP solver threads")
     p.add_argument("--strengthen",
                    help="MILP strengthenings: all (default), none, a comma list of horizons, energy, clique, "
                         "symmetry, start, relaxation to switch on, or no-NAME,... to switch off (docs/milp.md)")
