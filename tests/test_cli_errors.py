@@ -647,3 +647,11 @@ def test_a_sequence_cap_above_what_restricts_nothing_builds_the_uncapped_model()
     free = solve(inst, "milp-highs")
     assert big.status == free.status == "optimal" and not big.restricted
     assert big.sequences == free.sequences and big.bj_sd_mean == pytest.approx(free.bj_sd_mean, abs=1e-9)
+
+
+def test_report_refuses_a_csv_path_before_printing_the_report(tmp_path, capsys):
+    grid = _grid(tmp_path, "1")
+    out = tmp_path / "r"
+    assert _run(capsys, ["experiment", "run", str(grid), "--out", str(out), "--no-progress", "-j", "1"])[0] == 0
+    rc, stdout, err = _run(capsys, ["experiment", "report", str(out), "--csv", str(grid)])
+    assert rc == 2 and stdout == "" and "--csv" in err and "is not a folder" in err  # was the report, then exit 2
