@@ -128,6 +128,8 @@ USAGE = [
     (["rl", "train", "--agent", "rlschert", "--trace", "vasplike", "--imitation", "nan", "--out", "r"],
      "--imitation", ">= 0"),
     (["rl", "train", "--agent", "rlschert", "--trace", "vasplike", "--pi-lr", "nan", "--out", "r"], "--pi-lr", "> 0"),
+    (["rl", "train", "--agent", "rlschert", "--trace", "vasplike", "--goal", "wait", "--out", "r"], "--goal",
+     "rlschert"),
     (["rl", "train", "--agent", "rtmix", "--theta", "inf", "--out", "r"], "--theta", "> 0"),
     (["rl", "train", "--agent", "rtmix", "--solve-time-limit", "-5", "--out", "r"], "--solve-time-limit", "> 0"),
     (["rl", "train", "--agent", "rtmix", "--curriculum-rounds", "1", "--epochs", "5", "--out", "r"], "--epochs",

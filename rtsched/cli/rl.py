@@ -212,6 +212,9 @@ def cmd_train(args) -> int:
     elif args.agent == "rlschert":
         if args.sjf_filter or args.base != "sjf":
             raise UsageError("--sjf-filter and --base do not apply to the rlschert agent")
+        if args.goal != "bsld" or args.backfill != "none":
+            raise UsageError("--goal and --backfill do not apply to the rlschert agent (seed 001's reward is Eq. 9; "
+                             "the agent selects, kills and waits itself)")
         for name in ("actor", "critic"):
             options.pop(name, None)
         options.update(_rlschert_options(args))
@@ -273,6 +276,7 @@ def cmd_train(args) -> int:
     else:
         score = "–" if summary["last_score"] is None else f"{summary['last_score']:.4g}"
         setting = (f"window {args.head or 10}-{args.tail if args.tail is not None else 10}" if args.agent == "splitwindow"
+                   else f"{args.mode} mode, {'no kill' if args.no_kill else 'kill'}" if args.agent == "rlschert"
                    else f"goal {args.goal}, backfill {args.backfill}")
         print(f"{args.agent} on {os.path.basename(args.trace)} ({setting}): "
               f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}")
