@@ -657,3 +657,16 @@ def test_report_refuses_a_csv_path_before_printing_the_report(tmp_path, capsys):
     assert _run(capsys, ["experiment", "run", str(grid), "--out", str(out), "--no-progress", "-j", "1"])[0] == 0
     rc, stdout, err = _run(capsys, ["experiment", "report", str(out), "--csv", str(grid)])
     assert rc == 2 and stdout == "" and "--csv" in err and "is not a folder" in err  # was the report, then exit 2
+
+
+def test_rl_evaluate_says_what_ran(capsys):
+    pytest.importorskip("torch")
+    rc, out, _ = _run(capsys, ["rl", "evaluate", "--trace", SAMPLE, "--policies", "sjf", "--seq-len", "64",
+                               "--n-sequences", "2", "--json"])
+    doc = json.loads(out)
+    assert rc == 0 and doc["trace"] == SAMPLE and doc["machine"] == "flat:256" and doc["seq_len"] == 64
+    assert doc["starts_drawn_with_seed"] == 1 and doc["starts"] == [r["start"] for r in doc["results"]]
+    rc, out, _ = _run(capsys, ["rl", "evaluate", "--trace", SAMPLE, "--policies", "sjf", "--seq-len", "64",
+                               "--starts", "5,300"])
+    title = " ".join(out.split())
+    assert rc == 0 and "machine flat:256" in title and "2 sequences × 64 jobs" in title and "drawn" not in title

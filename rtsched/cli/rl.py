@@ -9,8 +9,8 @@
 after every epoch; ``--epochs`` is the *total*, so after an interruption the same command with
 ``--resume`` runs the missing epochs and ends with the weights an uninterrupted run would have.
 ``evaluate`` follows seed 003's test protocol (10 sequences of 1,024 jobs, greedy actions) in the
-compatibility mode; ``--json`` prints ``{"results": [{"policy", "backfill", "start", "avg_bsld",
-"avg_wait"}, ...]}``.  ``export`` writes a trained model's policy alone (about 20 KiB; loads like
+compatibility mode; ``--json`` prints what ran (``trace``, ``machine``, ``seq_len``, ``starts``, ...)
+and ``"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]``.  ``export`` writes a trained model's policy alone (about 20 KiB; loads like
 any model, cannot resume training).
 """
 from __future__ import annotations
@@ -503,7 +503,8 @@ class _TrainProgress:
 
 # ---------------------------------------------------------------------------------------- evaluate
 def cmd_evaluate(args) -> int:
-    from rtsched.rl.evaluate import evaluate
+    from rtsched.rl.evaluate import evaluate, machine_spec
+    from rtsched.rl.trace import load_trace
 
     _check_trace(args.trace)
     policies = _name_list(args.policies)
@@ -523,10 +524,12 @@ def cmd_evaluate(args) -> int:
             check_machine_spec(args.machine)
         except ValueError as exc:
             raise UsageError(f"--machine: {exc}") from None
+    backfills = _backfill_list(args.backfill)
+    trace = load_trace(args.trace)  # once, for every backfilling rule
     rows: list[dict] = []
-    for backfill in _backfill_list(args.backfill):
+    for backfill in backfills:
         try:
-            got = evaluate(policies, args.trace, starts=starts, n_sequences=n_sequences, seq_len=args.seq_len,
+            got = evaluate(policies, trace, starts=starts, n_sequences=n_sequences, seq_len=args.seq_len,
                            backfill=backfill, seed=seed, machine=args.machine, greedy=not args.sample,
                            norms=args.norms)
         except ValueError as exc:
@@ -534,19 +537,25 @@ def cmd_evaluate(args) -> int:
                 raise
             raise UsageError(str(exc)) from None
         rows.extend({k: r[k] for k in ("policy", "backfill", "start", "avg_bsld", "avg_wait")} for r in got)
+    what = {"trace": args.trace, "machine": machine_spec(trace, args.machine),
+            "seq_len": args.seq_len, "starts": list(dict.fromkeys(r["start"] for r in rows)),
+            "starts_drawn_with_seed": None if starts is not None else seed, "greedy": not args.sample,
+            "norms": args.norms}
     if args.json:
-        print(json.dumps({"results": rows}, indent=1, allow_nan=False))
+        print(json.dumps({**what, "results": rows}, indent=1, allow_nan=False))
         return 0
-    _print_evaluation(rows, args)
+    _print_evaluation(rows, args, what)
     return 0
 
 
-def _print_evaluation(rows: list[dict], args) -> None:
+def _print_evaluation(rows: list[dict], args, what: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    n_seq = len({r["start"] for r in rows})
-    table = Table(title=f"{os.path.basename(args.trace)} · {n_seq} sequences × {args.seq_len} jobs · mean of "
+    n_seq = len(what["starts"])
+    drawn = "" if what["starts_drawn_with_seed"] is None else f" drawn with seed {what['starts_drawn_with_seed']}"
+    table = Table(title=f"{os.path.basename(args.trace)} · machine {what['machine']} · {n_seq} sequences{drawn} × "
+                        f"{args.seq_len} jobs · {'greedy' if what['greedy'] else 'sampled'} actions · mean of "
                         f"per-sequence averages (bsld τ = 10 s)")
     for col in ("policy", "backfill", "avg bsld", "avg wait (s)"):
         table.add_column(col, justify="left" if col in ("policy", "backfill") else "right")
@@ -680,7 +689,8 @@ def register(subparsers) -> None:
                     help="normalise model features by the evaluated trace (authors) or the training trace")
     ev.add_argument("--sample", action="store_true", help="sample actions instead of greedy argmax")
     ev.add_argument("--json", action="store_true",
-                    help='print {"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]}')
+                    help='print {"trace", "machine", "seq_len", "starts", ..., "results": [{"policy", "backfill", '
+                         '"start", "avg_bsld", "avg_wait"}, ...]}')
     ev.set_defaults(func=cmd_evaluate)
 
     ex = rsub.add_parser("export", help="write a trained model's policy (no optimiser or critic) to a small file")
