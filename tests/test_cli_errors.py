@@ -670,3 +670,9 @@ def test_rl_evaluate_says_what_ran(capsys):
                                "--starts", "5,300"])
     title = " ".join(out.split())
     assert rc == 0 and "machine flat:256" in title and "2 sequences × 64 jobs" in title and "drawn" not in title
+
+
+def test_traces_stats_json_names_the_trace_and_its_format(capsys):
+    rc, out, _ = _run(capsys, ["traces", "stats", SAMPLE, "--json"])
+    doc = json.loads(out)
+    assert rc == 0 and doc["trace"] == SAMPLE and doc["format"] == "swf" and doc["jobs"] == 2000

@@ -92,11 +92,12 @@ def stats(args) -> int:
     from rtsched.traces_stats import trace_statistics
 
     wl = read_workload(args.trace, args.format)
+    fmt_read = args.format or getattr(wl.header, "fmt", None)
     result = trace_statistics(wl)
     if args.json:
-        print(json.dumps(result, indent=2, allow_nan=False))
+        print(json.dumps({"trace": args.trace, "format": fmt_read, **result}, indent=2, allow_nan=False))
         return 0
-    table = Table(title=f"{args.trace}")
+    table = Table(title=f"{args.trace} ({fmt_read})")
     table.add_column("statistic")
     table.add_column("value", justify="right")
     for k, v in result.items():
