@@ -676,3 +676,11 @@ def test_traces_stats_json_names_the_trace_and_its_format(capsys):
     rc, out, _ = _run(capsys, ["traces", "stats", SAMPLE, "--json"])
     doc = json.loads(out)
     assert rc == 0 and doc["trace"] == SAMPLE and doc["format"] == "swf" and doc["jobs"] == 2000
+
+
+def test_a_missing_grid_input_is_named_with_the_grid_file(tmp_path, capsys):
+    path = _grid(tmp_path, "1")
+    path.write_text(path.read_text().replace((REPO / "traces" / "mira_like_week.swf").as_posix(), "/nope/x.swf"))
+    rc, _, err = _run(capsys, ["experiment", "run", str(path), "--out", str(tmp_path / "r"), "--no-progress"])
+    assert rc == 1 and err.count("\n") == 1 and f"{path}: trace 'w': file not found" in err  # was "grid g: ..."
+    assert not (tmp_path / "r").exists()
