@@ -684,3 +684,18 @@ def test_a_missing_grid_input_is_named_with_the_grid_file(tmp_path, capsys):
     rc, _, err = _run(capsys, ["experiment", "run", str(path), "--out", str(tmp_path / "r"), "--no-progress"])
     assert rc == 1 and err.count("\n") == 1 and f"{path}: trace 'w': file not found" in err  # was "grid g: ..."
     assert not (tmp_path / "r").exists()
+
+
+def test_rl_export_refuses_to_write_over_the_checkpoint_it_exports(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from rtsched.rl.api import train
+
+    out = tmp_path / "run"
+    train("rlscheduler", SAMPLE, epochs=1, out=str(out), trajs_per_epoch=2, seq_len=32, n_envs=1, train_pi_iters=1,
+          train_v_iters=1)
+    before = (out / "checkpoint.pt").read_bytes()
+    for src in (str(out), str(out / "checkpoint.pt")):
+        rc, _, err = _run(capsys, ["rl", "export", src, str(out / "checkpoint.pt")])
+        assert rc == 2 and err.count("\n") == 1 and "is the model being exported" in err
+    assert (out / "checkpoint.pt").read_bytes() == before  # the training state is kept (it was replaced)
+    assert _run(capsys, ["rl", "export", str(out), str(out / "policy.pt")])[0] == 0
