@@ -699,3 +699,20 @@ def test_rl_export_refuses_to_write_over_the_checkpoint_it_exports(tmp_path, cap
         assert rc == 2 and err.count("\n") == 1 and "is the model being exported" in err
     assert (out / "checkpoint.pt").read_bytes() == before  # the training state is kept (it was replaced)
     assert _run(capsys, ["rl", "export", str(out), str(out / "policy.pt")])[0] == 0
+
+
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path, capsys):
+    trace = tmp_path / "t.swf"
+    trace.write_text(Path(SAMPLE).read_text())
+    inst = tmp_path / "i.json"
+    inst.write_text((REPO / "traces" / "instances" / "table3-00.json").read_text())
+    before = {p: p.read_bytes() for p in (trace, inst)}
+    for argv, option in ((["simulate", str(trace), "--policy", "fcfs", "--schedule-out", str(trace)], "--schedule-out"),
+                         (["simulate", str(trace), "--policy", "fcfs", "--evalys-out", str(tmp_path / "." / "t.swf")],
+                          "--evalys-out"),
+                         (["traces", "convert", str(trace), str(trace)], "output"),  # a Cobalt log became SWF
+                         (["solve", str(inst), "--schedule-out", str(inst)], "--schedule-out"),
+                         (["solve", str(inst), "--method", "milp", "--write-model", str(inst)], "--write-model")):
+        rc, _, err = _run(capsys, argv)
+        assert rc == 2 and err.count("\n") == 1 and option in err and "would destroy the input" in err, err
+    assert {p: p.read_bytes() for p in before} == before

@@ -96,16 +96,23 @@ def changed_options(args, defaults: dict) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------- output paths
-def check_output(path: str | None, option: str, *, folder: bool = False, stdout: bool = False) -> None:
+def check_output(path: str | None, option: str, *, folder: bool = False, stdout: bool = False,
+                 inputs: tuple = ()) -> None:
     """Refuse an output path that cannot be written, before any long work starts.
 
     ``folder``: the path is a folder that will be created (its nearest existing ancestor must be
     a writable folder).  Otherwise the path is a file: its folder must exist and be writable, and
     the path must not be a folder.  ``-`` (standard output) is accepted only where ``stdout`` says
     the command writes it there; elsewhere it is refused (it would make a file named ``-``).
+    ``inputs``: the files the command reads; an output that is one of them is refused (writing it
+    would destroy the input).
     """
     if path is None:
         return
+    for source in inputs:
+        if source and source != "-" and os.path.isfile(source) and os.path.exists(path) \
+                and os.path.samefile(source, path):
+            raise UsageError(f"{option}: {path} is the input {source}; writing it would destroy the input")
     if path == "-":
         if stdout:
             return

@@ -197,10 +197,10 @@ def cmd_solve(args) -> int:
     from milp.solve import check_size, solve
     from rtsched.errors import InputError
 
-    check_output(args.schedule_out, "--schedule-out")
+    check_output(args.schedule_out, "--schedule-out", inputs=(args.instance,))
     kwargs = _solve_kwargs(args)
     if args.write_model:
-        check_output(args.write_model, "--write-model")
+        check_output(args.write_model, "--write-model", inputs=(args.instance,))
         if not args.method.startswith("milp"):
             raise UsageError(f"--write-model needs a milp* method, not --method {args.method}")
         if os.path.splitext(args.write_model)[1].lower() not in (".mps", ".lp"):

@@ -114,8 +114,11 @@ def run(args) -> int:
     from rtsched.pipeline import SpecError, execute
 
     spec = spec_from_args(args)
-    check_output(args.schedule_out, "--schedule-out")
-    check_output(args.evalys_out, "--evalys-out")
+    from rtsched.pipeline import DEFAULT_TRACE
+
+    inputs = (args.trace or str(DEFAULT_TRACE), args.machine, args.policy)
+    check_output(args.schedule_out, "--schedule-out", inputs=inputs)
+    check_output(args.evalys_out, "--evalys-out", inputs=inputs)
     try:
         with progress_bar("simulating", not args.json and not args.no_progress) as update:
             record = execute(spec, progress=update)

@@ -110,7 +110,7 @@ def convert(args) -> int:
     from rtsched.io import read_workload
     from rtsched.io.swf import write_swf
 
-    check_output(args.output, "output", stdout=True)
+    check_output(args.output, "output", stdout=True, inputs=(args.input,))
     batsim = args.output.lower().endswith(".json")
     if args.nb_res is not None and not batsim:
         raise UsageError("--nb-res applies to a Batsim workload output (a name ending in .json) only")
