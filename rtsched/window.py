@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from rtsched.jobs import MAX_TIME_S
+
 DAY = 86400  # s
 _KEYS = {"start", "offset", "days"}
 
@@ -47,6 +49,9 @@ class WindowSpec:
             raise ValueError("window: give exactly one of start (ISO date or epoch s) and offset (s)")
         if not (isinstance(self.days, (int, float)) and math.isfinite(self.days) and self.days > 0):
             raise ValueError(f"window: days must be a number > 0, got {self.days!r}")
+        if self.days * DAY > MAX_TIME_S:  # no job time reaches past it: the window would be mostly empty time
+            raise ValueError(f"window: days must be at most MAX_TIME_S / 86400 = {MAX_TIME_S // DAY:,}, "
+                             f"got {self.days:g}")
         if isinstance(self.start, str):
             _parse_iso(self.start, "window")
 

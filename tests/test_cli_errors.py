@@ -112,6 +112,7 @@ USAGE = [
     (["simulate", SAMPLE, "--policy", "fcfs", "--rt-mode", "short"], "--rt-mode", "--rt-percent"),
     (["simulate", SAMPLE, "--policy", "fcfs", "--seed", "3"], "--seed", "--rt-percent"),
     (["simulate", SAMPLE, "--policy", "fcfs", "--window", "+99999999/1"], "--window", "no job is submitted"),
+    (["simulate", "--window", "2018-01-21/1e9"], "--window", "MAX_TIME_S"),  # utilization 0.0000 over 1e9 days
     # preemptive schemes on a flat machine: a ValueError from inside the simulation, a traceback
     (["simulate", SAMPLE, "--scheme", "wcjs-jit", "--first-n", "50"], "--machine mira", "flat-256"),
     (["simulate", SAMPLE, "--policy", "wcjs", "--first-n", "50", "--schedule-out", "s.csv"], "--machine mira",
