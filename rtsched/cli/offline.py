@@ -117,7 +117,8 @@ def _solve_options(p: argparse.ArgumentParser, methods, default: str = "cpsat") 
                         "1.10..2.00; fixed: θ as given (may be infeasible)")
     p.add_argument("--no-preempt", action="store_true", help="forbid BJ preemption (the no-preemption optimum)")
     p.add_argument("--sequences", type=positive_int, help="T, sequences per block of the MILP (default: no effective cap)")
-    p.add_argument("--workers", type=int_in(1, 1024), help="CP-SAT workers (default 2; 1 per process with compare -j N)")
+    p.add_argument("--workers", type=int_in(1, 1024),
+                   help="CP-SAT workers (default 2; 1 per process with compare -j N)")
     p.add_argument("--threads", type=int_in(1, 1024), help="MILP solver threads")
     p.add_argument("--strengthen",
                    help="MILP strengthenings: all (default), none, a comma list of horizons, energy, clique, "

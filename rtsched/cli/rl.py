@@ -10,8 +10,8 @@ after every epoch; ``--epochs`` is the *total*, so after an interruption the sam
 ``--resume`` runs the missing epochs and ends with the weights an uninterrupted run would have.
 ``evaluate`` follows seed 003's test protocol (10 sequences of 1,024 jobs, greedy actions) in the
 compatibility mode; ``--json`` prints what ran (``trace``, ``machine``, ``seq_len``, ``starts``, ...)
-and ``"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]``.  ``export`` writes a trained model's policy alone (about 20 KiB; loads like
-any model, cannot resume training).
+and ``"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]``.  ``export``
+writes a trained model's policy alone (about 20 KiB; loads like any model, cannot resume training).
 """
 from __future__ import annotations
 
@@ -625,7 +625,8 @@ def register(subparsers) -> None:
     g.add_argument("--no-kill", action="store_true", help="no kill actions (RLSchert without kill)")
     g.add_argument("--static", action="store_true",
                    help="no running predictions: the DeepRM-like baseline (pre-run lengths only)")
-    g.add_argument("--imitation", type=nonneg_float, help="imitation weight α_t at the start (paper 0.5; default 0: none)")
+    g.add_argument("--imitation", type=nonneg_float,
+                   help="imitation weight α_t at the start (paper 0.5; default 0: none)")
     g.add_argument("--imitation-hold", type=int, help="epochs at full α_t (default 50)")
     g.add_argument("--imitation-end", type=int, help="epoch by which α_t decays to 0 (default 150)")
     g.add_argument("--teacher", help="imitation teacher's selects: a heuristic (sjf, saf) or a no-kill RLSchert "
@@ -643,10 +644,12 @@ def register(subparsers) -> None:
                     help="rtmix: folder of solved plans (one JSON per seed; reused)")
     rt.add_argument("--solve-time-limit", type=positive_float, default=None, help="rtmix: seconds per expert solve")
     rt.add_argument("-j", "--jobs", type=int, default=None, help="rtmix: expert instances solved in parallel")
-    rt.add_argument("--bc-epochs", type=positive_int, default=None, help="rtmix: behaviour-cloning passes over the expert data")
+    rt.add_argument("--bc-epochs", type=positive_int, default=None,
+                    help="rtmix: behaviour-cloning passes over the expert data")
     rt.add_argument("--machine", default=None, help="rtmix: mira:BLOCKS or a partition XML (default mira:16)")
     rt.add_argument("--checkpoint", default=None, help="rtmix: checkpoint model no, sys[:S], app-PCT, jit")
-    rt.add_argument("--theta", type=positive_float, default=None, help="rtmix: the RTJ mean-slowdown bound θ of the reward")
+    rt.add_argument("--theta", type=positive_float, default=None,
+                    help="rtmix: the RTJ mean-slowdown bound θ of the reward")
     rt.add_argument("--penalty", type=nonneg_float, default=None,
                     help="rtmix: reward penalty per unit of mean RTJ slowdown above θ (default 10)")
     rt.add_argument("--reward-baseline", default=None,
