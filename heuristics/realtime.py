@@ -36,12 +36,21 @@ from heuristics.priorities import get_priority
 from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, slowdown_after_preemption,
                              threshold_crossing)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
+from rtsched.errors import OptionError
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
 from rtsched.sim.state import DRAINING, RUNNING, JobState
 
 RT_ORDERS = ("fcfs", "slowdown")
 BLOCKING = ("block", "backfill", "rt-only")
+
+
+def require_partitioned(name: str, machine) -> None:
+    """Refuse a flat machine to a policy that preempts or places RTJs by partition (an
+    ``OptionError`` naming ``--machine``): the preemption model is Mira's partitions."""
+    if not machine.partitioned:
+        raise OptionError(f"{name}: preemption needs a partitioned machine (--machine mira, mira:BLOCKS or a "
+                          f"partition .xml), not {machine.describe()}")
 
 
 def baseline_policy(priority: str = "wfp2", backfill: str = "ff") -> BatchPolicy:
@@ -202,8 +211,8 @@ class RealTimePolicy:
             return []
         now = view.now
         machine = view.machine
-        if self.preemptive and not machine.partitioned:
-            raise ValueError(f"{self.name}: preemption needs a partitioned machine (Mira), not {machine.describe()}")
+        if self.preemptive:
+            require_partitioned(self.name, machine)
         alloc_nodes = machine.allocated_nodes
         hp, low = self.split(view)
         plan = view.state.copy()

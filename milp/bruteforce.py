@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Iterable
 
+from rtsched.errors import InputError
 from rtsched.jobs import Job
 
 from milp.plan import Placement
@@ -61,6 +62,21 @@ def _split_range(p: int) -> tuple[int, int]:
     return math.ceil(Fraction(p, 10)), math.floor(Fraction(9 * p, 10))
 
 
+# The largest instance the enumeration takes by default (``bruteforce(max_jobs=, max_blocks=)``).
+MAX_JOBS = 4
+MAX_BLOCKS = 4
+
+
+def check_tiny(n_jobs: int, blocks: int, max_jobs: int = MAX_JOBS, max_blocks: int = MAX_BLOCKS,
+               path: str | None = None) -> None:
+    """Refuse an instance larger than the enumeration takes (an ``InputError``, a ValueError,
+    naming ``path`` when given), before any work starts."""
+    if n_jobs > max_jobs or blocks > max_blocks:
+        raise InputError(f"brute force is for tiny instances (<= {max_jobs} jobs, <= {max_blocks} blocks); "
+                         f"got {n_jobs} jobs on {blocks} blocks: use another method (cpsat, milp-disjunctive)",
+                         path=path)
+
+
 @dataclass
 class BruteResult:
     status: str  # "optimal" | "infeasible"
@@ -75,12 +91,10 @@ class BruteResult:
 
 def bruteforce(blocks: int, jobs: list[Job], *, theta: float | Fraction = Fraction(6, 5), preempt: bool = False,
                splits: str | Iterable[int] | Callable[[Job], Iterable[int]] = "all", lexicographic: bool = True,
-               max_jobs: int = 4, max_blocks: int = 4, max_leaves: int = 5_000_000) -> BruteResult:
+               max_jobs: int = MAX_JOBS, max_blocks: int = MAX_BLOCKS, max_leaves: int = 5_000_000) -> BruteResult:
     """Exact optimum by enumeration (see the module docstring).  θ is made exact with
     ``Fraction(str(theta))`` for floats (1.2 -> 6/5)."""
-    if len(jobs) > max_jobs or blocks > max_blocks:
-        raise ValueError(f"brute force is for tiny instances (<= {max_jobs} jobs, <= {max_blocks} blocks); "
-                         f"got {len(jobs)} jobs on {blocks} blocks")
+    check_tiny(len(jobs), blocks, max_jobs, max_blocks)
     theta = Fraction(str(theta)) if isinstance(theta, float) else Fraction(theta)
     parts = _partitions(blocks)
     conflict = [[a[2] < b[2] + b[1] and b[2] < a[2] + a[1] for b in parts] for a in parts]
@@ -134,8 +148,8 @@ def bruteforce(blocks: int, jobs: list[Job], *, theta: float | Fraction = Fracti
                 if depth == m:
                     leaves += 1
                     if leaves > max_leaves:
-                        raise RuntimeError(f"brute force exceeded {max_leaves} leaves; use a smaller instance "
-                                           "or a smaller split set")
+                        raise InputError(f"brute force exceeded {max_leaves:,} leaves; use a smaller instance, "
+                                         "a smaller split set or another method (cpsat, milp-disjunctive)")
                     comp = [0] * n
                     for x in range(m):
                         comp[tasks[x][0]] = max(comp[tasks[x][0]], ends[x])

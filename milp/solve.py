@@ -41,13 +41,18 @@ METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disj
 GREEDY_SHARE = 0.25
 
 
-def check_size(instance: Instance, path: str | None = None) -> None:
-    """Refuse an instance larger than :data:`MAX_SOLVE_JOBS` (an ``InputError`` naming the limit)."""
+def check_size(instance: Instance, path: str | None = None, method: str | None = None) -> None:
+    """Refuse an instance larger than :data:`MAX_SOLVE_JOBS`, or (``method="bruteforce"``) than
+    the enumeration takes (an ``InputError`` naming the limit), before any work starts."""
     n = len(instance.jobs)
+    where = path if path is not None else (instance.name or None)
     if n > MAX_SOLVE_JOBS:
         raise InputError(f"{n:,} jobs: an exact solve accepts at most MAX_SOLVE_JOBS = {MAX_SOLVE_JOBS:,} jobs "
-                         "(the optimum of seed 002's instances is for a few to a few dozen jobs)",
-                         path=path if path is not None else (instance.name or None))
+                         "(the optimum of seed 002's instances is for a few to a few dozen jobs)", path=where)
+    if method == "bruteforce":
+        from milp.bruteforce import check_tiny
+
+        check_tiny(n, instance.blocks, path=where)
 
 
 def _greedy_deadline(limit: float | None) -> float | None:
@@ -260,7 +265,7 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
     ``kept`` receives each stage's model (key = objective) for ``write_model``."""
     from milp.cpsat import append_batch, greedy_plan, job_upper_bounds, rt_subinstance
     from milp.disjunctive_milp import build_disjunctive_milp
-    from milp.sequence_milp import build_sequence_milp
+    from milp.sequence_milp import build_sequence_milp, sequences_needed
 
     options = Strengthen.none() if options is None else options
     kept = {} if kept is None else kept
@@ -268,7 +273,10 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
     def build(inst: Instance, ub=None, capped: bool = True, form: str = formulation):
         if form == "disjunctive":
             return build_disjunctive_milp(inst, preempt, ub, options)
-        return build_sequence_milp(inst, sequences if capped else None, preempt, ub=ub, options=options)
+        # A cap above sequences_needed restricts nothing: its extra slots stay empty (same optimum,
+        # a model that grows with T: --sequences 1000 did not finish building within a time limit).
+        cap = min(sequences, sequences_needed(inst, preempt)) if capped and sequences is not None else None
+        return build_sequence_milp(inst, cap, preempt, ub=ub, options=options)
 
     sm = build(instance)
 

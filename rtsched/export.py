@@ -21,6 +21,7 @@ import io
 import json
 import os
 
+from rtsched.errors import OptionError
 from rtsched.files import atomic_write_text
 from rtsched.jobs import Workload
 from rtsched.resources import ranges_text, segment_ranges
@@ -68,7 +69,12 @@ def write_evalys_jobs(record, path: str | os.PathLike) -> str:
 
 
 def batsim_workload(workload: Workload, nb_res: int) -> dict:
-    """Batsim's workload JSON as a dict (``delay`` profiles: a job runs for its actual runtime)."""
+    """Batsim's workload JSON as a dict (``delay`` profiles: a job runs for its actual runtime).
+    A job needing more than ``nb_res`` resources raises ``OptionError`` (Batsim would reject it)."""
+    widest = max(workload.jobs, key=lambda j: j.nodes, default=None)
+    if widest is not None and widest.nodes > nb_res:
+        raise OptionError(f"nb_res (--nb-res) {nb_res}: job {widest.id} needs {widest.nodes} resources, more than "
+                          "the machine has")
     profiles = {}
     jobs = []
     for j in workload.jobs:

@@ -33,8 +33,8 @@ from heuristics.registry import SCHEMES, make_policy, scheme, scheme_checkpoint
 from rtsched import metrics
 from rtsched.version import __version__
 from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
-from rtsched.errors import InputError, OptionError, RtschedError
-from rtsched.io import read_workload
+from rtsched.errors import DecisionError, InputError, OptionError, RtschedError
+from rtsched.io import FORMATS, read_workload
 from rtsched.io.cleaning import gc_paused
 from rtsched.jobs import Workload
 from rtsched.machines import Machine, check_machine_spec, machine_from_spec
@@ -42,7 +42,7 @@ from rtsched.rtmarking import MARKING_MODES, RtMarking, mark_realtime
 from rtsched.sim.core import Simulator
 from rtsched.sim.result import SimResult
 from rtsched.validate import validate_schedule
-from rtsched.window import WindowSpec
+from rtsched.window import WindowSpec, check_selects
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = REPO_ROOT / "traces" / "mira_like_week.swf"
@@ -114,6 +114,9 @@ class RunSpec:
         if not (isinstance(self.rt_percent, (int, float)) and math.isfinite(self.rt_percent)
                 and 0 <= self.rt_percent <= 100):
             raise SpecError(f"must be in [0, 100] %, got {self.rt_percent!r}", "rt_percent")
+        if self.trace_format is not None and self.trace_format not in FORMATS:
+            raise SpecError(f"unknown trace format {self.trace_format!r}; choose from {', '.join(FORMATS)}",
+                            "trace_format")
         if self.marking not in MARKING_MODES:
             raise SpecError(f"unknown marking {self.marking!r}; choose from {', '.join(MARKING_MODES)}", "marking")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
@@ -199,12 +202,20 @@ def load_trace(spec: RunSpec) -> LoadedTrace:
     modification time)."""
     if spec.trace is None:
         if DEFAULT_TRACE.exists():
-            return _load_file(str(DEFAULT_TRACE), "swf", {})
-        key = ("embedded",)
+            return _load_file(str(DEFAULT_TRACE), "swf", dict(spec.reader_options))
+        key = ("embedded", tuple(sorted(spec.reader_options.items())))
         if key not in _TRACES:  # the shipped file was removed: regenerate it from its seed
             from rtsched.generators import shipped_trace  # SciPy: only on this rare path
 
-            _TRACES[key] = LoadedTrace(shipped_trace(DEFAULT_TRACE.name), None, None, "swf")
+            wl = shipped_trace(DEFAULT_TRACE.name)
+            unknown = sorted(set(spec.reader_options) - {"first_n"})
+            if unknown:
+                raise OptionError(f"reader option(s) {unknown} need the shipped file {DEFAULT_TRACE} "
+                                  "(rtsched traces generate --shipped writes it)")
+            first_n = spec.reader_options.get("first_n")
+            if first_n:  # the reader's first_n: the first N jobs in (submit, id) order, a Workload's order
+                wl = replace(wl, jobs=wl.jobs[:first_n])
+            _TRACES[key] = LoadedTrace(wl, None, None, "swf")
         return _TRACES[key]
     return _load_file(spec.trace, spec.trace_format, dict(spec.reader_options))
 
@@ -468,12 +479,17 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
         raise InputError(f"job {too_big.id} requests {too_big.nodes} nodes, more than {machine.describe()} has; "
                          "choose a larger --machine", path=trace.path, field="nodes")
     window = spec.window.seconds(marked.start_time) if spec.window else None
+    if window is not None:
+        check_selects(spec.window, window, (j.submit for j in marked.jobs), marked.start_time)
     timings["setup_s"] = time.perf_counter() - t
     t = time.perf_counter()
     sim = Simulator(marked, machine, checkpoint=ckpt, io=spec.io, progress=progress, progress_every=progress_every,
                     event_order=spec.event_order)
     with gc_paused():  # the core makes no reference cycles: collections would only walk the job objects
-        result = sim.run(policy)
+        try:
+            result = sim.run(policy)
+        except DecisionError as exc:  # a policy asked for the impossible: say which one
+            raise DecisionError(f"policy {getattr(policy, 'name', type(policy).__name__)}: {exc}") from None
     timings["simulate_s"] = time.perf_counter() - t
     if time_decisions:
         timings["decide_s"] = policy.seconds

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from rtsched.jobs import MAX_TIME_S
+
 DAY = 86400  # s
 _KEYS = {"start", "offset", "days"}
 
@@ -47,6 +49,9 @@ class WindowSpec:
             raise ValueError("window: give exactly one of start (ISO date or epoch s) and offset (s)")
         if not (isinstance(self.days, (int, float)) and math.isfinite(self.days) and self.days > 0):
             raise ValueError(f"window: days must be a number > 0, got {self.days!r}")
+        if self.days * DAY > MAX_TIME_S:  # no job time reaches past it: the window would be mostly empty time
+            raise ValueError(f"window: days must be at most MAX_TIME_S / 86400 = {MAX_TIME_S // DAY:,}, "
+                             f"got {self.days:g}")
         if isinstance(self.start, str):
             _parse_iso(self.start, "window")
 
@@ -131,4 +136,25 @@ class WindowSpec:
         return t0, t0 + int(round(self.days * DAY))
 
 
-__all__ = ["DAY", "WindowSpec"]
+def check_selects(spec: WindowSpec, window: tuple[int, int], submits, start_time: int | None) -> None:
+    """Refuse a results window in which no job is submitted (every metric would be empty): an
+    ``OptionError`` naming the window and the span of the trace's submit times."""
+    submits = list(submits)
+    t0, t1 = window
+    if not submits or any(t0 <= s < t1 for s in submits):
+        return
+    from rtsched.errors import OptionError
+
+    first, last = min(submits), max(submits)
+    if start_time is None:
+        span = f"+{first} .. +{last} s after its t = 0"
+    else:
+        def iso(t: int) -> str:
+            return datetime.fromtimestamp(int(start_time) + t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+        span = f"{iso(first)} .. {iso(last)}"
+    raise OptionError(f"window (--window) {spec.text()}: no job is submitted in it; the trace's jobs are submitted "
+                      f"{span}")
+
+
+__all__ = ["DAY", "WindowSpec", "check_selects"]

@@ -39,8 +39,8 @@ USAGE = [
     (["simulate", "--seed", "-3"], "--seed", ">= 0"),
     (["simulate", "--scheme", "wcjs-maybe"], "--scheme", "wcjs-jit"),
     (["simulate", "--scheme", "wcjs-jit", "--policy", "fcfs"], "--policy and --scheme", ""),
-    (["solve", "x.json", "--theta", "nan"], "--theta", "> 0"),
-    (["solve", "x.json", "--theta", "0"], "--theta", "> 0"),
+    (["solve", "x.json", "--theta", "nan"], "--theta", "(0, 1e+10]"),
+    (["solve", "x.json", "--theta", "0"], "--theta", "(0, 1e+10]"),
     (["solve", "x.json", "--time-limit", "0"], "--time-limit", "> 0"),
     (["compare", "--policies", "nosuch"], "--policies", "unknown policy"),
     (["compare", "--policies", ","], "--policies", "no name"),
@@ -87,6 +87,57 @@ USAGE = [
     (["rl", "evaluate", "--trace", SAMPLE, "--seed", "-5"], "--seed", ">= 0"),
     (["rl", "export", str(REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-none.pt"),
       f"{SAMPLE}/m.pt"], "out", "is not a folder"),
+    # audit 3: solver options the --method ignored, options a mode ignored, values that trained or
+    # hit torch (NaN, inf), and errors that named a Python parameter instead of the option
+    (["solve", "x.json", "--method", "cpsat", "--threads", "2"], "--threads", "milp* methods"),
+    (["solve", "x.json", "--method", "cpsat", "--strengthen", "none"], "--strengthen", "milp* methods"),
+    (["solve", "x.json", "--method", "milp-disjunctive", "--workers", "2"], "--workers", "--method cpsat"),
+    (["solve", "x.json", "--method", "milp-highs", "--milp-backend", "cbc"], "--milp-backend", "name theirs"),
+    (["solve", "x.json", "--method", "bruteforce", "--time-limit", "5"], "--time-limit", "no time limit"),
+    (["compare", "--workers", "2"], "--workers", "--method milp-disjunctive"),
+    # numbers that overflowed CP-SAT or crashed CBC (tracebacks)
+    (["solve", "x.json", "--theta", "1e15"], "--theta", "MAX_THETA"),
+    (["solve", "x.json", "--workers", "99999999999999999999"], "--workers", "[1, 1,024]"),
+    (["solve", "x.json", "--method", "milp-cbc", "--threads", "99999"], "--threads", "[1, 1,024]"),
+    (["traces", "generate", "--model", "miralike", "--jobs", "5", "--out", "x.swf"], "--jobs", "--model lublin only"),
+    (["traces", "generate", "--model", "lublin", "--days", "5", "--out", "x.swf"], "--days", "--model miralike only"),
+    (["traces", "generate", "--shipped", "--model", "lublin", "--out", "d"], "--model", "--shipped"),
+    (["traces", "generate", "--days", "0.0001", "--out", "x.swf"], "--days 0.0001", "no job"),
+    (["traces", "convert", SAMPLE, "x.swf", "--nb-res", "300"], "--nb-res", ".json"),
+    (["traces", "convert", SAMPLE, "x.json", "--nb-res", "10"], "--nb-res", "more than the machine has"),
+    (["instances", "generate", "--shipped", "--count", "3", "--out", "d"], "--count", "--shipped"),
+    (["instances", "generate", "--sizes", "100000", "--out", "d"], "--sizes", "do not fit"),
+    (["instances", "generate", "--sizes", "512,0", "--out", "d"], "--sizes", ">= 1 node"),
+    (["simulate", "--format", "cobalt"], "--format", "TRACE"),
+    (["simulate", SAMPLE, "--policy", "fcfs", "--rt-mode", "short"], "--rt-mode", "--rt-percent"),
+    (["simulate", SAMPLE, "--policy", "fcfs", "--seed", "3"], "--seed", "--rt-percent"),
+    (["simulate", SAMPLE, "--policy", "fcfs", "--window", "+99999999/1"], "--window", "no job is submitted"),
+    (["simulate", "--window", "2018-01-21/1e9"], "--window", "MAX_TIME_S"),  # utilization 0.0000 over 1e9 days
+    # preemptive schemes on a flat machine: a ValueError from inside the simulation, a traceback
+    (["simulate", SAMPLE, "--scheme", "wcjs-jit", "--first-n", "50"], "--machine mira", "flat-256"),
+    (["simulate", SAMPLE, "--policy", "wcjs", "--first-n", "50", "--schedule-out", "s.csv"], "--machine mira",
+     "partitioned"),
+    (["simulate", SAMPLE, "--policy", "rtmix", "--first-n", "50"], "--machine mira", "flat-256"),  # AttributeError
+    (["simulate", SAMPLE, "--policy", str(REPO / "rtsched" / "rl" / "pretrained" / "splitwindow" / "10-10.pt"),
+      "--machine", "mira", "--first-n", "50"], "trained for 256 cores", "run it on flat:256"),
+    (["rl", "train", "--trace", SAMPLE, "--sjf-filter", "5,2", "--out", "r"], "--sjf-filter", "LO < HI"),
+    (["rl", "train", "--trace", SAMPLE, "--sjf-filter", "5,nan", "--out", "r"], "--sjf-filter", "finite"),
+    (["rl", "train", "--trace", SAMPLE, "--seq-len", "100000", "--out", "r"], "--seq-len", "does not fit"),
+    (["rl", "train", "--trace", SAMPLE, "--start-range", "5,2", "--out", "r"], "--start-range", "cannot hold"),
+    (["rl", "train", "--agent", "inspector", "--trace", SAMPLE, "--base", "nosuch", "--out", "r"], "--base",
+     "unknown priority"),
+    (["rl", "train", "--agent", "rlschert", "--trace", "vasplike", "--imitation", "nan", "--out", "r"],
+     "--imitation", ">= 0"),
+    (["rl", "train", "--agent", "rlschert", "--trace", "vasplike", "--pi-lr", "nan", "--out", "r"], "--pi-lr", "> 0"),
+    (["rl", "train", "--agent", "rlschert", "--trace", "vasplike", "--goal", "wait", "--out", "r"], "--goal",
+     "rlschert"),
+    (["rl", "train", "--agent", "rtmix", "--theta", "inf", "--out", "r"], "--theta", "> 0"),
+    (["rl", "train", "--agent", "rtmix", "--solve-time-limit", "-5", "--out", "r"], "--solve-time-limit", "> 0"),
+    (["rl", "train", "--agent", "rtmix", "--curriculum-rounds", "1", "--epochs", "5", "--out", "r"], "--epochs",
+     "curriculum"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--starts", "10", "--n-sequences", "3"], "--n-sequences", "--starts"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--starts", "10", "--machine", "flat:-1"], "--machine", "flat:N"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--starts", "-5", "--seq-len", "64"], "--starts", "outside"),
 ]
 
 
@@ -476,3 +527,193 @@ def test_instance_values_that_overflow_later_or_no_job_are_refused_at_read_time(
     for cmd in ("solve", "compare"):
         rc, _, err = _run(capsys, [cmd, str(path)])
         assert rc == 1 and f"{path}, field '{field}'" in err and why in err and err.count("\n") == 1, err
+
+
+# ------------------------------------------------------------------------ audit 3
+def test_errors_name_the_subcommand(capsys, tmp_path):
+    rc, _, err = _run(capsys, ["traces", "stats", str(tmp_path / "none.swf")])
+    assert rc == 1 and err.startswith("rtsched traces stats: error: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("cmd", ["solve", "compare"])
+def test_brute_force_on_an_instance_it_cannot_take_is_a_one_line_error(capsys, cmd):
+    path = str(REPO / "traces" / "instances" / "table3-00.json")  # 7 jobs on 16 blocks: a traceback before
+    rc, out, err = _run(capsys, [cmd, path, "--method", "bruteforce"])
+    assert rc == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{path}: brute force is for tiny instances" in err and "7 jobs on 16 blocks" in err and "cpsat" in err
+
+
+def test_brute_force_over_its_leaf_budget_raises_an_rtsched_error():
+    from milp.bruteforce import bruteforce
+    from milp.instance import random_instance
+    from rtsched.errors import InputError
+
+    inst = random_instance(0, 3, 1, 4)
+    with pytest.raises(InputError, match="exceeded 10 leaves"):  # was a RuntimeError, a traceback in the CLI
+        bruteforce(inst.blocks, inst.jobs, preempt=True, max_leaves=10)
+
+
+def test_a_trace_that_is_a_folder_or_has_no_extension_says_what_to_do(capsys, tmp_path):
+    rc, _, err = _run(capsys, ["simulate", str(tmp_path)])
+    assert rc == 1 and f"{tmp_path}: is a folder, not a trace file" in err and err.count("\n") == 1
+    bare = tmp_path / "trace"
+    bare.write_text(Path(SAMPLE).read_text())
+    rc, _, err = _run(capsys, ["traces", "stats", str(bare)])
+    assert rc == 1 and str(bare) in err and "--format" in err and err.count("\n") == 1
+
+
+def test_an_swf_job_bigger_than_the_header_says_where_the_size_comes_from(capsys, tmp_path):
+    lines = Path(SAMPLE).read_text().splitlines()
+    head = [x for x in lines if x.startswith(";")]
+    jobs = [x.split() for x in lines if x.strip() and not x.startswith(";")][:3]
+    jobs[1][4] = jobs[1][7] = "100000"
+    path = tmp_path / "wide.swf"
+    path.write_text("\n".join(head + [" ".join(j) for j in jobs]) + "\n")
+    rc, _, err = _run(capsys, ["simulate", str(path), "--policy", "fcfs", "--machine", "flat:200000"])
+    assert rc == 1 and err.count("\n") == 1 and f"{path}, line {len(head) + 2}, field 'requested processors'" in err
+    assert "more than the machine's 256 (the header's MaxProcs" in err
+
+
+def test_a_grid_report_table_with_an_unknown_key_is_refused(tmp_path, capsys):
+    path = _grid(tmp_path, "1")
+    base = path.read_text()
+    for extra, bad in (('[report]\nfigure_schemez = ["baseline"]\n', "figure_schemez"),
+                       ('[report]\nheadline = { heuristc = "wcjs-jit" }\n', "heuristc")):
+        path.write_text(base + extra)
+        rc, _, err = _run(capsys, ["experiment", "run", str(path), "--out", str(tmp_path / "r"), "--no-progress"])
+        assert rc == 1 and "[report]" in err and bad in err and err.count("\n") == 1
+        assert not (tmp_path / "r").exists()
+
+
+def test_first_n_applies_to_the_embedded_default_trace(capsys, monkeypatch, tmp_path):
+    from rtsched import pipeline
+
+    rec = json.loads(_run(capsys, ["simulate", "--first-n", "100", "--json"])[1])
+    assert rec["jobs"] == 100 and rec["summary"]["all"]["n"] == 100  # was the whole week, 1,263 jobs
+    monkeypatch.setattr(pipeline, "DEFAULT_TRACE", tmp_path / "mira_like_week.swf")  # absent: regenerated
+    pipeline.clear_caches()
+    try:
+        again = json.loads(_run(capsys, ["simulate", "--first-n", "100", "--json"])[1])
+    finally:
+        pipeline.clear_caches()
+    assert again["jobs"] == 100 and again["summary"] == rec["summary"]
+
+
+def test_simulate_title_says_when_the_schedule_was_not_validated(capsys):
+    _, out, _ = _run(capsys, ["simulate", SAMPLE, "--policy", "fcfs", "--first-n", "50", "--no-validate"])
+    assert "NOT validated" in " ".join(out.split())
+    _, out, _ = _run(capsys, ["simulate", SAMPLE, "--policy", "fcfs", "--first-n", "50"])
+    assert "NOT validated" not in out
+
+
+def test_solve_json_names_the_instance(capsys):
+    path = str(REPO / "traces" / "instances" / "table3-00.json")
+    rc, out, _ = _run(capsys, ["solve", path, "--method", "milp-disjunctive", "--json"])
+    assert rc == 0 and json.loads(out)["instance"] == path
+
+
+def test_an_sjf_filter_no_sequence_meets_is_a_usage_error(capsys, tmp_path):
+    pytest.importorskip("torch")
+    rc, _, err = _run(capsys, ["rl", "train", "--trace", SAMPLE, "--sjf-filter", "1000000,1000001", "--seq-len", "32",
+                               "--epochs", "1", "--trajs-per-epoch", "1", "--n-envs", "1", "--out",
+                               str(tmp_path / "r"), "--no-progress"])
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err  # was a RuntimeError after 1000 draws
+    assert "--sjf-filter" in err and "widen the filter range" in err
+
+
+def test_run_spec_refuses_an_unknown_trace_format_before_reading():
+    from rtsched.pipeline import RunSpec, SpecError
+
+    with pytest.raises(SpecError, match="unknown trace format 'xml'") as info:
+        RunSpec(trace=SAMPLE, trace_format="xml").check()
+    assert info.value.field == "trace_format"
+
+
+def test_an_impossible_decision_names_the_policy(capsys):
+    pytest.importorskip("torch")
+    model = str(REPO / "rtsched" / "rl" / "pretrained" / "rlschert" / "rlschert-lublin-kill.pt")  # a flat-machine model
+    rc, _, err = _run(capsys, ["simulate", str(REPO / "traces" / "mira_like_week.swf"), "--policy", model,
+                               "--first-n", "80", "--rt-percent", "10"])
+    assert rc == 1 and err.count("\n") == 1 and f"policy rlschert:{model}: t=" in err and "no free allocation" in err
+
+
+def test_a_sequence_cap_above_what_restricts_nothing_builds_the_uncapped_model():
+    import time
+
+    from milp.instance import random_instance
+    from milp.solve import solve
+
+    inst = random_instance(0, 2, 1, 4)
+    t0 = time.perf_counter()
+    big = solve(inst, "milp-highs", sequences=10**20)  # built 10**20 slots per block: never finished
+    assert time.perf_counter() - t0 < 60
+    free = solve(inst, "milp-highs")
+    assert big.status == free.status == "optimal" and not big.restricted
+    assert big.sequences == free.sequences and big.bj_sd_mean == pytest.approx(free.bj_sd_mean, abs=1e-9)
+
+
+def test_report_refuses_a_csv_path_before_printing_the_report(tmp_path, capsys):
+    grid = _grid(tmp_path, "1")
+    out = tmp_path / "r"
+    assert _run(capsys, ["experiment", "run", str(grid), "--out", str(out), "--no-progress", "-j", "1"])[0] == 0
+    rc, stdout, err = _run(capsys, ["experiment", "report", str(out), "--csv", str(grid)])
+    assert rc == 2 and stdout == "" and "--csv" in err and "is not a folder" in err  # was the report, then exit 2
+
+
+def test_rl_evaluate_says_what_ran(capsys):
+    pytest.importorskip("torch")
+    rc, out, _ = _run(capsys, ["rl", "evaluate", "--trace", SAMPLE, "--policies", "sjf", "--seq-len", "64",
+                               "--n-sequences", "2", "--json"])
+    doc = json.loads(out)
+    assert rc == 0 and doc["trace"] == SAMPLE and doc["machine"] == "flat:256" and doc["seq_len"] == 64
+    assert doc["starts_drawn_with_seed"] == 1 and doc["starts"] == [r["start"] for r in doc["results"]]
+    rc, out, _ = _run(capsys, ["rl", "evaluate", "--trace", SAMPLE, "--policies", "sjf", "--seq-len", "64",
+                               "--starts", "5,300"])
+    title = " ".join(out.split())
+    assert rc == 0 and "machine flat:256" in title and "2 sequences × 64 jobs" in title and "drawn" not in title
+
+
+def test_traces_stats_json_names_the_trace_and_its_format(capsys):
+    rc, out, _ = _run(capsys, ["traces", "stats", SAMPLE, "--json"])
+    doc = json.loads(out)
+    assert rc == 0 and doc["trace"] == SAMPLE and doc["format"] == "swf" and doc["jobs"] == 2000
+
+
+def test_a_missing_grid_input_is_named_with_the_grid_file(tmp_path, capsys):
+    path = _grid(tmp_path, "1")
+    path.write_text(path.read_text().replace((REPO / "traces" / "mira_like_week.swf").as_posix(), "/nope/x.swf"))
+    rc, _, err = _run(capsys, ["experiment", "run", str(path), "--out", str(tmp_path / "r"), "--no-progress"])
+    assert rc == 1 and err.count("\n") == 1 and f"{path}: trace 'w': file not found" in err  # was "grid g: ..."
+    assert not (tmp_path / "r").exists()
+
+
+def test_rl_export_refuses_to_write_over_the_checkpoint_it_exports(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from rtsched.rl.api import train
+
+    out = tmp_path / "run"
+    train("rlscheduler", SAMPLE, epochs=1, out=str(out), trajs_per_epoch=2, seq_len=32, n_envs=1, train_pi_iters=1,
+          train_v_iters=1)
+    before = (out / "checkpoint.pt").read_bytes()
+    for src in (str(out), str(out / "checkpoint.pt")):
+        rc, _, err = _run(capsys, ["rl", "export", src, str(out / "checkpoint.pt")])
+        assert rc == 2 and err.count("\n") == 1 and "is the model being exported" in err
+    assert (out / "checkpoint.pt").read_bytes() == before  # the training state is kept (it was replaced)
+    assert _run(capsys, ["rl", "export", str(out), str(out / "policy.pt")])[0] == 0
+
+
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path, capsys):
+    trace = tmp_path / "t.swf"
+    trace.write_text(Path(SAMPLE).read_text())
+    inst = tmp_path / "i.json"
+    inst.write_text((REPO / "traces" / "instances" / "table3-00.json").read_text())
+    before = {p: p.read_bytes() for p in (trace, inst)}
+    for argv, option in ((["simulate", str(trace), "--policy", "fcfs", "--schedule-out", str(trace)], "--schedule-out"),
+                         (["simulate", str(trace), "--policy", "fcfs", "--evalys-out", str(tmp_path / "." / "t.swf")],
+                          "--evalys-out"),
+                         (["traces", "convert", str(trace), str(trace)], "output"),  # a Cobalt log became SWF
+                         (["solve", str(inst), "--schedule-out", str(inst)], "--schedule-out"),
+                         (["solve", str(inst), "--method", "milp", "--write-model", str(inst)], "--write-model")):
+        rc, _, err = _run(capsys, argv)
+        assert rc == 2 and err.count("\n") == 1 and option in err and "would destroy the input" in err, err
+    assert {p: p.read_bytes() for p in before} == before

@@ -277,7 +277,7 @@ def test_compare_cli_with_rtmix_gives_gaps_times_and_table(tmp_path, capsys):
 
     path = tmp_path / "quick.json"
     save_instance(random_instance(100001, 5, 2, 16, name="quick"), path)  # solves in well under a second
-    rc = main(["compare", str(path), "--policies", "wcjs-jit,baseline,highpq,rtmix", "--json", "--workers", "1"])
+    rc = main(["compare", str(path), "--policies", "wcjs-jit,baseline,highpq,rtmix", "--json"])
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     runs = {r["policy"]: r for r in doc["runs"]}

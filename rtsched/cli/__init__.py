@@ -49,26 +49,34 @@ def _terminated(signum, frame):
     raise KeyboardInterrupt  # SIGTERM (timeout, batch systems) is handled like Ctrl-C
 
 
+def command_name(args: argparse.Namespace) -> str:
+    """``rtsched COMMAND [SUBCOMMAND]`` of a parsed command line, as argparse's own errors name it
+    (each command's subcommands are stored as ``COMMAND_command``)."""
+    sub = getattr(args, f"{args.command}_command", None)
+    return f"rtsched {args.command}" + (f" {sub}" if sub else "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    name = command_name(args)
     previous = signal.getsignal(signal.SIGTERM)
     if previous in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:
-        print(f"rtsched {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}", file=sys.stderr)
         return 2
     except RtschedError as exc:
-        print(f"rtsched {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}", file=sys.stderr)
         return 1
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-        print(f"rtsched {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"{name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"rtsched {args.command}: interrupted", file=sys.stderr)
+        print(f"{name}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -48,6 +48,11 @@ def positive_float(text: str) -> float:
     return _checked(text, float, lambda v: math.isfinite(v) and v > 0, "a number > 0", "must be a finite number > 0")
 
 
+def nonneg_float(text: str) -> float:
+    """argparse type: a finite number >= 0."""
+    return _checked(text, float, lambda v: math.isfinite(v) and v >= 0, "a number >= 0", "must be a finite number >= 0")
+
+
 def _why(what: str) -> str:
     return f" ({what})" if what else ""
 
@@ -80,17 +85,34 @@ def name_list(text: str, option: str) -> list[str]:
     return names
 
 
+def changed_options(args, defaults: dict) -> list[str]:
+    """The options among ``defaults`` (argparse dest -> its default) whose value differs from the
+    default, as ``--name``: the options a mode that does not use them must refuse, not ignore."""
+    def norm(v):
+        return tuple(v) if isinstance(v, list) else v
+
+    return [f"--{dest.replace('_', '-')}" for dest, default in defaults.items()
+            if norm(getattr(args, dest)) != norm(default)]
+
+
 # ------------------------------------------------------------------------------------- output paths
-def check_output(path: str | None, option: str, *, folder: bool = False, stdout: bool = False) -> None:
+def check_output(path: str | None, option: str, *, folder: bool = False, stdout: bool = False,
+                 inputs: tuple = ()) -> None:
     """Refuse an output path that cannot be written, before any long work starts.
 
     ``folder``: the path is a folder that will be created (its nearest existing ancestor must be
     a writable folder).  Otherwise the path is a file: its folder must exist and be writable, and
     the path must not be a folder.  ``-`` (standard output) is accepted only where ``stdout`` says
     the command writes it there; elsewhere it is refused (it would make a file named ``-``).
+    ``inputs``: the files the command reads; an output that is one of them is refused (writing it
+    would destroy the input).
     """
     if path is None:
         return
+    for source in inputs:
+        if source and source != "-" and os.path.isfile(source) and os.path.exists(path) \
+                and os.path.samefile(source, path):
+            raise UsageError(f"{option}: {path} is the input {source}; writing it would destroy the input")
     if path == "-":
         if stdout:
             return
@@ -168,5 +190,5 @@ def pct(x) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x * 100:+.0f} %"
 
 
-__all__ = ["UsageError", "check_output", "console", "float_in", "fmt", "int_in", "name_list", "nonneg_int", "pct",
-           "percent", "positive_float", "positive_int", "progress_bar"]
+__all__ = ["UsageError", "changed_options", "check_output", "console", "float_in", "fmt", "int_in", "name_list",
+           "nonneg_float", "nonneg_int", "pct", "percent", "positive_float", "positive_int", "progress_bar"]

@@ -110,6 +110,7 @@ def cmd_report(args) -> int:
     from rtsched.files import atomic_write
     from rtsched.experiments.results import summary_is_stale, write_summary
 
+    check_output(args.csv, "--csv", folder=True)  # before any output: not a report, then an error
     if summary_is_stale(args.dir):  # runs finished since (other shards, machines): bring it up to date
         try:
             with store.FolderLock(Path(args.dir)):
@@ -119,7 +120,6 @@ def cmd_report(args) -> int:
     tables = report_tables(args.dir, generic=True if args.generic else None)
     print(report(args.dir, tables), end="")
     if args.csv:
-        check_output(args.csv, "--csv", folder=True)
         out = Path(args.csv)
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in tables.items():

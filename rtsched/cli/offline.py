@@ -14,8 +14,8 @@ import os
 import sys
 from typing import Any
 
-from rtsched.cli.common import (UsageError, check_output, console, float_in, fmt, int_in, name_list, nonneg_int, pct,
-                                positive_float, positive_int, progress_bar)
+from rtsched.cli.common import (UsageError, changed_options, check_output, console, float_in, fmt, int_in, name_list,
+                                nonneg_int, pct, positive_float, positive_int, progress_bar)
 from rtsched.limits import MAX_SOLVE_JOBS
 
 EXIT_INFEASIBLE = 3
@@ -23,6 +23,13 @@ EXIT_INFEASIBLE = 3
 MAX_COUNT = 10_000
 MAX_SECONDS = 365 * 86400
 EXIT_NO_SOLUTION = 4
+# The largest θ (a mean slowdown): larger ones overflow CP-SAT's integer coefficients, and no bound
+# that large ever binds (a slowdown over 10^10 needs a wait over MAX_TIME_S = 10^10 s).
+MAX_THETA = 1e10
+# ``instances generate``'s generator options and their defaults (--shipped, a fixed set, refuses them)
+GENERATE_DEFAULTS = {"count": 20, "seed": 0, "bj": 5, "rt": 2, "blocks": 16, "sizes": None, "submit_window": 3600,
+                     "runtime_min": 600, "runtime_max": 7200, "runtime_step": 60, "walltime_factor": (1.0, 2.0),
+                     "prefix": "table3"}
 # The exact methods of milp.solve (kept here so that building the parser imports no solver;
 # tests/test_layers.py checks the two lists agree).
 METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disjunctive", "bruteforce")
@@ -46,27 +53,29 @@ def register(sub: Any) -> None:
     gen.add_argument("--shipped", action="store_true",
                      help="rewrite the instance set shipped in traces/instances/ (rtsched compare's default) byte "
                           "for byte; --out writes it elsewhere")
-    gen.add_argument("--count", type=int_in(1, MAX_COUNT, "MAX_COUNT"), default=20,
+    d = GENERATE_DEFAULTS
+    gen.add_argument("--count", type=int_in(1, MAX_COUNT, "MAX_COUNT"), default=d["count"],
                      help=f"number of instances (seeds SEED .. SEED+COUNT-1; at most {MAX_COUNT:,})")
-    gen.add_argument("--seed", type=nonneg_int, default=0, help="first seed")
-    gen.add_argument("--bj", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=5,
+    gen.add_argument("--seed", type=nonneg_int, default=d["seed"], help="first seed")
+    gen.add_argument("--bj", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=d["bj"],
                      help="batch jobs per instance (#BJ)")
-    gen.add_argument("--rt", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=2,
+    gen.add_argument("--rt", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=d["rt"],
                      help="real-time jobs per instance (#RTJ)")
-    gen.add_argument("--blocks", type=int_in(1, 96, "Mira's 96 blocks"), default=16,
+    gen.add_argument("--blocks", type=int_in(1, 96, "Mira's 96 blocks"), default=d["blocks"],
                      help="512-node blocks of the machine (16 = 8,192 nodes; at most 96, Mira)")
     gen.add_argument("--sizes", help="comma-separated job sizes in nodes (default 512,1024,2048,4096,8192 "
                                      "that fit the machine)")
     seconds = int_in(1, MAX_SECONDS, "a year")
-    gen.add_argument("--submit-window", type=int_in(0, MAX_SECONDS, "a year"), default=3600,
+    gen.add_argument("--submit-window", type=int_in(0, MAX_SECONDS, "a year"), default=d["submit_window"],
                      help="submit times uniform over [0, S] s")
-    gen.add_argument("--runtime-min", type=seconds, default=600, help="s")
-    gen.add_argument("--runtime-max", type=seconds, default=7200, help="s")
-    gen.add_argument("--runtime-step", type=seconds, default=60, help="runtime grid, s")
-    gen.add_argument("--walltime-factor", type=float_in(0, 100, "at most 100"), nargs=2, default=(1.0, 2.0),
-                     metavar=("LO", "HI"),
+    gen.add_argument("--runtime-min", type=seconds, default=d["runtime_min"], help="s")
+    gen.add_argument("--runtime-max", type=seconds, default=d["runtime_max"], help="s")
+    gen.add_argument("--runtime-step", type=seconds, default=d["runtime_step"], help="runtime grid, s")
+    gen.add_argument("--walltime-factor", type=float_in(0, 100, "at most 100"), nargs=2,
+                     default=d["walltime_factor"], metavar=("LO", "HI"),
                      help="walltime = ceil(runtime × U(LO, HI))")
-    gen.add_argument("--prefix", default="table3", help="file name prefix: PREFIX-SEED.json (a plain name, no folders)")
+    gen.add_argument("--prefix", default=d["prefix"],
+                     help="file name prefix: PREFIX-SEED.json (a plain name, no folders)")
     gen.add_argument("--out", help="output folder (created if missing; required unless --shipped)")
     gen.set_defaults(func=cmd_instances_generate)
 
@@ -101,22 +110,42 @@ def _solve_options(p: argparse.ArgumentParser, methods, default: str = "cpsat") 
                         f"partitions); bruteforce (tiny instances).  Default: {default}")
     p.add_argument("--time-limit", type=positive_float,
                    help="seconds (> 0) for the whole solve; returns the best schedule and its gap")
-    p.add_argument("--theta", type=positive_float, default=1.2, help="RTJ mean-slowdown bound θ > 0 (default 1.2)")
+    p.add_argument("--theta", type=float_in(0, MAX_THETA, "MAX_THETA"), default=1.2,
+                   help=f"RTJ mean-slowdown bound θ > 0 (default 1.2; at most {MAX_THETA:.0e}, never binding)")
     p.add_argument("--theta-mode", default="lexicographic", choices=["lexicographic", "binary-search", "fixed"],
                    help="lexicographic: θ_used = max(θ, θ*) (default); binary-search: the paper's loop over "
                         "1.10..2.00; fixed: θ as given (may be infeasible)")
     p.add_argument("--no-preempt", action="store_true", help="forbid BJ preemption (the no-preemption optimum)")
     p.add_argument("--sequences", type=positive_int, help="T, sequences per block of the MILP (default: no effective cap)")
-    p.add_argument("--workers", type=positive_int, help="CP-SAT workers (default 2; 1 per process with compare -j N)")
-    p.add_argument("--threads", type=positive_int, help="MILP solver threads")
-    p.add_argument("--strengthen", default="all",
+    p.add_argument("--workers", type=int_in(1, 1024),
+                   help="CP-SAT workers (default 2; 1 per process with compare -j N)")
+    p.add_argument("--threads", type=int_in(1, 1024), help="MILP solver threads")
+    p.add_argument("--strengthen",
                    help="MILP strengthenings: all (default), none, a comma list of horizons, energy, clique, "
                         "symmetry, start, relaxation to switch on, or no-NAME,... to switch off (docs/milp.md)")
     p.add_argument("--milp-backend", choices=["highs", "ortools", "cbc"],
                    help="back end of --method milp / milp-disjunctive (default: the best installed)")
 
 
+def _check_method_options(args) -> None:
+    """Refuse a solver option the chosen ``--method`` does not use (it would be ignored)."""
+    method = args.method
+    milp = method.startswith("milp")
+    uses = {"--workers": (args.workers, method == "cpsat", "CP-SAT's workers, for --method cpsat"),
+            "--threads": (args.threads, milp, "MILP solver threads, for the milp* methods"),
+            "--strengthen": (args.strengthen, milp, "MILP strengthenings, for the milp* methods"),
+            "--milp-backend": (args.milp_backend, method in ("milp", "milp-disjunctive"),
+                               "the back end of --method milp and milp-disjunctive (milp-highs, milp-cbc and "
+                               "milp-ortools name theirs)"),
+            "--time-limit": (args.time_limit, method != "bruteforce",
+                             "brute force enumerates every schedule, with no time limit")}
+    for option, (value, used, what) in uses.items():
+        if value is not None and not used:
+            raise UsageError(f"{option} does not apply to --method {method}: {what}")
+
+
 def _solve_kwargs(args) -> dict[str, Any]:
+    _check_method_options(args)
     kwargs = {"method": args.method, "theta": args.theta, "time_limit": args.time_limit,
               "preempt": not args.no_preempt, "sequences": args.sequences,
               "lexicographic": args.theta_mode == "lexicographic", "binary_search": args.theta_mode == "binary-search",
@@ -124,7 +153,7 @@ def _solve_kwargs(args) -> dict[str, Any]:
     from milp.strengthen import Strengthen
 
     try:
-        kwargs["strengthen"] = Strengthen.parse(args.strengthen)
+        kwargs["strengthen"] = Strengthen.parse(args.strengthen or "all")
     except ValueError as exc:
         raise UsageError(f"--strengthen: {exc}") from None
     if args.workers is not None:
@@ -169,17 +198,17 @@ def cmd_solve(args) -> int:
     from milp.solve import check_size, solve
     from rtsched.errors import InputError
 
-    check_output(args.schedule_out, "--schedule-out")
+    check_output(args.schedule_out, "--schedule-out", inputs=(args.instance,))
     kwargs = _solve_kwargs(args)
     if args.write_model:
-        check_output(args.write_model, "--write-model")
+        check_output(args.write_model, "--write-model", inputs=(args.instance,))
         if not args.method.startswith("milp"):
             raise UsageError(f"--write-model needs a milp* method, not --method {args.method}")
         if os.path.splitext(args.write_model)[1].lower() not in (".mps", ".lp"):
             raise UsageError(f"--write-model: {args.write_model}: the name must end in .mps or .lp")
         kwargs["write_model"] = args.write_model
     inst = load_instance(args.instance)
-    check_size(inst, args.instance)
+    check_size(inst, args.instance, args.method)
     try:
         res = solve(inst, **kwargs)
     except InputError as exc:  # said of the instance (by its name): say it of the user's path
@@ -188,7 +217,7 @@ def cmd_solve(args) -> int:
         machine = inst.machine()
         res.schedule.write(args.schedule_out, machine.partition_names())
     if args.json:
-        print(json.dumps(result_json(res), indent=2, allow_nan=False))
+        print(json.dumps({"instance": args.instance, **result_json(res)}, indent=2, allow_nan=False))
     else:
         _print_solve(res, args.instance)
     if res.status == "infeasible":
@@ -237,6 +266,9 @@ def cmd_instances_generate(args) -> int:
     from milp.instance import random_instance, save_instance, write_shipped_instances
 
     if args.shipped:
+        given = changed_options(args, GENERATE_DEFAULTS)
+        if given:
+            raise UsageError(f"{', '.join(given)}: --shipped rewrites the shipped set as it is (it takes only --out)")
         check_output(args.out, "--out", folder=True)
         for path in write_shipped_instances(args.out):
             print(path)
@@ -260,6 +292,15 @@ def cmd_instances_generate(args) -> int:
         sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
     except ValueError:
         raise UsageError(f"--sizes: expected comma-separated node counts, got {args.sizes!r}") from None
+    for size in sizes or ():
+        from rtsched.machines.sizes import partition_blocks_for
+
+        try:
+            if size < 1:
+                raise ValueError(f"a job size must be >= 1 node, got {size}")
+            partition_blocks_for(size, args.blocks)
+        except ValueError as exc:
+            raise UsageError(f"--sizes: {exc} (--blocks {args.blocks})") from None
     check_output(args.out, "--out", folder=True)
     made = []
     for seed in range(args.seed, args.seed + args.count):
@@ -296,7 +337,7 @@ def cmd_compare(args) -> int:
     _check_policies(policies, args.checkpoint)
     instances = [load_instance(p) for p in paths]
     for inst, path in zip(instances, paths):
-        check_size(inst, path)
+        check_size(inst, path, args.method)
     kwargs = _solve_kwargs(args)
     done: list[str] = []
     with progress_bar("optimum + policies", not args.json and not args.no_progress, len(instances)) as update:

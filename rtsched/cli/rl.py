@@ -9,9 +9,9 @@
 after every epoch; ``--epochs`` is the *total*, so after an interruption the same command with
 ``--resume`` runs the missing epochs and ends with the weights an uninterrupted run would have.
 ``evaluate`` follows seed 003's test protocol (10 sequences of 1,024 jobs, greedy actions) in the
-compatibility mode; ``--json`` prints ``{"results": [{"policy", "backfill", "start", "avg_bsld",
-"avg_wait"}, ...]}``.  ``export`` writes a trained model's policy alone (about 20 KiB; loads like
-any model, cannot resume training).
+compatibility mode; ``--json`` prints what ran (``trace``, ``machine``, ``seq_len``, ``starts``, ...)
+and ``"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]``.  ``export``
+writes a trained model's policy alone (about 20 KiB; loads like any model, cannot resume training).
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import json
 import os
 import sys
 
-from rtsched.cli.common import UsageError, check_output, int_in, name_list, nonneg_int, positive_int
+from rtsched.cli.common import (UsageError, changed_options, check_output, float_in, int_in, name_list, nonneg_float,
+                                nonneg_int, positive_float, positive_int)
 from rtsched.errors import InputError, RtschedError
 
 # Kept here so that building the parser imports neither torch nor the RL package; the command
@@ -29,6 +30,9 @@ GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
 ROLLOUT_MODES = ("lockstep", "trajectories")
+DEFAULT_EPOCHS = 100  # rl train --epochs
+# ``rl evaluate``: how the sequences are drawn when --starts does not give them (refused with --starts)
+EVALUATE_DRAW_DEFAULTS = {"n_sequences": 10, "seed": 1}
 
 
 
@@ -120,17 +124,11 @@ def _rlschert_options(args) -> dict:
         if low is not None and v < low:
             raise UsageError(f"--{name.replace('_', '-')}: must be at least {low}, got {v}")
         opts[name] = v
-    if args.job_rate is not None and not 0 < args.job_rate <= 1:
-        raise UsageError(f"--job-rate: a probability in (0, 1], got {args.job_rate}")
     if args.imitation is not None:
-        if args.imitation < 0:
-            raise UsageError(f"--imitation: must be >= 0, got {args.imitation}")
         opts["imitation"] = args.imitation
     if args.teacher is not None:
         opts["teacher"] = args.teacher
     if args.pi_lr is not None:
-        if args.pi_lr <= 0:
-            raise UsageError(f"--pi-lr: must be > 0, got {args.pi_lr}")
         opts["pi_lr"] = args.pi_lr
     return opts
 
@@ -141,6 +139,9 @@ def cmd_train(args) -> int:
     if args.agent == "rtmix":
         return cmd_train_rtmix(args)
     from rtsched.rl.api import train
+
+    if args.epochs is None:
+        args.epochs = DEFAULT_EPOCHS
 
     _refuse_rtmix_options(args)
     if not args.trace:
@@ -211,6 +212,9 @@ def cmd_train(args) -> int:
     elif args.agent == "rlschert":
         if args.sjf_filter or args.base != "sjf":
             raise UsageError("--sjf-filter and --base do not apply to the rlschert agent")
+        if args.goal != "bsld" or args.backfill != "none":
+            raise UsageError("--goal and --backfill do not apply to the rlschert agent (seed 001's reward is Eq. 9; "
+                             "the agent selects, kills and waits itself)")
         for name in ("actor", "critic"):
             options.pop(name, None)
         options.update(_rlschert_options(args))
@@ -219,6 +223,12 @@ def cmd_train(args) -> int:
     elif args.agent == "inspector":
         if args.sjf_filter:
             raise UsageError("--sjf-filter applies to the rlscheduler agent only")
+        from heuristics.priorities import get_priority
+
+        try:
+            get_priority(args.base)
+        except ValueError as exc:
+            raise UsageError(f"--base: {exc}") from None
         options["base"] = args.base
     else:
         if args.base != "sjf":
@@ -266,6 +276,7 @@ def cmd_train(args) -> int:
     else:
         score = "–" if summary["last_score"] is None else f"{summary['last_score']:.4g}"
         setting = (f"window {args.head or 10}-{args.tail if args.tail is not None else 10}" if args.agent == "splitwindow"
+                   else f"{args.mode} mode, {'no kill' if args.no_kill else 'kill'}" if args.agent == "rlschert"
                    else f"goal {args.goal}, backfill {args.backfill}")
         print(f"{args.agent} on {os.path.basename(args.trace)} ({setting}): "
               f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}")
@@ -294,6 +305,8 @@ def cmd_train_rtmix(args) -> int:
     with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
     if args.curriculum_rounds is not None:
         return cmd_train_rtmix_curriculum(args)
+    if args.epochs is None:
+        args.epochs = DEFAULT_EPOCHS
     given = [f"--{k.replace('_', '-')}" for k in CURRICULUM_DEFAULTS if getattr(args, k) is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
@@ -309,8 +322,6 @@ def cmd_train_rtmix(args) -> int:
 
     if args.trace:
         raise UsageError("--trace does not apply to the rtmix agent (it trains on generated instances)")
-    if not (args.theta > 0 and args.penalty >= 0):
-        raise UsageError(f"--theta must be > 0 and --penalty >= 0, got {args.theta}, {args.penalty}")
     for name in ("epochs", "experts", "bc_epochs", "jobs"):
         if getattr(args, name) < (0 if name == "epochs" else 1):
             raise UsageError(f"--{name.replace('_', '-')}: must be at least {0 if name == 'epochs' else 1}")
@@ -400,8 +411,8 @@ def cmd_train_rtmix_curriculum(args) -> int:
     from rtsched.rl.ppo import read_model_file
     from rtsched.rl.rtmix_train import run_curriculum
 
-    refused = [f"--{k.replace('_', '-')}" for k in ("experts", "expert_cache", "solve_time_limit", "jobs", "machine",
-                                                    "theta", "penalty", "reward_baseline")
+    refused = [f"--{k.replace('_', '-')}" for k in ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs",
+                                                    "machine", "theta", "penalty", "reward_baseline")
                if getattr(args, k) is not None]
     if args.trace:
         refused.append("--trace")
@@ -492,37 +503,59 @@ class _TrainProgress:
 
 # ---------------------------------------------------------------------------------------- evaluate
 def cmd_evaluate(args) -> int:
-    from rtsched.rl.evaluate import evaluate
+    from rtsched.rl.evaluate import evaluate, machine_spec
+    from rtsched.rl.trace import load_trace
 
     _check_trace(args.trace)
     policies = _name_list(args.policies)
     if not policies:
         raise UsageError("--policies: no policy given")
     starts = _int_list(args.starts, "--starts") if args.starts else None
-    rows: list[dict] = []
-    for backfill in _backfill_list(args.backfill):
+    if starts is not None:
+        given = changed_options(args, dict.fromkeys(EVALUATE_DRAW_DEFAULTS))  # given at all
+        if given:
+            raise UsageError(f"{', '.join(given)}: the sequences are drawn only without --starts")
+    n_sequences = args.n_sequences or EVALUATE_DRAW_DEFAULTS["n_sequences"]
+    seed = EVALUATE_DRAW_DEFAULTS["seed"] if args.seed is None else args.seed
+    if args.machine is not None:
+        from rtsched.machines import check_machine_spec
+
         try:
-            got = evaluate(policies, args.trace, starts=starts, n_sequences=args.n_sequences, seq_len=args.seq_len,
-                           backfill=backfill, seed=args.seed, machine=args.machine, greedy=not args.sample,
+            check_machine_spec(args.machine)
+        except ValueError as exc:
+            raise UsageError(f"--machine: {exc}") from None
+    backfills = _backfill_list(args.backfill)
+    trace = load_trace(args.trace)  # once, for every backfilling rule
+    rows: list[dict] = []
+    for backfill in backfills:
+        try:
+            got = evaluate(policies, trace, starts=starts, n_sequences=n_sequences, seq_len=args.seq_len,
+                           backfill=backfill, seed=seed, machine=args.machine, greedy=not args.sample,
                            norms=args.norms)
         except ValueError as exc:
             if isinstance(exc, RtschedError):
                 raise
             raise UsageError(str(exc)) from None
         rows.extend({k: r[k] for k in ("policy", "backfill", "start", "avg_bsld", "avg_wait")} for r in got)
+    what = {"trace": args.trace, "machine": machine_spec(trace, args.machine),
+            "seq_len": args.seq_len, "starts": list(dict.fromkeys(r["start"] for r in rows)),
+            "starts_drawn_with_seed": None if starts is not None else seed, "greedy": not args.sample,
+            "norms": args.norms}
     if args.json:
-        print(json.dumps({"results": rows}, indent=1, allow_nan=False))
+        print(json.dumps({**what, "results": rows}, indent=1, allow_nan=False))
         return 0
-    _print_evaluation(rows, args)
+    _print_evaluation(rows, args, what)
     return 0
 
 
-def _print_evaluation(rows: list[dict], args) -> None:
+def _print_evaluation(rows: list[dict], args, what: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    n_seq = len({r["start"] for r in rows})
-    table = Table(title=f"{os.path.basename(args.trace)} · {n_seq} sequences × {args.seq_len} jobs · mean of "
+    n_seq = len(what["starts"])
+    drawn = "" if what["starts_drawn_with_seed"] is None else f" drawn with seed {what['starts_drawn_with_seed']}"
+    table = Table(title=f"{os.path.basename(args.trace)} · machine {what['machine']} · {n_seq} sequences{drawn} × "
+                        f"{args.seq_len} jobs · {'greedy' if what['greedy'] else 'sampled'} actions · mean of "
                         f"per-sequence averages (bsld τ = 10 s)")
     for col in ("policy", "backfill", "avg bsld", "avg wait (s)"):
         table.add_column(col, justify="left" if col in ("policy", "backfill") else "right")
@@ -548,8 +581,9 @@ def register(subparsers) -> None:
                                     "rlschert: also 'vasplike' (synthetic); rtmix: none (generated instances)")
     tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
-    tr.add_argument("--epochs", type=int_in(1, 1_000_000), default=100,
-                    help="total epochs (a resumed run counts the earlier ones)")
+    tr.add_argument("--epochs", type=int_in(1, 1_000_000),
+                    help=f"total epochs (default {DEFAULT_EPOCHS}; a resumed run counts the earlier ones; the rtmix "
+                         "curriculum has none: --bc-epochs)")
     tr.add_argument("--out", "--model-dir", dest="out",
                     help="output folder for checkpoint.pt and progress.json (default runs/AGENT-TRACE-GOAL-BACKFILL)")
     tr.add_argument("--seed", type=nonneg_int, default=0)
@@ -591,29 +625,32 @@ def register(subparsers) -> None:
     g.add_argument("--no-kill", action="store_true", help="no kill actions (RLSchert without kill)")
     g.add_argument("--static", action="store_true",
                    help="no running predictions: the DeepRM-like baseline (pre-run lengths only)")
-    g.add_argument("--imitation", type=float, help="imitation weight α_t at the start (paper 0.5; default 0: none)")
+    g.add_argument("--imitation", type=nonneg_float,
+                   help="imitation weight α_t at the start (paper 0.5; default 0: none)")
     g.add_argument("--imitation-hold", type=int, help="epochs at full α_t (default 50)")
     g.add_argument("--imitation-end", type=int, help="epoch by which α_t decays to 0 (default 150)")
     g.add_argument("--teacher", help="imitation teacher's selects: a heuristic (sjf, saf) or a no-kill RLSchert "
                                      "model file; the rule-based kill comes first (default sjf); rtmix curriculum: "
                                      "the policy labelling the weeks (default wcjs)")
     g.add_argument("--units", type=int, help="vasplike: resource units of the cluster (default 20)")
-    g.add_argument("--job-rate", type=float, help="vasplike: arrival probability per slot (default 0.7)")
+    g.add_argument("--job-rate", type=float_in(0, 1), help="vasplike: arrival probability per slot (default 0.7)")
     g.add_argument("--simu-len", type=int, help="vasplike: arrival slots per sequence (default 200)")
     g.add_argument("--train-sequences", type=int, help="vasplike: a fixed set of this many training sequences")
-    g.add_argument("--pi-lr", type=float, help="policy learning rate (rlschert default 1e-4)")
+    g.add_argument("--pi-lr", type=positive_float, help="policy learning rate (rlschert default 1e-4)")
     rt = tr.add_argument_group("rtmix (RTJ/BJ mixes on Mira, taught by the optimum; docs/rl.md)")
     rt.add_argument("--experts", type=int, default=None,
                     help="rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT)")
     rt.add_argument("--expert-cache", default=None,
                     help="rtmix: folder of solved plans (one JSON per seed; reused)")
-    rt.add_argument("--solve-time-limit", type=float, default=None, help="rtmix: seconds per expert solve")
+    rt.add_argument("--solve-time-limit", type=positive_float, default=None, help="rtmix: seconds per expert solve")
     rt.add_argument("-j", "--jobs", type=int, default=None, help="rtmix: expert instances solved in parallel")
-    rt.add_argument("--bc-epochs", type=int, default=None, help="rtmix: behaviour-cloning passes over the expert data")
+    rt.add_argument("--bc-epochs", type=positive_int, default=None,
+                    help="rtmix: behaviour-cloning passes over the expert data")
     rt.add_argument("--machine", default=None, help="rtmix: mira:BLOCKS or a partition XML (default mira:16)")
     rt.add_argument("--checkpoint", default=None, help="rtmix: checkpoint model no, sys[:S], app-PCT, jit")
-    rt.add_argument("--theta", type=float, default=None, help="rtmix: the RTJ mean-slowdown bound θ of the reward")
-    rt.add_argument("--penalty", type=float, default=None,
+    rt.add_argument("--theta", type=positive_float, default=None,
+                    help="rtmix: the RTJ mean-slowdown bound θ of the reward")
+    rt.add_argument("--penalty", type=nonneg_float, default=None,
                     help="rtmix: reward penalty per unit of mean RTJ slowdown above θ (default 10)")
     rt.add_argument("--reward-baseline", default=None,
                     help="rtmix: PPO rewards are the gain over this policy on the same episode (default wcjs; "
@@ -642,18 +679,21 @@ def register(subparsers) -> None:
                     help="comma-separated heuristics (fcfs, sjf, f1, wfp3, unicep, wfp3-authors, unicep-authors, "
                          "...) and model files/folders")
     ev.add_argument("--starts", help="comma-separated first jobs (0-based) of the sequences, e.g. 1981,2756,...")
-    ev.add_argument("--n-sequences", type=int_in(1, 100_000), default=10,
-                    help="sequences drawn with --seed when --starts is absent")
+    ev.add_argument("--n-sequences", type=int_in(1, 100_000),
+                    help=f"sequences drawn with --seed when --starts is absent (default "
+                         f"{EVALUATE_DRAW_DEFAULTS['n_sequences']})")
     ev.add_argument("--seq-len", type=positive_int, default=1024, help="jobs per sequence")
     ev.add_argument("--backfill", default="none",
                     help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler)")
-    ev.add_argument("--seed", type=nonneg_int, default=1, help="seed of the drawn sequence starts")
+    ev.add_argument("--seed", type=nonneg_int,
+                    help=f"seed of the drawn sequence starts (default {EVALUATE_DRAW_DEFAULTS['seed']})")
     ev.add_argument("--machine", help="machine spec (default: a flat cluster of the trace's MaxNodes)")
     ev.add_argument("--norms", choices=["trace", "model"], default="trace",
                     help="normalise model features by the evaluated trace (authors) or the training trace")
     ev.add_argument("--sample", action="store_true", help="sample actions instead of greedy argmax")
     ev.add_argument("--json", action="store_true",
-                    help='print {"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]}')
+                    help='print {"trace", "machine", "seq_len", "starts", ..., "results": [{"policy", "backfill", '
+                         '"start", "avg_bsld", "avg_wait"}, ...]}')
     ev.set_defaults(func=cmd_evaluate)
 
     ex = rsub.add_parser("export", help="write a trained model's policy (no optimiser or critic) to a small file")

@@ -37,8 +37,8 @@ def register(sub) -> None:
     sim.add_argument("--checkpoint", help="no, sys[:SECONDS], app-PCT, jit (default: the scheme's, else no)")
     sim.add_argument("--rt-percent", type=percent, help="mark this %% of jobs real-time, 0-100 (default: 10 on the "
                                                          "embedded default trace, else 0)")
-    sim.add_argument("--rt-mode", default="random", choices=["random", "short", "aps"], help="RTJ marking mode")
-    sim.add_argument("--seed", type=nonneg_int, default=0, help="seed of the RTJ marking (>= 0)")
+    sim.add_argument("--rt-mode", choices=["random", "short", "aps"], help="RTJ marking mode (default random)")
+    sim.add_argument("--seed", type=nonneg_int, help="seed of the RTJ marking (>= 0, default 0)")
     sim.add_argument("--tau", type=positive_int, help="bounded-slowdown bound τ in s of the chosen --bsld-form "
                                                      "(default: 600 for seed002, 10 for rl)")
     sim.add_argument("--bsld-form", default="seed002", choices=["seed002", "rl"], help="bounded-slowdown formula")
@@ -56,7 +56,7 @@ def register(sub) -> None:
 # RunSpec field -> the option that sets it
 OPTIONS = {"rt_percent": "--rt-percent", "marking": "--rt-mode", "seed": "--seed", "tau": "--tau", "tau_rl": "--tau",
            "bsld_form": "--bsld-form", "scheme": "--scheme", "checkpoint": "--checkpoint", "machine": "--machine",
-           "policy": "--policy", "backfill": "--backfill", "jobs": "--first-n"}
+           "policy": "--policy", "backfill": "--backfill", "jobs": "--first-n", "trace_format": "--format"}
 
 
 def usage_error(exc) -> UsageError:
@@ -72,11 +72,18 @@ def spec_from_args(args):
     from rtsched.window import WindowSpec
 
     embedded = args.trace is None and args.policy is None and args.scheme is None
+    if args.trace is None and args.format is not None:
+        raise UsageError("--format applies to a TRACE given (the embedded default is the shipped SWF week)")
     if args.policy is not None and args.scheme is not None:
         raise UsageError("--policy and --scheme exclude each other (a scheme sets the policy)")
     rt_percent = args.rt_percent
     if rt_percent is None:
         rt_percent = EMBEDDED_DEFAULT_RT_PERCENT if args.trace is None else 0.0
+    if not rt_percent:
+        given = [o for o, v in (("--rt-mode", args.rt_mode), ("--seed", args.seed)) if v is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)}: they set the real-time marking, and no job is marked "
+                             "(--rt-percent is 0; give a trace's RTJ share with --rt-percent)")
     window = None
     if args.window is not None:
         try:
@@ -90,7 +97,7 @@ def spec_from_args(args):
     tau = args.tau
     spec = RunSpec(
         trace=args.trace, trace_format=args.format, reader_options=reader, rt_percent=rt_percent,
-        marking=args.rt_mode, seed=args.seed, machine=args.machine,
+        marking=args.rt_mode or "random", seed=args.seed or 0, machine=args.machine,
         scheme=EMBEDDED_DEFAULT_SCHEME if embedded else args.scheme,
         policy=args.policy or DEFAULT_POLICY, policy_options=options, checkpoint=args.checkpoint,
         window=window, bsld_form=args.bsld_form,
@@ -107,8 +114,11 @@ def run(args) -> int:
     from rtsched.pipeline import SpecError, execute
 
     spec = spec_from_args(args)
-    check_output(args.schedule_out, "--schedule-out")
-    check_output(args.evalys_out, "--evalys-out")
+    from rtsched.pipeline import DEFAULT_TRACE
+
+    inputs = (args.trace or str(DEFAULT_TRACE), args.machine, args.policy)
+    check_output(args.schedule_out, "--schedule-out", inputs=inputs)
+    check_output(args.evalys_out, "--evalys-out", inputs=inputs)
     try:
         with progress_bar("simulating", not args.json and not args.no_progress) as update:
             record = execute(spec, progress=update)
@@ -141,9 +151,10 @@ def title(out: dict) -> str:
     window = f"window {out['window_spec']}" if out.get("window_spec") else "all jobs"
     # the policy that ran, when its name says more than the scheme or policy asked for
     ran = f" = {out['policy']}" if out["policy"] not in (out.get("scheme"), how.split(" ", 1)[1]) else ""
+    unchecked = " · NOT validated (--no-validate)" if out.get("validated") is False else ""
     return (f"{out['trace']} ({out['jobs']:,} jobs{sha}; {rt}) · machine {out['machine']} "
             f"({out['machine_nodes']:,} nodes) · {how}{' (' + extra + ')' if extra else ''}{ran} · "
-            f"{out['checkpoint']} · {window} · rtsched {out['rtsched_version']}")
+            f"{out['checkpoint']} · {window}{unchecked} · rtsched {out['rtsched_version']}")
 
 
 def print_summary(con, out: dict) -> None:

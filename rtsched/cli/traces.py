@@ -5,13 +5,18 @@ import json
 import sys
 from pathlib import Path
 
-from rtsched.cli.common import UsageError, check_output, console, float_in, fmt, int_in, nonneg_int, positive_int
+from rtsched.cli.common import (UsageError, changed_options, check_output, console, float_in, fmt, int_in, nonneg_int,
+                                positive_int)
 
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
 # Largest generated traces (a few seconds and a few hundred MB): Lublin jobs, Mira-like days.
 MAX_JOBS = 2_000_000
 MAX_DAYS = 3660
 MAX_SIZE = 10**8  # rtsched.io.cleaning.MAX_SIZE (the readers' largest size)
+# ``traces generate``'s model options and their defaults (refused where the model or --shipped ignores them)
+GENERATE_DEFAULTS = {"model": "miralike", "jobs": 10000, "nodes": None, "days": 7.0, "seed": 0}
+LUBLIN_ONLY = ("jobs", "nodes")
+MIRALIKE_ONLY = ("days",)
 
 
 def register(sub) -> None:
@@ -19,13 +24,14 @@ def register(sub) -> None:
     tsub = traces.add_subparsers(dest="traces_command", required=True, metavar="COMMAND")
     gen = tsub.add_parser("generate", help="generate a synthetic trace (or regenerate the shipped ones)")
     gen.add_argument("--shipped", action="store_true", help="regenerate the traces shipped in traces/ byte-for-byte")
-    gen.add_argument("--model", choices=["lublin", "miralike"], default="miralike")
-    gen.add_argument("--jobs", type=int_in(1, MAX_JOBS, "MAX_JOBS"), default=10000,
-                     help=f"Lublin: number of jobs (1 .. {MAX_JOBS:,})")
+    d = GENERATE_DEFAULTS
+    gen.add_argument("--model", choices=["lublin", "miralike"], default=d["model"])
+    gen.add_argument("--jobs", type=int_in(1, MAX_JOBS, "MAX_JOBS"), default=d["jobs"],
+                     help=f"Lublin: number of jobs (1 .. {MAX_JOBS:,}; default {d['jobs']:,})")
     gen.add_argument("--nodes", type=int_in(1, MAX_SIZE, "MAX_SIZE"), help="Lublin: processors (default 256)")
-    gen.add_argument("--days", type=float_in(0, MAX_DAYS, "MAX_DAYS"), default=7.0,
-                     help=f"Mira-like: days of arrivals (> 0, at most {MAX_DAYS:,})")
-    gen.add_argument("--seed", type=nonneg_int, default=0)
+    gen.add_argument("--days", type=float_in(0, MAX_DAYS, "MAX_DAYS"), default=d["days"],
+                     help=f"Mira-like: days of arrivals (> 0, at most {MAX_DAYS:,}; default {d['days']:g})")
+    gen.add_argument("--seed", type=nonneg_int, default=d["seed"])
     gen.add_argument("--out", help="output SWF file (--shipped: output folder)")
     gen.set_defaults(func=generate)
     st = tsub.add_parser("stats", help="statistics of a trace")
@@ -49,6 +55,10 @@ def generate(args) -> int:
     from rtsched.io.swf import write_swf
 
     if args.shipped:
+        given = changed_options(args, GENERATE_DEFAULTS)
+        if given:
+            raise UsageError(f"{', '.join(given)}: --shipped regenerates the shipped traces as they are "
+                             "(it takes only --out)")
         out = args.out or str(SHIPPED_DIR)
         check_output(out, "--out", folder=True)
         for path in generators.regenerate_shipped_traces(out):
@@ -56,13 +66,20 @@ def generate(args) -> int:
         return 0
     if not args.out:
         raise UsageError("--out FILE is required (or --shipped)")
+    other = MIRALIKE_ONLY if args.model == "lublin" else LUBLIN_ONLY
+    given = changed_options(args, {k: GENERATE_DEFAULTS[k] for k in other})
+    if given:
+        raise UsageError(f"{given[0]} applies to --model {'miralike' if args.model == 'lublin' else 'lublin'} only"
+                         + ("" if args.model == "lublin" else " (the Mira-like model has Mira's sizes and draws "
+                            "its jobs over --days)"))
     check_output(args.out, "--out")
     if args.model == "lublin":
         wl = generators.generate_lublin(n_jobs=args.jobs, nodes=args.nodes or 256, seed=args.seed)
     else:
-        if args.nodes is not None:
-            raise UsageError("--nodes applies to --model lublin only (the Mira-like model has Mira's sizes)")
         wl = generators.generate_miralike(days=args.days, seed=args.seed)
+        if not len(wl):
+            raise UsageError(f"--days {args.days:g}: the Mira-like model drew no job in that span (seed {args.seed}); "
+                             "give more days")
     write_swf(wl, args.out)
     print(f"{args.out}: {len(wl)} jobs")
     return 0
@@ -75,11 +92,12 @@ def stats(args) -> int:
     from rtsched.traces_stats import trace_statistics
 
     wl = read_workload(args.trace, args.format)
+    fmt_read = args.format or getattr(wl.header, "fmt", None)
     result = trace_statistics(wl)
     if args.json:
-        print(json.dumps(result, indent=2, allow_nan=False))
+        print(json.dumps({"trace": args.trace, "format": fmt_read, **result}, indent=2, allow_nan=False))
         return 0
-    table = Table(title=f"{args.trace}")
+    table = Table(title=f"{args.trace} ({fmt_read})")
     table.add_column("statistic")
     table.add_column("value", justify="right")
     for k, v in result.items():
@@ -92,7 +110,10 @@ def convert(args) -> int:
     from rtsched.io import read_workload
     from rtsched.io.swf import write_swf
 
-    check_output(args.output, "output", stdout=True)
+    check_output(args.output, "output", stdout=True, inputs=(args.input,))
+    batsim = args.output.lower().endswith(".json")
+    if args.nb_res is not None and not batsim:
+        raise UsageError("--nb-res applies to a Batsim workload output (a name ending in .json) only")
     wl = read_workload(args.input, args.format)
     if args.normalize_to_mira:
         from rtsched.io.normalize import normalize_to_mira
@@ -106,7 +127,7 @@ def convert(args) -> int:
         sys.stdout.flush()
         print(f"-: {len(wl)} jobs", file=sys.stderr)
         return 0
-    if args.output.lower().endswith(".json"):
+    if batsim:
         from rtsched.export import write_batsim_workload
 
         nb_res = args.nb_res or wl.max_nodes

@@ -85,6 +85,9 @@ _MARKING_OPTION_KEYS = {"short_max_runtime", "aps_node_scale", "aps_walltime_fac
                         "machine_blocks", "noncheckpointable_percent"}
 _TRACE_KEYS = {"name", "path", "format", "machine", "window", "first_n"}
 _OPTION_KEYS = {"tau", "aps_path", "validate"}
+# [report]: the defaults of report() and plot() (rtsched.experiments.report, figures)
+_REPORT_KEYS = {"scheme_order", "figure_schemes", "headline", "labels"}
+_HEADLINE_KEYS = {"rt_percent", "baseline", "heuristic", "marking"}
 _MODEL_SUFFIXES = (".pt",)
 
 
@@ -315,7 +318,7 @@ class Grid:
         models = {r.name: self._model_input(r.name) for r in self.runners if r.kind == "policy"
                   and _looks_like_path(r.name, self._base())}
         for tr in self.traces:
-            trace_path = self._input(tr.path, f"grid {self.name}: trace {tr.name!r}")
+            trace_path = self._input(tr.path, f"{self._where()}: trace {tr.name!r}")
             trace_cfg = {"path": portable_path(trace_path), "format": tr.format, "first_n": tr.first_n}
             for machine_text in machines_axis or [tr.machine]:
                 inputs = {"trace": file_digest(trace_path)}
@@ -360,11 +363,15 @@ class Grid:
                                          tau if len(self.axes.get("tau", ())) > 1 else None)
                         run = GridRun(key=key, config=config, label=tr.name, detail=detail)
                         if key in seen:
-                            raise ValueError(f"grid {self.name}: runs '{seen[key].describe()}' and '{run.describe()}' "
+                            raise ValueError(f"{self._where()}: runs '{seen[key].describe()}' and '{run.describe()}' "
                                              f"have the same configuration ({key}); check for repeated axis values")
                         seen[key] = run
                         runs.append(run)
         return runs
+
+    def _where(self) -> str:
+        """The grid in a message: its file when it came from one, else its name."""
+        return str(self.source) if self.source else f"grid {self.name}"
 
     def _input(self, text: str, what: str) -> Path:
         """An input file of the grid: relative to the grid file's folder (or, for grids written
@@ -396,23 +403,23 @@ class Grid:
             fmt = tr.format or _format_from_extension(tr.path)
             return "mira" if fmt in ("cobalt", "alcf") else None
         if is_file_machine(text):
-            path = self._input(text, f"grid {self.name}: machine of trace {tr.name!r}")
+            path = self._input(text, f"{self._where()}: machine of trace {tr.name!r}")
             inputs["machine"] = file_digest(path)
             return portable_path(path)
         return text.strip()
 
     def _aps_input(self) -> tuple[str, str]:
         if not self.aps_path:
-            raise ValueError(f"grid {self.name}: marking 'aps' needs options.aps_path")
-        path = self._input(self.aps_path, f"grid {self.name}: options.aps_path")
+            raise ValueError(f"{self._where()}: marking 'aps' needs options.aps_path")
+        path = self._input(self.aps_path, f"{self._where()}: options.aps_path")
         return portable_path(path), file_digest(path)
 
     def _model_input(self, text: str) -> tuple[str, str]:
         """(portable path, content digest) of a model file or training folder used as a policy."""
-        path = self._input(text, f"grid {self.name}: policy {text!r}")
+        path = self._input(text, f"{self._where()}: policy {text!r}")
         model = path / "checkpoint.pt" if path.is_dir() else path
         if not model.is_file():
-            raise FileNotFoundError(f"grid {self.name}: policy {text!r}: {path} holds no checkpoint.pt")
+            raise FileNotFoundError(f"{self._where()}: policy {text!r}: {path} holds no checkpoint.pt")
         return portable_path(path), file_digest(model)
 
     def _options(self, runner: Runner, opt_set: dict, backfill: str | None) -> dict:
@@ -597,6 +604,11 @@ def _grid_from_dict(data: dict, source: Path | None, text: str) -> Grid:
     report = data.get("report", {})
     if not isinstance(report, dict):
         raise ValueError("[report]: expected a table")
+    _check_unknown(report, _REPORT_KEYS, "[report]")
+    for key in ("headline", "labels"):
+        if not isinstance(report.get(key, {}), dict):
+            raise ValueError(f"[report].{key}: expected a table")
+    _check_unknown(report.get("headline", {}), _HEADLINE_KEYS, "[report].headline")
     out_dir = data.get("out_dir")
     if out_dir is not None and (not isinstance(out_dir, str) or not out_dir.strip()):
         raise ValueError(f"out_dir: expected a folder path, got {out_dir!r}")

@@ -101,6 +101,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if os.fspath(path) == STDIN:
         raise InputError("a trace read from standard input ('-') has no extension to tell its format: "
                          f"pass the format (--format / fmt=) as one of {', '.join(FORMATS)}", path="<stdin>")
+    if os.path.isdir(path):
+        raise InputError("is a folder, not a trace file", path=os.fspath(path))
     p = os.fspath(path).lower()
     if p.endswith(".gz"):
         p = p[:-3]
@@ -108,7 +110,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     fmt = {".swf": "swf", ".log": "cobalt", ".csv": "alcf"}.get(ext)
     if fmt is None:
         raise InputError(f"cannot tell the trace format from the extension {ext or '(none)'!r}; "
-                         f"pass fmt= one of {', '.join(FORMATS)}", path=os.fspath(path))
+                         f"pass the format (--format / fmt=) as one of {', '.join(FORMATS)}", path=os.fspath(path))
     return fmt
 
 

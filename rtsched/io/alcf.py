@@ -201,7 +201,7 @@ def _read_alcf(path: str | os.PathLike[str], o: AlcfOptions, name: str | None) -
                          np.array([r[3] for r in rows], dtype=np.int64),
                          alive, o, counts, errors, "RUNTIME_SECONDS")
     check_sizes(np.array([r[5] for r in rows], dtype=np.int64), o.max_nodes, alive, o, counts, errors, nodes_col,
-                np.array([r[1] for r in rows], dtype=np.int64))
+                np.array([r[1] for r in rows], dtype=np.int64), "max_nodes, Mira's by default")
     errors.raise_first()
     kept = np.flatnonzero(alive).tolist()
     if not kept:

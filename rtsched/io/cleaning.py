@@ -150,8 +150,9 @@ def settle_runtimes(runtime: np.ndarray, walltime: np.ndarray, alive: np.ndarray
 
 def check_sizes(nodes: np.ndarray, max_nodes: int | None, alive: np.ndarray, opts: ReadOptions,
                 counts: dict[str, int], errors: RowErrors, field: str | Callable[[int], str],
-                ids: np.ndarray) -> None:
-    """Jobs bigger than the machine raise (``oversize="raise"``) or are dropped from ``alive``."""
+                ids: np.ndarray, size_from: str = "the reader's max_nodes") -> None:
+    """Jobs bigger than the machine raise (``oversize="raise"``) or are dropped from ``alive``;
+    ``size_from`` says where ``max_nodes`` comes from (for the message)."""
     if max_nodes is None:
         return
     over = alive & (nodes > max_nodes)
@@ -160,7 +161,7 @@ def check_sizes(nodes: np.ndarray, max_nodes: int | None, alive: np.ndarray, opt
         alive &= ~over
         return
     errors.check(over, field, lambda r: f"job {ids[r]} asks for {nodes[r]} nodes, more than the machine's "
-                                        f"{max_nodes} (pass oversize='drop' to drop such jobs)")
+                                        f"{max_nodes} ({size_from}; a reader with oversize='drop' drops such jobs)")
 
 
 def first_n_positions(submit: np.ndarray, ids: np.ndarray, first_n: int | None,

@@ -249,7 +249,7 @@ def _read_cobalt(path: str | os.PathLike[str], o: CobaltOptions, name: str | Non
                          np.array([r[3] for r in rows], dtype=np.int64),
                          alive, o, counts, errors, "runtime")
     check_sizes(np.array([r[4] for r in rows], dtype=np.int64), o.max_nodes, alive, o, counts, errors,
-                "Resource_List.nodect", ids)
+                "Resource_List.nodect", ids, "max_nodes, Mira's by default")
     errors.raise_first()
     kept = np.flatnonzero(alive).tolist()
     if not kept:

@@ -360,7 +360,7 @@ class _Scan:
         nodes = procs if ratio is None else -((-procs * ratio[0]) // ratio[1])
         check_sizes(nodes, max_nodes, alive, o, counts, errors,
                     lambda r: "allocated processors" if procs[r] == alloc[r] != req[r] else "requested processors",
-                    jid)
+                    jid, "the header's MaxProcs, else MaxNodes")
         return alive, submit, rt, walltime, nodes, procs
 
     def keep(self, v: np.ndarray, alive: np.ndarray, jid: np.ndarray, submit: np.ndarray, runtime: np.ndarray,

@@ -19,12 +19,15 @@ soon as jobs wait and none is committed.  The simulator is ``rtsched.sim.core.Si
 """
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from heuristics.backfill import normalize_backfill
 from heuristics.committed import COMMITTED_BACKFILLS, CommittedHead
+from rtsched.errors import OptionError
 from rtsched.machines import FlatCluster
 from rtsched.metrics import sequence_metric
 from rtsched.rl.features import PickObservation, static_pick_columns
@@ -32,6 +35,18 @@ from rtsched.rl.rewards import GOALS, reward_of
 from rtsched.rl.sequences import filter_range, heuristic_score, requested_start, start_bounds
 from rtsched.rl.trace import load_trace
 from rtsched.sim.core import Simulator
+
+
+def _checked_filter(sjf_filter) -> tuple[float, float]:
+    """A trajectory-filtering range as (lo, hi), two finite numbers with lo < hi, else ``OptionError``."""
+    try:
+        lo, hi = (float(v) for v in sjf_filter)
+    except (TypeError, ValueError):
+        raise OptionError(f"sjf_filter (--sjf-filter) must be 'auto' or two numbers LO,HI, "
+                          f"got {sjf_filter!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise OptionError(f"sjf_filter (--sjf-filter) must be two finite numbers LO < HI, got {sjf_filter!r}")
+    return lo, hi
 
 
 def _no_pick(q, view):
@@ -68,7 +83,7 @@ class JobPickingEnv(gym.Env):
         if sjf_filter == "auto":
             sjf_filter = filter_range(tr, self.seq_len, backfill=self.backfill, goal=goal, machine=self.machine,
                                       n_samples=filter_samples, start_range=start_range)
-        self.sjf_filter = tuple(sjf_filter) if sjf_filter is not None else None
+        self.sjf_filter = _checked_filter(sjf_filter) if sjf_filter is not None else None
         self.observation_space = spaces.Box(0.0, 1.0, (self.window * self.obsb.n_features,), dtype=np.float32)
         self.action_space = spaces.Discrete(self.window)
         self.sim: Simulator | None = None
@@ -90,8 +105,8 @@ class JobPickingEnv(gym.Env):
                                 self.util_window)
             if self.sjf_filter[0] < v < self.sjf_filter[1]:
                 return s
-        raise RuntimeError(f"no sequence with an SJF {self.goal} inside {self.sjf_filter} after "
-                           f"{self.max_filter_tries} draws; widen the filter range")
+        raise OptionError(f"sjf_filter (--sjf-filter) {self.sjf_filter}: no sequence with an SJF {self.goal} inside "
+                          f"it after {self.max_filter_tries} draws; widen the filter range")
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)

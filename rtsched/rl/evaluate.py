@@ -70,8 +70,8 @@ def evaluate(policies: Iterable, trace, starts: Iterable[int] | None = None, n_s
     starts = sequence_starts(tr, seq_len, n_sequences, seed) if starts is None else [int(s) for s in starts]
     for s in starts:
         if not 0 <= s <= len(tr) - seq_len:
-            raise OptionError(f"sequence start {s} outside [0, {len(tr) - seq_len}] for {seq_len}-job sequences of "
-                              f"a {len(tr)}-job trace")
+            raise OptionError(f"sequence start (--starts) {s} outside [0, {len(tr) - seq_len}] for {seq_len}-job "
+                              f"sequences of a {len(tr)}-job trace")
     spec = RunSpec(trace=tr.path, machine=machine_spec(tr, machine), event_order="rlscheduler")
     rows: list[dict] = []
     for p in policies:

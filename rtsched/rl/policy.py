@@ -204,8 +204,8 @@ class SplitWindowPolicy:
             self._run = view.run_id
             n = view.machine.total_nodes
             if int(self.norms.get("n_cores", n)) != n:
-                raise ValueError(f"{self.model.path}: trained for {int(self.norms['n_cores'])} cores, the machine "
-                                 f"has {n}")
+                raise OptionError(f"{self.model.path}: trained for {int(self.norms['n_cores'])} cores, the machine "
+                                  f"has {n}; run it on flat:{int(self.norms['n_cores'])}")
             self.obsb = SplitObservation(n, self.head, self.tail, self.norms["max_runtime"], sigma=self.sigma)
         obsb = self.obsb
         obsb.cores.sync(view.running)

@@ -15,6 +15,7 @@ import time
 import numpy as np
 import torch
 
+from heuristics.realtime import require_partitioned
 from heuristics.wcjs import WcjsConfig
 from rtsched.rl.nets import NumpyActor
 from rtsched.rl.ppo import LoadedModel, load_model
@@ -50,6 +51,7 @@ class RtMixPolicy:
     def decide(self, view: SimView) -> list[Decision]:
         if not view.queue:
             return []
+        require_partitioned(self.name, view.machine)
         ps = RtMixPass(view, self.spec)
         wait = self.spec.wait_action
         while ps.has_choice():

@@ -42,7 +42,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from rtsched.errors import RtschedError
+from rtsched.errors import OptionError, RtschedError
 from rtsched.files import atomic_write, atomic_write_text
 from rtsched.rl.nets import NumpyActor, build_networks
 from rtsched.rl.rollouts import MODES, make_pool
@@ -627,11 +627,15 @@ def _comparable(d: dict, key: str) -> dict:
     return d
 
 
+def model_file(path: str) -> str:
+    """The file of a model given as a file or as a run folder (its ``checkpoint.pt``)."""
+    path = os.fspath(path)
+    return os.path.join(path, CHECKPOINT) if os.path.isdir(path) else path
+
+
 def read_model_file(path: str) -> dict:
     """Read and check a model/checkpoint file; ModelFileError naming the file on any problem."""
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        path = os.path.join(path, CHECKPOINT)
+    path = model_file(path)
     if not os.path.exists(path):
         raise ModelFileError(f"{path}: model file not found")
     try:
@@ -662,6 +666,9 @@ def export_model(src: str, dst: str) -> dict:
     names a place on the training machine).  Written through a temporary file, so an interrupted
     export leaves nothing half-written.  Returns ``{"path", "bytes", "agent", "epoch"}``."""
     st = read_model_file(src)
+    if os.path.exists(dst) and os.path.samefile(model_file(src), dst):
+        raise OptionError(f"{dst}: is the model being exported; give another file (the policy alone written over "
+                          "a checkpoint loses its training state)")
     out = {k: st[k] for k in EXPORTED_KEYS if k in st}
     env = dict(out["env"])
     if env.get("trace_path"):

@@ -24,7 +24,7 @@ def start_bounds(n_jobs: int, seq_len: int, start_range=None) -> tuple[int, int]
     first 20 %, seed 000's training split).
     """
     if seq_len < 1 or seq_len > n_jobs:
-        raise ValueError(f"sequence length {seq_len} does not fit a trace of {n_jobs} jobs")
+        raise ValueError(f"sequence length (--seq-len) {seq_len} does not fit a trace of {n_jobs} jobs")
     if start_range is None:
         lo, hi = seq_len, n_jobs - seq_len - 2
         if hi < lo:
@@ -33,11 +33,12 @@ def start_bounds(n_jobs: int, seq_len: int, start_range=None) -> tuple[int, int]
     a, b = start_range
     if isinstance(a, float) or isinstance(b, float):
         if not (0.0 <= float(a) < float(b) <= 1.0):
-            raise ValueError(f"start_range fractions must satisfy 0 <= a < b <= 1, got {start_range}")
+            raise ValueError(f"start_range (--start-range) fractions must satisfy 0 <= a < b <= 1, got {start_range}")
         a, b = int(round(float(a) * n_jobs)), int(round(float(b) * n_jobs))
     a, b = int(a), int(b)
     if a < 0 or b > n_jobs or b - a < seq_len:
-        raise ValueError(f"start_range {start_range} cannot hold a {seq_len}-job sequence in a trace of {n_jobs} jobs")
+        raise ValueError(f"start_range (--start-range) {start_range} cannot hold a {seq_len}-job sequence in a trace "
+                         f"of {n_jobs} jobs")
     return a, b - seq_len
 
 
