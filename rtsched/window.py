@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from rtsched.errors import OptionError
 from rtsched.jobs import MAX_TIME_S
 
 DAY = 86400  # s
@@ -143,8 +144,6 @@ def check_selects(spec: WindowSpec, window: tuple[int, int], submits, start_time
     t0, t1 = window
     if not submits or any(t0 <= s < t1 for s in submits):
         return
-    from rtsched.errors import OptionError
-
     first, last = min(submits), max(submits)
     if start_time is None:
         span = f"+{first} .. +{last} s after its t = 0"

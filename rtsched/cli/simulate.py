@@ -111,11 +111,9 @@ def spec_from_args(args):
 
 
 def run(args) -> int:
-    from rtsched.pipeline import SpecError, execute
+    from rtsched.pipeline import DEFAULT_TRACE, SpecError, execute
 
     spec = spec_from_args(args)
-    from rtsched.pipeline import DEFAULT_TRACE
-
     inputs = (args.trace or str(DEFAULT_TRACE), args.machine, args.policy)
     check_output(args.schedule_out, "--schedule-out", inputs=inputs)
     check_output(args.evalys_out, "--evalys-out", inputs=inputs)
