@@ -70,18 +70,30 @@ class FileLock:
     """An exclusive ``flock`` on ``path`` (created if missing), held while the ``with`` block
     runs.  Non-blocking by default (a held lock raises ``LockedError``); ``blocking=True`` waits
     for it (short critical sections).  The operating system releases it when the process dies,
-    however it dies (SIGKILL included), so a killed run never leaves a stale lock."""
+    however it dies (SIGKILL included), so a killed run never leaves a stale lock.
 
-    def __init__(self, path: str | os.PathLike, what: str = "", *, blocking: bool = False) -> None:
+    ``remove_if_unused``: when the ``with`` block created the lock's folder and leaves nothing in
+    it but the lock file (a run that failed before writing anything), the file and the folder are
+    removed on the way out, so a failed run leaves nothing behind.  (A process that opened the
+    same new lock file in the microseconds before its removal could then lock a removed file; the
+    training folders that use this are created by one command at a time.)
+    """
+
+    def __init__(self, path: str | os.PathLike, what: str = "", *, blocking: bool = False,
+                 remove_if_unused: bool = False) -> None:
         self.path = Path(path)
         self.what = what or f"{self.path.parent}"
         self.blocking = blocking
+        self.remove_if_unused = remove_if_unused
         self.fd: int | None = None
+        self._created: Path | None = None  # the outermost folder __enter__ created
 
     def __enter__(self) -> "FileLock":
         import fcntl
 
+        missing = [d for d in (self.path.parent, *self.path.parent.parents) if not d.exists()]
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._created = missing[-1] if missing else None
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if self.blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -95,10 +107,27 @@ class FileLock:
         import fcntl
 
         if self.fd is not None:
+            if self.remove_if_unused and self._created is not None:
+                self._remove_unused()  # still holding the lock
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
 
+
+    def _remove_unused(self) -> None:
+        """Remove the lock file and the folders __enter__ created, if nothing else was put there."""
+        folder = self.path.parent
+        if any(entry.name != self.path.name for entry in folder.iterdir()):
+            return
+        self.path.unlink(missing_ok=True)
+        while True:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or not ours): stop
+                return
+            if folder == self._created:
+                return
+            folder = folder.parent
 
 __all__ = ["TMP_MARK", "FileLock", "LockedError", "atomic_write", "atomic_write_bytes", "atomic_write_text",
            "temporary_name"]

@@ -619,6 +619,7 @@ def test_an_sjf_filter_no_sequence_meets_is_a_usage_error(capsys, tmp_path):
                                str(tmp_path / "r"), "--no-progress"])
     assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err  # was a RuntimeError after 1000 draws
     assert "--sjf-filter" in err and "widen the filter range" in err
+    assert not (tmp_path / "r").exists()  # the run made the folder for its lock: nothing is left behind
 
 
 def test_run_spec_refuses_an_unknown_trace_format_before_reading():

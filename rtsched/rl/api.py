@@ -113,7 +113,8 @@ def _damp_new_kills(trainer: PPOTrainer, init_from: str, margin: float = 5.0) ->
 
 def _run(trainer: PPOTrainer, out, resume: bool, init_from, epochs: int) -> dict:
     ckpt = os.path.join(out, CHECKPOINT) if out else None
-    lock = FileLock(os.path.join(out, LOCK), f"training folder {out}") if out else contextlib.nullcontext()
+    lock = (FileLock(os.path.join(out, LOCK), f"training folder {out}", remove_if_unused=True) if out
+            else contextlib.nullcontext())
     # One training run per output folder: a second one would interleave epochs in the checkpoint.
     try:
         with lock:

@@ -106,7 +106,8 @@ def train_rtmix(data: dict | None, out: str | None, *, bc_epochs: int = 30, epoc
     trainer = PPOTrainer("rtmix", factory, cfg, env_config, {}, out=out, progress=progress)
     trainer.on_trajectory = on_trajectory
     ckpt = os.path.join(out, CHECKPOINT) if out else None
-    lock = FileLock(os.path.join(out, LOCK), f"training folder {out}") if out else contextlib.nullcontext()
+    lock = (FileLock(os.path.join(out, LOCK), f"training folder {out}", remove_if_unused=True) if out
+            else contextlib.nullcontext())
     try:
         with lock:
             if ckpt and resume and os.path.exists(ckpt):
@@ -282,7 +283,7 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
     os.makedirs(out, exist_ok=True)
     rows = []
     try:
-        with FileLock(os.path.join(out, LOCK), f"curriculum folder {out}"):
+        with FileLock(os.path.join(out, LOCK), f"curriculum folder {out}", remove_if_unused=True):
             datas: list[dict] = []
             learner = None
             for r in range(rounds + 1):
