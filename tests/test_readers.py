@@ -579,3 +579,19 @@ def _timed(fn) -> float:
     t = time.perf_counter()
     fn()
     return time.perf_counter() - t
+
+
+def test_bad_reader_options_are_rtsched_option_errors(tmp_path):
+    from rtsched.errors import OptionError
+    from rtsched.pipeline import RunSpec, execute
+
+    path = write(tmp_path, "w.swf", swf_line(1) + "\n")
+    with pytest.raises(OptionError, match="unknown swf reader option.*frist_n"):
+        read_workload(path, frist_n=1)
+    with pytest.raises(OptionError, match="first_n must be an integer >= 1, got 0"):
+        read_workload(path, first_n=0)
+    with pytest.raises(OptionError, match="oversize must be 'raise' or 'drop'"):
+        read_workload(path, oversize="clip")
+    # through the run pipeline too (the Python API a notebook uses)
+    with pytest.raises(OptionError, match="frist_n"):
+        execute(RunSpec(trace=str(path), machine="flat:4", reader_options={"frist_n": 1}))

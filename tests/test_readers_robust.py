@@ -338,7 +338,7 @@ def test_header_only_and_all_dropped(tmp_path):
 
 
 def test_first_n_must_keep_a_job(tmp_path):
-    with pytest.raises(ValueError, match="first_n must be >= 1"):
+    with pytest.raises(ValueError, match="first_n must be an integer >= 1"):
         read_workload(write(tmp_path, "t.swf", GOOD), first_n=0)
     assert len(read_workload(write(tmp_path, "t.swf", GOOD), first_n=1)) == 1
 

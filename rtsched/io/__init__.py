@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from rtsched.errors import InputError
+from rtsched.errors import InputError, OptionError
 from rtsched.io.cleaning import MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, first_n_positions
 from rtsched.io.source import STDIN
 from rtsched.jobs import Job, Workload
@@ -114,13 +114,19 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     return fmt
 
 
+class ReaderOptionError(OptionError, TypeError):
+    """An unknown reader option: rtsched's usage error, and the TypeError a misspelt keyword
+    argument raised before (callers that catch either keep working)."""
+
+
 def read_workload(path: str | os.PathLike[str], fmt: str | None = None, **opts: Any) -> Workload:
     """Read a trace with the reader for ``fmt`` (or the extension's format); "-" is standard input.
 
     Raises InputError naming the file, line and field on bad input, and when the trace has no
     job (empty, header only, or every job dropped by cleaning).  ``opts`` are fields of
     ``SwfOptions`` / ``CobaltOptions`` / ``AlcfOptions`` (for instance
-    ``first_n=100``), plus ``name`` for the workload's name.  Unknown options raise TypeError.
+    ``first_n=100``), plus ``name`` for the workload's name.  Unknown or invalid options raise
+    ``OptionError`` (unknown ones: ``ReaderOptionError``, also a TypeError as before).
     """
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
@@ -133,8 +139,8 @@ def read_workload(path: str | os.PathLike[str], fmt: str | None = None, **opts: 
     valid = {f.name for f in fields(options_cls)}
     unknown = sorted(set(opts) - valid)
     if unknown:
-        raise TypeError(f"unknown {fmt} reader option(s) {', '.join(unknown)}; "
-                        f"valid: {', '.join(sorted(valid))}")
+        raise ReaderOptionError(f"unknown {fmt} reader option(s) {', '.join(unknown)}; "
+                                f"valid: {', '.join(sorted(valid))}")
     return reader(path, options_cls(**opts), name=name)
 
 
@@ -160,7 +166,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AlcfExtra", "AlcfOptions", "CobaltExtra", "CobaltOptions", "FORMATS", "MAX_ID", "MAX_SIZE", "MAX_TIME_S",
-    "ReadOptions", "STDIN", "SWF_FIELDS", "SwfOptions", "SwfTable", "TraceHeader", "cleaning_counts",
+    "ReadOptions", "ReaderOptionError", "STDIN", "SWF_FIELDS", "SwfOptions", "SwfTable", "TraceHeader", "cleaning_counts",
     "detect_format", "normalize_sizes", "normalize_to_mira", "parse_walltime", "read_alcf", "read_cobalt",
     "read_swf", "read_swf_table", "read_workload", "trace_extras", "write_swf",
 ]

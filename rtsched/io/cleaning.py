@@ -9,13 +9,14 @@ rule does and why) is documented in ``docs/formats.md``.
 from __future__ import annotations
 
 import gc
+from numbers import Integral
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Literal
 
 import numpy as np
 
-from rtsched.errors import InputError
+from rtsched.errors import InputError, OptionError
 from rtsched.jobs import MAX_TIME_S
 
 RuntimeRule = Literal["clip", "keep", "raise"]
@@ -61,12 +62,13 @@ class ReadOptions:
 
     def __post_init__(self) -> None:
         if self.runtime_above_walltime not in ("clip", "keep", "raise"):
-            raise ValueError(f"runtime_above_walltime must be 'clip', 'keep' or 'raise', "
-                             f"got {self.runtime_above_walltime!r}")
+            raise OptionError(f"reader option runtime_above_walltime must be 'clip', 'keep' or 'raise', "
+                              f"got {self.runtime_above_walltime!r}")
         if self.oversize not in ("raise", "drop"):
-            raise ValueError(f"oversize must be 'raise' or 'drop', got {self.oversize!r}")
-        if self.first_n is not None and self.first_n < 1:  # no job is an error, never a request
-            raise ValueError(f"first_n must be >= 1, got {self.first_n}")
+            raise OptionError(f"reader option oversize must be 'raise' or 'drop', got {self.oversize!r}")
+        if self.first_n is not None and (isinstance(self.first_n, bool) or not isinstance(self.first_n, Integral)
+                                         or self.first_n < 1):  # no job is an error, never a request
+            raise OptionError(f"reader option first_n must be an integer >= 1, got {self.first_n!r}")
 
 
 def bump(counts: dict[str, int], key: str, n: int = 1) -> None:
