@@ -120,6 +120,8 @@ USAGE = [
     (["simulate", SAMPLE, "--policy", "rtmix", "--first-n", "50"], "--machine mira", "flat-256"),  # AttributeError
     (["simulate", SAMPLE, "--policy", str(REPO / "rtsched" / "rl" / "pretrained" / "splitwindow" / "10-10.pt"),
       "--machine", "mira", "--first-n", "50"], "trained for 256 cores", "run it on flat:256"),
+    (["rl", "evaluate", "--trace", SAMPLE, "--policies", "fcfs,rtmix", "--n-sequences", "1", "--seq-len", "32"],
+     "rtmix", "rtsched simulate --policy rtmix"),  # said only "takes no backfill option", which no one gave
     (["rl", "train", "--trace", SAMPLE, "--sjf-filter", "5,2", "--out", "r"], "--sjf-filter", "LO < HI"),
     (["rl", "train", "--trace", SAMPLE, "--sjf-filter", "5,nan", "--out", "r"], "--sjf-filter", "finite"),
     (["rl", "train", "--trace", SAMPLE, "--seq-len", "100000", "--out", "r"], "--seq-len", "does not fit"),

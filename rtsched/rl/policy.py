@@ -311,7 +311,9 @@ def policy_from_model(path: str, **kwargs):
 
         kwargs.pop("base", None)
         if kwargs.pop("backfill", None) is not None:
-            raise ModelPolicyError(f"{path}: an rtmix model does not backfill; it takes no backfill option")
+            raise ModelPolicyError(f"{path}: an rtmix model schedules real-time/batch mixes on a partitioned Mira "
+                                   "machine and takes no backfill option (rl evaluate's flat-cluster sequences "
+                                   "always set one): run it with rtsched simulate --policy rtmix or rtsched compare")
         return RtMixPolicy(model, **kwargs)
     if model.agent == "rlscheduler":
         kwargs.pop("base", None)
