@@ -31,6 +31,7 @@ class BatchPolicy:
 
     priority: Priority
     backfill: str = "easy"
+    preemptive = False  # class attribute, not a field (the core's Policy protocol)
 
     def __post_init__(self) -> None:
         self.backfill = normalize_backfill(self.backfill)

@@ -264,6 +264,8 @@ class CommittedHeadPolicy:
     ``Priority`` of ``heuristics.priorities``.
     """
 
+    preemptive = False
+
     def __init__(self, priority: "str | Priority" = "fcfs", backfill="none") -> None:
         self.priority = get_priority(priority)
         self.driver = CommittedHead(backfill)

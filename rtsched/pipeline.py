@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping
 from heuristics.registry import SCHEMES, make_policy, scheme, scheme_checkpoint
 from rtsched import metrics
 from rtsched.version import __version__
-from rtsched.checkpoint import DEFAULT_IO, CheckpointModel, IOModel
+from rtsched.checkpoint import DEFAULT_IO, CheckpointKind, CheckpointModel, IOModel
 from rtsched.errors import DecisionError, InputError, OptionError, RtschedError
 from rtsched.io import FORMATS, read_workload
 from rtsched.io.cleaning import gc_paused
@@ -444,7 +444,7 @@ class _TimedPolicy:
 
 def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = None,
             progress: Callable[[int, int], None] | None = None, progress_every: int = 200,
-            time_decisions: bool = False) -> RunRecord:
+            time_decisions: bool = False, refuse_idle_checkpoint: bool = False) -> RunRecord:
     """Run ``spec`` through the pipeline (module docstring) and return its record.
 
     Args:
@@ -454,6 +454,10 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
             columns) instead of ``spec.policy``; the checkpoint model is still the spec's.
         progress: ``progress(done_jobs, total_jobs)``, called every ``progress_every`` completions.
         time_decisions: add up the time the policy spends deciding (``timings["decide_s"]``).
+        refuse_idle_checkpoint: refuse a ``checkpoint`` given as JIT for a policy that never
+            preempts (its ``preemptive`` attribute is False): the JIT write happens only at a
+            preemption, so the option could never take effect (``rtsched simulate`` sets it; a
+            grid or a comparison that crosses policies with checkpoint models does not).
     """
     spec.check()
     timings: dict[str, float] = {}
@@ -462,6 +466,11 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
         policy, ckpt = build_policy(spec)
     else:
         ckpt = checkpoint_model(spec)
+    if (refuse_idle_checkpoint and spec.checkpoint is not None and ckpt.kind is CheckpointKind.JIT
+            and getattr(policy, "preemptive", True) is False):
+        raise SpecError(f"{spec.checkpoint!r}: policy {getattr(policy, 'name', spec.policy)} never preempts, and a "
+                        "JIT checkpoint is written only at a preemption: it would change nothing; leave it out, "
+                        "or choose a preemptive policy (preempt, wcjs, rtmix) or scheme", "checkpoint")
     if workload is not None:
         trace = LoadedTrace(workload, None, None, None)
     else:

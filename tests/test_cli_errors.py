@@ -109,6 +109,9 @@ USAGE = [
     (["instances", "generate", "--sizes", "100000", "--out", "d"], "--sizes", "do not fit"),
     (["instances", "generate", "--sizes", "512,0", "--out", "d"], "--sizes", ">= 1 node"),
     (["simulate", "--format", "cobalt"], "--format", "TRACE"),
+    (["simulate", SAMPLE, "--policy", "fcfs", "--checkpoint", "jit", "--first-n", "50"], "--checkpoint",
+     "never preempts"),  # was accepted and shown in the title, changing nothing
+    (["simulate", "--scheme", "baseline", "--checkpoint", "jit", "--first-n", "50"], "--checkpoint", "never preempts"),
     (["simulate", SAMPLE, "--policy", "fcfs", "--rt-mode", "short"], "--rt-mode", "--rt-percent"),
     (["simulate", SAMPLE, "--policy", "fcfs", "--seed", "3"], "--seed", "--rt-percent"),
     (["simulate", SAMPLE, "--policy", "fcfs", "--window", "+99999999/1"], "--window", "no job is submitted"),
@@ -720,3 +723,13 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path, caps
         rc, _, err = _run(capsys, argv)
         assert rc == 2 and err.count("\n") == 1 and option in err and "would destroy the input" in err, err
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_a_checkpoint_model_that_acts_without_preemption_is_kept(capsys):
+    # SYS checkpoints are periodic: they cost a non-preemptive policy's jobs time, so they are no no-op
+    rc, out, err = _run(capsys, ["simulate", "--scheme", "baseline", "--checkpoint", "sys:600", "--first-n", "60",
+                                 "--json"])
+    assert rc == 0, err
+    assert json.loads(out)["checkpoint"].startswith("SYS")
+    rc, out, err = _run(capsys, ["simulate", "--policy", "wcjs", "--checkpoint", "jit", "--first-n", "60", "--json"])
+    assert rc == 0, err

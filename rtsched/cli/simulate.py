@@ -119,7 +119,7 @@ def run(args) -> int:
     check_output(args.evalys_out, "--evalys-out", inputs=inputs)
     try:
         with progress_bar("simulating", not args.json and not args.no_progress) as update:
-            record = execute(spec, progress=update)
+            record = execute(spec, progress=update, refuse_idle_checkpoint=True)
     except SpecError as exc:
         raise usage_error(exc) from None
     if args.schedule_out:

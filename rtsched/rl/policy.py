@@ -57,6 +57,8 @@ def _choose(logits: np.ndarray, greedy: bool, gen: torch.Generator) -> int:
 class RLSchedulerPolicy:
     """RLScheduler's trained job-picking network as a core policy."""
 
+    preemptive = False
+
     def __init__(self, model: LoadedModel | str, *, backfill=None, norms: dict | None = None,
                  extras: dict | None = None, greedy: bool = True, seed: int = 0) -> None:
         self.model = load_model(model) if not isinstance(model, LoadedModel) else model
@@ -97,6 +99,8 @@ class RLSchedulerPolicy:
 
 class InspectedPolicy:
     """A base priority inspected by a trained SchedInspector network (a core policy)."""
+
+    preemptive = False
 
     def __init__(self, model: LoadedModel | str, *, base=None, backfill=None, norms: dict | None = None,
                  extras: dict | None = None, greedy: bool = True, seed: int = 0) -> None:
@@ -180,6 +184,8 @@ class SplitWindowPolicy:
     arrive and the run must finish; ``n_forced`` counts these starts.  Backfilling options are
     not taken: the agent back-fills by itself."""
 
+    preemptive = False
+
     def __init__(self, model: LoadedModel | str, *, greedy: bool = True, seed: int = 0, norms: dict | None = None,
                  **_ignored) -> None:
         self.model = load_model(model) if not isinstance(model, LoadedModel) else model
@@ -237,6 +243,8 @@ class RLSchertPolicy:
     None.  ``predictions``: the running predictions (``rtsched.rl.rlschert`` classes; default the
     requested times, i.e. no running information).  In the slotted mode it asks to be woken every
     slot.  Greedy (argmax) unless ``greedy=False``."""
+
+    preemptive = False  # it kills (Kill), it never preempts with a checkpoint
 
     def __init__(self, model: LoadedModel | str, *, predictions=None, greedy: bool = True, seed: int = 0,
                  units: int | None = None, rule_kill: bool = False) -> None:

@@ -30,6 +30,8 @@ PRETRAINED_RTMIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pre
 class RtMixPolicy:
     """A trained ``rtmix`` model as a core policy (module docstring)."""
 
+    preemptive = True
+
     def __init__(self, model: LoadedModel | str, *, greedy: bool = True, seed: int = 0, name: str | None = None,
                  wcjs=None) -> None:
         self.model = load_model(model) if not isinstance(model, LoadedModel) else model

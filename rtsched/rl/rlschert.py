@@ -508,6 +508,8 @@ def run_pass(core: RLSchertCore, view: SimView, choose, max_actions: int = 10_00
 class RLSchertHeuristicPolicy:
     """A heuristic on RLSchert's action space as a core policy (``heuristic_action``)."""
 
+    preemptive = False
+
     def __init__(self, priority: str = "sjf", cfg: RLSchertConfig | None = None, units: int | None = None, *,
                  rule_kill: bool = False, predictions: Predictions | None = None) -> None:
         self.cfg = cfg or RLSchertConfig()

@@ -41,7 +41,12 @@ NO_CKPT = CheckpointModel(CheckpointKind.NO)
 
 
 class Policy(Protocol):
-    """A scheduling policy.  ``decide`` is called at each scheduling point."""
+    """A scheduling policy.  ``decide`` is called at each scheduling point.
+
+    Optional attribute ``preemptive`` (bool): whether the policy ever issues ``Preempt``; the run
+    pipeline uses it to refuse a JIT checkpoint model that could never take effect.  A policy
+    without it is assumed to preempt.
+    """
 
     name: str
 
