@@ -603,7 +603,8 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
         notes.append("θ* not proven minimal (its stage stopped on the time limit)")
     plan = st2.plan
     if rtj_tiebreak:
-        plan, proven = _rtj_tiebreak(instance, stage, st2, theta_used, remaining(), record, notes)
+        proven_star = theta_star if theta_star_status == "optimal" else None
+        plan, proven = _rtj_tiebreak(instance, stage, st2, theta_used, proven_star, remaining(), record, notes)
         if status == "optimal" and not proven:
             status = "feasible"
     return _result(instance, method, status, float(theta), theta_used, theta_star, plan, st2.bound_sum, None,
@@ -612,11 +613,14 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
 
 
 def _rtj_tiebreak(instance: Instance, stage: Callable[..., _Stage], st2: _Stage, theta_used: Fraction | None,
-                  limit: float | None, record: Callable[..., None], notes: list[str]) -> tuple[list[Placement], bool]:
+                  theta_star: Fraction | None, limit: float | None, record: Callable[..., None],
+                  notes: list[str]) -> tuple[list[Placement], bool]:
     """Stage 3: among the schedules whose Σ BJ SD is at most the proven BJ stage's (and mean RTJ SD
     <= θ_used), the least Σ RTJ SD.  Returns (the final plan, whether the stage was proven); the BJ
     stage's plan when the stage is skipped, stops on the time limit, or its plan fails the exact
-    check (Fractions: BJ sum no larger, RTJ mean within θ_used, RTJ sum no larger)."""
+    check (Fractions: BJ sum no larger, RTJ mean within θ_used, RTJ sum no larger).  When the BJ
+    stage's plan already has the RTJ mean θ* (``theta_star``: proven, else None) nothing is lower:
+    the stage is proven without a solve (``"shortcut": "theta_star"``)."""
     if not instance.rt_jobs:
         notes.append("RTJ tie-break: no RTJ, nothing to break")
         return st2.plan, True
@@ -624,9 +628,14 @@ def _rtj_tiebreak(instance: Instance, stage: Callable[..., _Stage], st2: _Stage,
         notes.append("RTJ tie-break skipped: the BJ optimum is not proven")
         return st2.plan, False
     ev2 = evaluate(instance, st2.plan)
+    extra: dict[str, Any] = {"rtj_sd_mean_before": float(ev2.rt_mean)}
+    if theta_star is not None and ev2.rt_mean <= theta_star:
+        record("rtj_tiebreak", _Stage("optimal", st2.plan, float(ev2.rt_sum), 0.0, {}),
+               {**extra, "rtj_sd_mean": float(ev2.rt_mean), "rtj_sd_mean_bound": float(ev2.rt_mean),
+                "shortcut": "theta_star"})
+        return st2.plan, True
     st3 = stage("rt", theta_used, limit, st2.plan, bj_sum_bound=ev2.bj_sum)
     n_rt = len(instance.rt_jobs)
-    extra: dict[str, Any] = {"rtj_sd_mean_before": float(ev2.rt_mean)}
     ok = st3.status == "optimal" and st3.plan is not None
     if st3.plan is not None:
         ev3 = evaluate(instance, st3.plan)
