@@ -16,26 +16,16 @@ from fractions import Fraction
 
 import pytest
 
+from conftest import assert_plan_replays
 from milp.bruteforce import bruteforce
 from milp.instance import Instance, random_instance, table3_instance
 from milp.plan import evaluate
 from milp.solve import _rtj_tiebreak, _Stage, solve
 from rtsched.cli import main as rtsched_main
 from rtsched.jobs import Job
-from rtsched.replay import replay_and_compare
-from rtsched.validate import validate_schedule
 
 
-def _replays(res) -> None:
-    """The plan replays segment for segment, validates, and the reported means are the exact ones."""
-    inst = res.instance
-    result = replay_and_compare(res.schedule, inst.workload(), inst.machine(), inst.io)
-    validate_schedule(result.schedule, inst.workload(), inst.machine(), inst.io, max_preemptions=1)
-    ev = evaluate(inst, res.placements)
-    if ev.bj_mean is not None:
-        assert res.bj_sd_mean == pytest.approx(float(ev.bj_mean), abs=1e-12)
-    if ev.rt_mean is not None:
-        assert res.rtj_sd_mean == pytest.approx(float(ev.rt_mean), abs=1e-12)
+_replays = assert_plan_replays  # every plan replays in the core simulator and validates
 
 
 def _split_tie() -> Instance:
