@@ -87,13 +87,20 @@ class BruteResult:
     sd: dict[int, Fraction] | None
     placements: list[Placement] | None
     leaves: int
+    # Σ RTJ SD of the BJ-optimal schedules within θ_used (those enumerated), ascending: more than one
+    # value means the optimum's RTJ mean is a tie-break; the plan returned has the least (rt_sum).
+    rt_sums_tied: tuple[Fraction, ...] = ()
 
 
 def bruteforce(blocks: int, jobs: list[Job], *, theta: float | Fraction = Fraction(6, 5), preempt: bool = False,
                splits: str | Iterable[int] | Callable[[Job], Iterable[int]] = "all", lexicographic: bool = True,
                max_jobs: int = MAX_JOBS, max_blocks: int = MAX_BLOCKS, max_leaves: int = 5_000_000) -> BruteResult:
     """Exact optimum by enumeration (see the module docstring).  θ is made exact with
-    ``Fraction(str(theta))`` for floats (1.2 -> 6/5)."""
+    ``Fraction(str(theta))`` for floats (1.2 -> 6/5).
+
+    Among the schedules with the least Σ BJ SD within θ_used it returns one with the least Σ RTJ
+    SD (the RTJ tie-break of ``milp.solve(..., rtj_tiebreak=True)``; always, so brute force is the
+    independent check of that stage); ``rt_sums_tied`` lists the RTJ sums of the others."""
     check_tiny(len(jobs), blocks, max_jobs, max_blocks)
     theta = Fraction(str(theta)) if isinstance(theta, float) else Fraction(theta)
     parts = _partitions(blocks)
@@ -192,6 +199,7 @@ def bruteforce(blocks: int, jobs: list[Job], *, theta: float | Fraction = Fracti
     if not feasible:
         return BruteResult("infeasible", theta_used, theta_star, None, None, None, None, leaves)
     bj, rt, (assign, split, starts) = min(feasible, key=lambda x: (x[0], x[1]))
+    tied = tuple(sorted(Fraction(r, L_rt) for b, r, _ in feasible if b == bj)) if n_rt else ()
     # rebuild placements and exact slowdowns
     placements = []
     x = 0
@@ -208,4 +216,4 @@ def bruteforce(blocks: int, jobs: list[Job], *, theta: float | Fraction = Fracti
             x += 2
         sd[j.id] = Fraction(c - j.submit, j.runtime)
     return BruteResult("optimal", theta_used, theta_star, Fraction(rt, L_rt), Fraction(bj, L_bj), sd, placements,
-                       leaves)
+                       leaves, tied)

@@ -158,11 +158,13 @@ def best_greedy_plan(instance: Instance, base: Sequence[Placement] | None = None
 
 
 def job_upper_bounds(instance: Instance, objective: str, incumbent: Sequence[Placement] | None,
-                     rt_bound: Fraction | None, preempt: bool = True) -> dict[int, int]:
+                     rt_bound: Fraction | None, preempt: bool = True,
+                     bj_sum_bound: Fraction | None = None) -> dict[int, int]:
     """Latest completion time of every job in some optimal schedule no worse than ``incumbent``.
 
     Start from the left-justified horizon H (``Instance.horizon``).  Every SD is >= 1, so with the
-    RTJ bound Σ_RT SD <= θ·n_rt an RTJ has SD_j <= θ·n_rt − (n_rt − 1); and a schedule at least
+    RTJ bound Σ_RT SD <= θ·n_rt an RTJ has SD_j <= θ·n_rt − (n_rt − 1); likewise a BJ under the
+    BJ bound Σ_BJ SD <= ``bj_sum_bound`` (the RTJ tie-break stage); and a schedule at least
     as good as the incumbent on the objective's jobs has SD_j <= UB − (n − 1) for each of them,
     UB = the incumbent's Σ SD.  C_j <= r_j + floor(p_j · that)."""
     inst = instance
@@ -177,6 +179,8 @@ def job_upper_bounds(instance: Instance, objective: str, incumbent: Sequence[Pla
     rts = inst.rt_jobs
     if rt_bound is not None and rts:
         cap(rts, Fraction(rt_bound) * len(rts))
+    if bj_sum_bound is not None and inst.batch_jobs:
+        cap(inst.batch_jobs, Fraction(bj_sum_bound))
     if incumbent is not None:
         ev = evaluate(inst, incumbent)
         if objective == "bj" and inst.batch_jobs:
@@ -208,6 +212,8 @@ class CpsatModel:
     objective_weights: RatioWeights | None = None
     rt_weights: RatioWeights | None = None
     rt_rhs: int | None = None
+    bj_weights: RatioWeights | None = None
+    bj_rhs: int | None = None
 
     def size(self) -> dict[str, int]:
         proto = self.model.Proto()
@@ -254,10 +260,13 @@ class CpsatModel:
 def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "bj",
                 rt_bound: Fraction | None = None, rt_floor_plan: Sequence[Placement] | None = None,
                 incumbent: Sequence[Placement] | None = None, symmetry: bool = True,
-                cumulative: bool = True, layout: str = "both") -> CpsatModel:
+                cumulative: bool = True, layout: str = "both",
+                bj_sum_bound: Fraction | None = None) -> CpsatModel:
     """Build the model.  ``objective``: "bj" (Σ BJ slowdowns) or "rt" (Σ RTJ slowdowns).
-    ``rt_bound``: θ — adds Σ_RT SD <= θ·n_rt (exact).  ``rt_floor_plan``: a plan that must stay
-    feasible under the bound (only used when the bound needs the conservative fallback).
+    ``rt_bound``: θ — adds Σ_RT SD <= θ·n_rt (exact).  ``bj_sum_bound``: adds Σ_BJ SD <= it, exact
+    in the same way (the RTJ tie-break stage: the proven BJ optimum's sum).  ``rt_floor_plan``: a
+    plan that must stay feasible under both bounds (only used when a bound needs the conservative
+    fallback).
     ``incumbent``: a feasible plan; the model then only looks for schedules at least as good
     (objective <= the incumbent's) and every job gets its own horizon (``job_upper_bounds``).
     ``layout``: "2d" — one rectangle (time × block range) per part in a NoOverlap2D, the block
@@ -267,7 +276,7 @@ def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "b
     if layout not in ("2d", "blocks", "both"):
         raise ValueError(f"unknown layout {layout!r}")
     inst = instance
-    ubC = job_upper_bounds(inst, objective, incumbent, rt_bound, preempt)
+    ubC = job_upper_bounds(inst, objective, incumbent, rt_bound, preempt, bj_sum_bound)
     H = max(ubC.values(), default=0)
     m = cp_model.CpModel()
     cm = CpsatModel(inst, preempt, m, H)
@@ -349,19 +358,9 @@ def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "b
     max_c = {j.id: ubC[j.id] - j.submit for j in inst.jobs}
     rts = inst.rt_jobs
     if rt_bound is not None and rts:
-        theta = Fraction(rt_bound)
-        rw = ratio_weights(rts, max_c, budget=2 ** 62, round_up=True)
-        cm.rt_weights = rw
-        if rw.eps == 0.0:
-            rhs = math.floor(theta * len(rts) * rw.scale)
-        else:  # conservative: Σ ceil(S/p)·c <= floor(S·θ·n) implies the exact bound
-            rhs = math.floor(theta * len(rts) * rw.scale)
-            if rt_floor_plan is not None:
-                by = {pl.job_id: pl for pl in rt_floor_plan}
-                need = sum(rw.weights[j.id] * (parts_of(inst, by[j.id])[-1].end - j.submit) for j in rts)
-                rhs = max(rhs, need)
-        cm.rt_rhs = rhs
-        m.Add(sum(rw.weights[j.id] * (cm.C[j.id] - j.submit) for j in rts) <= rhs)
+        cm.rt_weights, cm.rt_rhs = _add_sum_bound(cm, rts, Fraction(rt_bound) * len(rts), max_c, rt_floor_plan)
+    if bj_sum_bound is not None and inst.batch_jobs:
+        cm.bj_weights, cm.bj_rhs = _add_sum_bound(cm, inst.batch_jobs, Fraction(bj_sum_bound), max_c, rt_floor_plan)
 
     if objective not in ("bj", "rt", "none"):
         raise ValueError(f"unknown objective {objective!r}")
@@ -375,6 +374,22 @@ def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "b
             by = {pl.job_id: pl for pl in incumbent}
             m.Add(expr <= sum(ow.weights[j.id] * (parts_of(inst, by[j.id])[-1].end - j.submit) for j in obj_jobs))
     return cm
+
+
+def _add_sum_bound(cm: CpsatModel, jobs, total: Fraction, max_c: dict[int, int],
+                   floor_plan: Sequence[Placement] | None) -> tuple[RatioWeights, int]:
+    """Add Σ_{j in jobs} (C_j − r_j)/p_j <= ``total`` exactly: Σ (L/p_j)(C_j − r_j) <= floor(total·L),
+    L = lcm of the jobs' runtimes.  If that overflows, ceil-scaled weights make it a (slightly)
+    conservative restriction, loosened just enough to keep ``floor_plan`` feasible."""
+    inst = cm.instance
+    rw = ratio_weights(jobs, max_c, budget=2 ** 62, round_up=True)
+    rhs = math.floor(total * rw.scale)
+    if rw.eps != 0.0 and floor_plan is not None:  # conservative: Σ ceil(S/p)·c <= floor(S·total)
+        by = {pl.job_id: pl for pl in floor_plan}
+        need = sum(rw.weights[j.id] * (parts_of(inst, by[j.id])[-1].end - j.submit) for j in jobs)
+        rhs = max(rhs, need)
+    cm.model.Add(sum(rw.weights[j.id] * (cm.C[j.id] - j.submit) for j in jobs) <= rhs)
+    return rw, rhs
 
 
 def _break_symmetry(cm: CpsatModel) -> None:

@@ -28,8 +28,8 @@ from typing import Sequence
 from milp.instance import Instance, split_bounds
 from milp.linmodel import Expr, LinearModel, Var, lin, vsum
 from milp.plan import Placement, left_justify, parts_of
-from milp.strengthen import (Strengthen, add_clique_cuts, add_energy_cuts, identical_groups, objective_cut, rtj_bound,
-                             tree_fixed_job)
+from milp.strengthen import (Strengthen, add_clique_cuts, add_energy_cuts, bj_bound, identical_groups, objective_cut,
+                             rtj_bound, tree_fixed_job)
 
 
 @dataclass
@@ -113,10 +113,12 @@ class DisjunctiveMILP:
                 raw.append(Placement(j, q, int(round(st))))
         return left_justify(inst, raw, times)
 
-    def stage_model(self, objective: str, theta, incumbent_sum: float | None = None) -> LinearModel:
-        """The model plus eq. 37 (θ; None: none) and the objective cut Σ SD <= ``incumbent_sum``."""
-        return objective_cut(rtj_bound(self.model, self.instance, self.et, theta), self.instance, self.et,
-                             objective, incumbent_sum)
+    def stage_model(self, objective: str, theta, incumbent_sum: float | None = None,
+                    bj_sum=None) -> LinearModel:
+        """The model plus eq. 37 (θ; None: none), the BJ bound Σ_BJ SD <= ``bj_sum`` (the RTJ
+        tie-break stage; None: none) and the objective cut Σ SD <= ``incumbent_sum``."""
+        model = bj_bound(rtj_bound(self.model, self.instance, self.et, theta), self.instance, self.et, bj_sum)
+        return objective_cut(model, self.instance, self.et, objective, incumbent_sum)
 
 
 def _job_vars(d: DisjunctiveMILP, job, preempt: bool) -> None:

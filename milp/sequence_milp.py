@@ -34,8 +34,8 @@ from typing import Sequence
 from milp.instance import Instance, split_bounds
 from milp.linmodel import INF, LinearModel, LPResult, Var, lin, solve_model, vsum
 from milp.plan import Placement, left_justify, parts_of
-from milp.strengthen import (Strengthen, add_clique_cuts, add_energy_cuts, identical_groups, objective_cut, rtj_bound,
-                             tree_fixed_job)
+from milp.strengthen import (Strengthen, add_clique_cuts, add_energy_cuts, bj_bound, identical_groups, objective_cut,
+                             rtj_bound, tree_fixed_job)
 
 
 def mpartdep(instance: Instance) -> dict[int, dict[int, dict[int, int]]]:
@@ -78,10 +78,12 @@ class SequenceMILP:
         return rtj_bound(self.model, self.instance, self.et, theta, tol)
 
     def stage_model(self, objective: str, theta, incumbent_sum: float | None = None,
-                    rt_floor_sum: float | None = None) -> LinearModel:
-        """The model of one stage: eq. 37 (θ), the objective cut Σ SD <= ``incumbent_sum`` and the
-        RTJ floor cut (:meth:`with_rtj_floor`); each left out when None."""
+                    rt_floor_sum: float | None = None, bj_sum=None) -> LinearModel:
+        """The model of one stage: eq. 37 (θ), the BJ bound Σ_BJ SD <= ``bj_sum`` (the RTJ tie-break
+        stage), the objective cut Σ SD <= ``incumbent_sum`` and the RTJ floor cut
+        (:meth:`with_rtj_floor`); each left out when None."""
         model = self.with_rtj_floor(self.with_rtj_bound(theta), rt_floor_sum)
+        model = bj_bound(model, self.instance, self.et, bj_sum)
         return objective_cut(model, self.instance, self.et, objective, incumbent_sum)
 
     def with_rtj_floor(self, model: LinearModel, floor_sum: float | None, tol: float = 1e-6) -> LinearModel:

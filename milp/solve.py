@@ -10,6 +10,13 @@ The RTJ bound follows offline-model.md:
   2.00 for which a schedule exists (found by bisection on feasibility solves); infeasible if none;
 * neither: θ as given; "infeasible" when no schedule meets it.
 
+``rtj_tiebreak=True`` adds a third lexicographic stage: where θ_used leaves the RTJs slack, many
+schedules reach the least BJ mean, with different RTJ means, and which one a solver returns is its
+tie-break (docs/benchmarks.md: CP-SAT 1.110, the disjunctive MILP 1.198 on one instance).  Stage 3
+minimises Σ RTJ SD under Σ BJ SD <= the proven BJ stage's sum (exact in CP-SAT's integer scaling;
+a 1e-7 tolerance in the MILPs, as eq. 37's, with the plan checked exactly afterwards) and the RTJ
+bound θ_used, so every method returns the same (BJ mean, RTJ mean) pair.  Off by default.
+
 All reported slowdowns are recomputed exactly (Fractions) from the returned plan, which is
 left-justified (every part as early as its block order allows; see :func:`milp.plan.left_justify`).
 """
@@ -205,8 +212,9 @@ def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) ->
 
     check_size(instance)
 
-    def stage(objective: str, bound: Fraction | None, limit: float | None, hint) -> _Stage:
-        if objective == "rt":
+    def stage(objective: str, bound: Fraction | None, limit: float | None, hint,
+              bj_sum_bound: Fraction | None = None) -> _Stage:
+        if objective == "rt" and bj_sum_bound is None:
             # θ* needs the RTJs only (BJs can always be appended after them: no sequence cap here).
             sub = rt_subinstance(instance)
             inc = best_greedy_plan(sub, deadline=_greedy_deadline(limit))
@@ -218,7 +226,7 @@ def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) ->
             return _Stage(run.status, plan, run.bound_sum, run.seconds, run.size, run.eps)
         inc = hint if hint is not None and _meets(instance, hint, bound) else None
         start = hint if hint is not None else best_greedy_plan(instance, None, bound, _greedy_deadline(limit))
-        if objective != "bj":
+        if objective != "bj" and bj_sum_bound is None:
             cm = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=inc)
             if start is not None:
                 cm.hint(start)
@@ -227,10 +235,11 @@ def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) ->
         # Two phases (docs/milp.md, "What makes it faster"): the default portfolio (LNS) finds the
         # best schedule within seconds; a fresh model built around that incumbent (tighter per-job
         # horizons, objective cut) is then proven by LP-driven tree search, which closes the bound
-        # far faster but finds good schedules poorly on its own.
+        # far faster but finds good schedules poorly on its own.  The BJ stage, and the RTJ
+        # tie-break stage (objective "rt" under the BJ bound ``bj_sum_bound``).
         t_start = time.perf_counter()
         cm = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=inc,
-                         incumbent=inc, layout=CPSAT_LAYOUT)
+                         incumbent=inc, layout=CPSAT_LAYOUT, bj_sum_bound=bj_sum_bound)
         if start is not None:
             cm.hint(start)
         first = PRIMAL_SECONDS if limit is None else min(PRIMAL_SECONDS, PRIMAL_SHARE * limit)
@@ -239,7 +248,7 @@ def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) ->
             return _Stage(run.status, run.plan, run.bound_sum, run.seconds, run.size, run.eps)
         best = run.plan if run.plan is not None and _meets(instance, run.plan, bound) else inc
         cm2 = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=best,
-                          incumbent=best, layout=CPSAT_LAYOUT)
+                          incumbent=best, layout=CPSAT_LAYOUT, bj_sum_bound=bj_sum_bound)
         if best is not None or start is not None:
             cm2.hint(best if best is not None else start)
         rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))  # after the build
@@ -281,9 +290,10 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
     sm = build(instance)
 
     def run(inst: Instance, objective: str, bound, limit, plan, capped: bool = True, floor: float | None = None,
-            form: str = formulation, keep: bool = True):
+            form: str = formulation, keep: bool = True, bj_sum_bound: Fraction | None = None):
         """Build the stage's model (horizons from ``plan`` when it fits), solve it: (model, result).
-        ``floor``: a valid lower bound on the stage objective's sum, added as a cut."""
+        ``floor``: a valid lower bound on the stage objective's sum, added as a cut.
+        ``bj_sum_bound``: the BJ bound Σ_BJ SD <= it (the RTJ tie-break stage)."""
         build_f = partial(build, form=form)
         f = sm if inst is instance and capped and not options.horizons and form == formulation else None
         inc = None
@@ -297,16 +307,16 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
             if options.horizons:
                 probe = build_f(inst, None, capped) if plan is not None else None
                 inc = plan if probe is not None and probe.mip_start(plan) is not None else None
-                ub = job_upper_bounds(inst, objective, inc, bound, preempt)
+                ub = job_upper_bounds(inst, objective, inc, bound, preempt, bj_sum_bound)
             f = build_f(inst, ub, capped)
         inc_sum = None
         if inc is not None:
             ev = evaluate(inst, inc)
             inc_sum = float(ev.bj_sum if objective == "bj" else ev.rt_sum)
         if form == "disjunctive":
-            model = f.stage_model(objective, bound, inc_sum)
+            model = f.stage_model(objective, bound, inc_sum, bj_sum=bj_sum_bound)
         else:
-            model = f.stage_model(objective, bound, inc_sum, floor if objective == "rt" else None)
+            model = f.stage_model(objective, bound, inc_sum, floor if objective == "rt" else None, bj_sum=bj_sum_bound)
         if objective == "bj":
             model = objective_floor(model, inst, f.et, objective, floor)
         start = f.mip_start(plan) if options.start and plan is not None else None
@@ -320,19 +330,21 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         sub = rt_subinstance(instance)
         return run(sub, "rt", None, limit, greedy_plan(sub), capped=False)
 
-    def stage(objective: str, bound: Fraction | None, limit: float | None, hint) -> _Stage:
-        if objective == "rt" and not sm.restricted:
+    def stage(objective: str, bound: Fraction | None, limit: float | None, hint,
+              bj_sum_bound: Fraction | None = None) -> _Stage:
+        tiebreak = bj_sum_bound is not None  # the RTJ tie-break stage: the full model under both bounds
+        if objective == "rt" and not tiebreak and not sm.restricted:
             # Without a binding sequence cap, θ* only depends on the RTJs (the BJs can always be
             # appended after every RTJ), so the first stage solves the much smaller RTJ-only MILP.
             sub_f, res = rtj_only(limit)
             plan = append_batch(instance, sub_f.placements(res.values)) if res.values is not None else None
             return _Stage(res.status, plan, res.bound, res.seconds, sub_f.model.size(),
                           solver_gap=_solver_gap(res.objective, res.bound), **_stats(res))
-        if objective == "rt":
+        if objective == "rt" and not tiebreak:
             return restricted_theta_star(limit, hint)
         if objective == "bj" and sm.restricted and options.relaxation and formulation == "sequence":
             return restricted_bj(bound, limit, hint)
-        f, res = run(instance, objective, bound, limit, hint)
+        f, res = run(instance, objective, bound, limit, hint, bj_sum_bound=bj_sum_bound)
         plan = f.placements(res.values) if res.values is not None else None
         return _Stage(res.status, plan, res.bound, res.seconds, kept[objective].size(),
                       solver_gap=_solver_gap(res.objective, res.bound), **_stats(res))
@@ -417,7 +429,7 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
           preempt: bool = True, sequences: int | None = None, lexicographic: bool = True,
           binary_search: bool = False, *, workers: int = 2, seed: int = 0, threads: int | None = None,
           splits: Any = "all", strengthen: Strengthen | str | None = None, milp_backend: str | None = None,
-          write_model: str | None = None) -> SolveResult:
+          write_model: str | None = None, rtj_tiebreak: bool = False) -> SolveResult:
     """Solve ``instance`` exactly with ``method`` (one of :data:`METHODS`).
 
     Args:
@@ -432,14 +444,18 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
         strengthen: the MILP strengthenings (:class:`milp.strengthen.Strengthen` or its text form,
             e.g. "none", "-energy"); None: all of them.
         milp_backend: the back end of "milp" and "milp-disjunctive" (default: the best installed).
-        write_model: write the MILP of the last stage (the BJ stage, with θ_used) to this .mps / .lp file.
+        write_model: write the MILP of the BJ stage (with θ_used) to this .mps / .lp file.
+        rtj_tiebreak: a third lexicographic stage (module docstring): among the schedules with the
+            proven least BJ mean (and RTJ mean <= θ_used), the least RTJ mean — a canonical optimum
+            whose RTJ mean does not depend on the solver's tie-break.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     t0 = time.perf_counter()
     theta_f = _frac(theta)
     if method == "bruteforce":
-        return _solve_bruteforce(instance, theta_f, preempt, lexicographic, binary_search, splits, t0, float(theta))
+        return _solve_bruteforce(instance, theta_f, preempt, lexicographic, binary_search, splits, t0, float(theta),
+                                 rtj_tiebreak)
 
     from milp.cpsat import GreedyTimeout, greedy_plan
 
@@ -585,9 +601,59 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
     if status == "optimal" and theta_star_status not in (None, "optimal"):
         status = "feasible"
         notes.append("θ* not proven minimal (its stage stopped on the time limit)")
-    return _result(instance, method, status, float(theta), theta_used, theta_star, st2.plan, st2.bound_sum, None,
+    plan = st2.plan
+    if rtj_tiebreak:
+        proven_star = theta_star if theta_star_status == "optimal" else None
+        plan, proven = _rtj_tiebreak(instance, stage, st2, theta_used, proven_star, remaining(), record, notes)
+        if status == "optimal" and not proven:
+            status = "feasible"
+    return _result(instance, method, status, float(theta), theta_used, theta_star, plan, st2.bound_sum, None,
                    time.perf_counter() - t0, st2.size, T, restricted, preempt, st2.eps, theta_star_status, stages,
                    notes)
+
+
+def _rtj_tiebreak(instance: Instance, stage: Callable[..., _Stage], st2: _Stage, theta_used: Fraction | None,
+                  theta_star: Fraction | None, limit: float | None, record: Callable[..., None],
+                  notes: list[str]) -> tuple[list[Placement], bool]:
+    """Stage 3: among the schedules whose Σ BJ SD is at most the proven BJ stage's (and mean RTJ SD
+    <= θ_used), the least Σ RTJ SD.  Returns (the final plan, whether the stage was proven); the BJ
+    stage's plan when the stage is skipped, stops on the time limit, or its plan fails the exact
+    check (Fractions: BJ sum no larger, RTJ mean within θ_used, RTJ sum no larger).  When the BJ
+    stage's plan already has the RTJ mean θ* (``theta_star``: proven, else None) nothing is lower:
+    the stage is proven without a solve (``"shortcut": "theta_star"``)."""
+    if not instance.rt_jobs:
+        notes.append("RTJ tie-break: no RTJ, nothing to break")
+        return st2.plan, True
+    if st2.status != "optimal":
+        notes.append("RTJ tie-break skipped: the BJ optimum is not proven")
+        return st2.plan, False
+    ev2 = evaluate(instance, st2.plan)
+    extra: dict[str, Any] = {"rtj_sd_mean_before": float(ev2.rt_mean)}
+    if theta_star is not None and ev2.rt_mean <= theta_star:
+        record("rtj_tiebreak", _Stage("optimal", st2.plan, float(ev2.rt_sum), 0.0, {}),
+               {**extra, "rtj_sd_mean": float(ev2.rt_mean), "rtj_sd_mean_bound": float(ev2.rt_mean),
+                "shortcut": "theta_star"})
+        return st2.plan, True
+    st3 = stage("rt", theta_used, limit, st2.plan, bj_sum_bound=ev2.bj_sum)
+    n_rt = len(instance.rt_jobs)
+    ok = st3.status == "optimal" and st3.plan is not None
+    if st3.plan is not None:
+        ev3 = evaluate(instance, st3.plan)
+        extra["rtj_sd_mean"] = float(ev3.rt_mean)
+        exact = ev3.bj_sum <= ev2.bj_sum and ev3.rt_sum <= ev2.rt_sum and (
+            theta_used is None or ev3.rt_mean <= theta_used)
+        if not exact:
+            notes.append(f"RTJ tie-break: its plan failed the exact check (BJ sum {float(ev3.bj_sum):.12g} vs "
+                         f"{float(ev2.bj_sum):.12g}, RTJ mean {float(ev3.rt_mean):.12g}); kept the BJ stage's plan")
+            ok = False
+    if st3.bound_sum is not None:
+        extra["rtj_sd_mean_bound"] = min(float(ev2.rt_mean), st3.bound_sum / n_rt)
+    record("rtj_tiebreak", st3, extra)
+    if ok:
+        return st3.plan, True
+    if st3.status != "optimal":
+        notes.append(f"RTJ tie-break not proven ({st3.status}); kept the BJ stage's plan")
+    return st2.plan, False
 
 
 def _result(instance, method, status, theta, theta_used, theta_star, plan, bound_sum, _unused, seconds, size, T,
@@ -624,7 +690,9 @@ def _result(instance, method, status, theta, theta_used, theta_star, plan, bound
 
 
 def _solve_bruteforce(instance: Instance, theta: Fraction, preempt: bool, lexicographic: bool, binary_search: bool,
-                      splits: Any, t0: float, theta_in: float) -> SolveResult:
+                      splits: Any, t0: float, theta_in: float, rtj_tiebreak: bool = False) -> SolveResult:
+    """Brute force's optimum.  Its choice among the BJ-optimal plans is always the least RTJ sum
+    (:func:`milp.bruteforce.bruteforce`), so ``rtj_tiebreak`` only records that stage."""
     from milp.bruteforce import bruteforce
 
     notes: list[str] = []
@@ -654,9 +722,14 @@ def _solve_bruteforce(instance: Instance, theta: Fraction, preempt: bool, lexico
     n_bj = len(instance.batch_jobs)
     plan = res.placements
     bound = float(res.bj_sum) if n_bj else None
+    stages = []
+    if rtj_tiebreak and instance.rt_jobs:
+        mean = float(res.rt_sum / len(instance.rt_jobs))
+        stages.append({"stage": "rtj_tiebreak", "status": "optimal", "seconds": 0.0, "rtj_sd_mean": mean,
+                       "rtj_sd_mean_bound": mean})
     return _result(instance, "bruteforce", "optimal", theta_in, res.theta_used, res.theta_star, plan, bound, None,
                    time.perf_counter() - t0, size, None, False, preempt, 0.0,
-                   "optimal" if res.theta_star is not None else None, [], notes)
+                   "optimal" if res.theta_star is not None else None, stages, notes)
 
 
 __all__ = ["solve", "SolveResult", "METHODS", "left_justify"]

@@ -188,14 +188,14 @@ def canonical_plan(instance: Instance, plan, splittable: set[int]):
 
 
 def objective_cut(model: LinearModel, instance: Instance, et: dict[int, Var], objective: str,
-                  incumbent_sum: float | None, tol: float = 1e-6) -> LinearModel:
+                  incumbent_sum: float | None, tol: float = 1e-6, name: str = "objective_cut") -> LinearModel:
     """``model`` plus Σ SD <= ``incumbent_sum`` + tol over the objective's jobs (unchanged for None)."""
     jobs = {"bj": instance.batch_jobs, "rt": instance.rt_jobs}.get(objective, [])
     if incumbent_sum is None or not jobs:
         return model
     out = LinearModel(model.name, model.vars, list(model.cons), model.objectives)
     expr = vsum(lin(et[j.id]) * (1.0 / j.runtime) for j in jobs)
-    out.add(expr, "<=", incumbent_sum + sum(j.submit / j.runtime for j in jobs) + tol, "objective_cut")
+    out.add(expr, "<=", incumbent_sum + sum(j.submit / j.runtime for j in jobs) + tol, name)
     return out
 
 
@@ -215,6 +215,16 @@ def rtj_bound(model: LinearModel, instance: Instance, et: dict[int, Var], theta,
 
 
 __all__ += ["rtj_bound"]
+
+
+def bj_bound(model: LinearModel, instance: Instance, et: dict[int, Var], bj_sum, tol: float = 1e-7) -> LinearModel:
+    """``model`` plus Σ_BJ (et − r)/p <= ``bj_sum`` (+ tol; None: unchanged): the RTJ tie-break
+    stage keeps the proven BJ optimum this way (the tolerance as eq. 37's; ``milp.solve`` checks the
+    resulting plan exactly)."""
+    return objective_cut(model, instance, et, "bj", None if bj_sum is None else float(bj_sum), tol, "bj_sum_bound")
+
+
+__all__ += ["bj_bound"]
 
 
 def objective_floor(model: LinearModel, instance: Instance, et: dict[int, Var], objective: str,

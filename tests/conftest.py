@@ -28,6 +28,23 @@ def run_validated(workload, machine, policy, **options):
     return result
 
 
+def assert_plan_replays(res) -> None:
+    """An exact solve's schedule (``milp.solve.SolveResult``) replays segment for segment in the core
+    simulator, the validator accepts it, and the reported means equal the exact rational evaluation."""
+    from milp.plan import evaluate
+    from rtsched.replay import replay_and_compare
+    from rtsched.validate import validate_schedule
+
+    inst = res.instance
+    result = replay_and_compare(res.schedule, inst.workload(), inst.machine(), inst.io)
+    validate_schedule(result.schedule, inst.workload(), inst.machine(), inst.io, max_preemptions=1)
+    ev = evaluate(inst, res.placements)
+    if ev.bj_mean is not None:
+        assert res.bj_sd_mean == pytest.approx(float(ev.bj_mean), abs=1e-12)
+    if ev.rt_mean is not None:
+        assert res.rtj_sd_mean == pytest.approx(float(ev.rt_mean), abs=1e-12)
+
+
 class FailsInASubprocess:
     """A picklable RL environment factory that builds a small picking environment in the process
     that made it and raises in any other (a rollout worker), for tests of worker failures.  Kept

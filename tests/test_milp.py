@@ -14,17 +14,16 @@ from fractions import Fraction
 
 import pytest
 
+from conftest import assert_plan_replays
 from milp.bruteforce import bruteforce
 from milp.instance import Instance, load_instance, random_instance, save_instance, table3_instance
-from milp.plan import Placement, evaluate, to_schedule
+from milp.plan import Placement, to_schedule
 from milp.sequence_milp import build_sequence_milp, sequences_needed
 from milp.solve import solve
 from rtsched.cli import main as rtsched_main
 from rtsched.errors import InputError
 from rtsched.jobs import Job
 from rtsched.schedule import CKPT
-from rtsched.replay import replay_and_compare
-from rtsched.validate import validate_schedule
 
 EXACT = ("cpsat", "milp-cbc", "milp-ortools", "milp-highs", "milp-disjunctive")
 
@@ -34,17 +33,9 @@ def _inst(blocks: int, *jobs: tuple, name: str = "t") -> Instance:
     return Instance(blocks, [Job(i, s, p, p, n, k) for i, k, s, p, n in jobs], name=name)
 
 
-def _replays(res) -> None:
-    """The returned schedule replays segment for segment and the validator accepts it."""
-    inst = res.instance
-    result = replay_and_compare(res.schedule, inst.workload(), inst.machine(), inst.io)
-    validate_schedule(result.schedule, inst.workload(), inst.machine(), inst.io, max_preemptions=1)
-    # the reported means (rtsched.metrics, via the replay) equal the exact rational evaluation
-    ev = evaluate(inst, res.placements)
-    if ev.bj_mean is not None:
-        assert res.bj_sd_mean == pytest.approx(float(ev.bj_mean), abs=1e-12)
-    if ev.rt_mean is not None:
-        assert res.rtj_sd_mean == pytest.approx(float(ev.rt_mean), abs=1e-12)
+# The returned schedule replays segment for segment, the validator accepts it, and the reported
+# means (rtsched.metrics, via the replay) equal the exact rational evaluation.
+_replays = assert_plan_replays
 
 
 # --------------------------------------------------------------------------------- instances

@@ -30,6 +30,10 @@ MAX_THETA = 1e10
 GENERATE_DEFAULTS = {"count": 20, "seed": 0, "bj": 5, "rt": 2, "blocks": 16, "sizes": None, "submit_window": 3600,
                      "runtime_min": 600, "runtime_max": 7200, "runtime_step": 60, "walltime_factor": (1.0, 2.0),
                      "prefix": "table3"}
+# ``rtsched compare`` runs the RTJ tie-break stage by default (``solve`` does not: its results stay
+# as they were), so its RTJ gaps do not depend on the solver's tie-break.  It costs little: the
+# 50-instance rtmix comparison took 20.8 s instead of 14.3 s (docs/benchmarks.md, "RTJ tie-break").
+COMPARE_TIEBREAK = True
 # The exact methods of milp.solve (kept here so that building the parser imports no solver;
 # tests/test_layers.py checks the two lists agree).
 METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disjunctive", "bruteforce")
@@ -97,12 +101,12 @@ def register(sub: Any) -> None:
                     help="checkpoint model for policies that are not schemes: no, sys[:S], app-PCT, jit (default jit)")
     # The disjunctive MILP proves Table-3-size instances several times faster than CP-SAT, with the same
     # optima (tests/test_rtmix_compare.py; docs/milp.md): the comparison's default.
-    _solve_options(cp, METHODS, default="milp-disjunctive")
+    _solve_options(cp, METHODS, default="milp-disjunctive", tiebreak=COMPARE_TIEBREAK)
     cp.add_argument("--json", action="store_true", help="print the per-instance runs and the table as JSON")
     cp.set_defaults(func=cmd_compare)
 
 
-def _solve_options(p: argparse.ArgumentParser, methods, default: str = "cpsat") -> None:
+def _solve_options(p: argparse.ArgumentParser, methods, default: str = "cpsat", tiebreak: bool = False) -> None:
     p.add_argument("--method", default=default, choices=list(methods),
                    help=f"cpsat (CP-SAT, exact); milp (the paper's partition-sequence MILP on the best installed "
                         "back end: HiGHS, else OR-Tools SCIP, else CBC), milp-highs / milp-cbc / milp-ortools (that "
@@ -125,6 +129,10 @@ def _solve_options(p: argparse.ArgumentParser, methods, default: str = "cpsat") 
                         "symmetry, start, relaxation to switch on, or no-NAME,... to switch off (docs/milp.md)")
     p.add_argument("--milp-backend", choices=["highs", "ortools", "cbc"],
                    help="back end of --method milp / milp-disjunctive (default: the best installed)")
+    p.add_argument("--rtj-tiebreak", action=argparse.BooleanOptionalAction, default=tiebreak,
+                   help="a third stage: among the schedules with the proven least BJ mean, the least RTJ mean, so "
+                        "the optimum's RTJ mean does not depend on the solver's tie-break (default: "
+                        f"{'on' if tiebreak else 'off'})")
 
 
 def _check_method_options(args) -> None:
@@ -149,7 +157,7 @@ def _solve_kwargs(args) -> dict[str, Any]:
     kwargs = {"method": args.method, "theta": args.theta, "time_limit": args.time_limit,
               "preempt": not args.no_preempt, "sequences": args.sequences,
               "lexicographic": args.theta_mode == "lexicographic", "binary_search": args.theta_mode == "binary-search",
-              "threads": args.threads, "milp_backend": args.milp_backend}
+              "threads": args.threads, "milp_backend": args.milp_backend, "rtj_tiebreak": args.rtj_tiebreak}
     from milp.strengthen import Strengthen
 
     try:
@@ -349,7 +357,8 @@ def cmd_compare(args) -> int:
         runs = compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=note, **kwargs)
     rows = table3(runs)
     what = {"instances": paths, "shipped_default": shipped, "policies": policies, "checkpoint": args.checkpoint,
-            "method": args.method, "theta": args.theta, "theta_mode": args.theta_mode, "time_limit": args.time_limit}
+            "method": args.method, "theta": args.theta, "theta_mode": args.theta_mode, "time_limit": args.time_limit,
+            "rtj_tiebreak": args.rtj_tiebreak}
     if args.json:
         table = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
                  for r in rows]
@@ -361,8 +370,9 @@ def cmd_compare(args) -> int:
 
     where = "traces/instances (shipped)" if shipped else f"{len(paths)} instance file(s)"
     # Compact (no column rules, two-line headers): the table fits an 80-column terminal or pipe.
+    tie = ", RTJ tie-break" if args.rtj_tiebreak else ""
     t = Table(title=f"{len(instances)} instances ({where}) · optimum: {args.method}, θ = {args.theta:g} "
-                    f"({args.theta_mode}) · non-scheme policies under {args.checkpoint} checkpointing",
+                    f"({args.theta_mode}{tie}) · non-scheme policies under {args.checkpoint} checkpointing",
               title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), pad_edge=False,
               collapse_padding=True)
     t.add_column("algorithm", max_width=24, overflow="fold")
