@@ -36,7 +36,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from heuristics.registry import SCHEMES, make_policy  # noqa: E402
-from milp.compare import OPTIMUM, compare, hindsight_best, table3  # noqa: E402
+from milp.compare import OPTIMUM, RTJ_TIEBREAK, compare, hindsight_best, table3  # noqa: E402
 from milp.instance import table3_instance  # noqa: E402
 from milp.solve import METHODS  # noqa: E402
 from rtsched.checkpoint import CheckpointModel  # noqa: E402
@@ -85,8 +85,9 @@ def main() -> int:
                     help="walltime = runtime x U(LO, HI) (default 1,2, the generator's); 1,1 gives every policy "
                          "exact runtime estimates, which separates the optimum's knowledge of runtimes from its "
                          "knowledge of arrivals")
-    ap.add_argument("--rtj-tiebreak", action="store_true",
-                    help="optimum: the least RTJ mean among the BJ-optimal schedules (milp.solve's third stage)")
+    ap.add_argument("--rtj-tiebreak", action=argparse.BooleanOptionalAction, default=RTJ_TIEBREAK,
+                    help="optimum: the least RTJ mean among the BJ-optimal schedules (milp.solve's third stage; "
+                         "default on, as rtsched compare; --no-rtj-tiebreak for the tables before 2026-11-26 06:30)")
     ap.add_argument("--json")
     args = ap.parse_args()
     try:

@@ -41,6 +41,9 @@ def test_cli_choice_lists_match_the_library():
     from rtsched.rl.rollouts import BACKENDS, MODES
 
     assert tuple(offline.METHODS) == tuple(METHODS)
+    from milp.compare import RTJ_TIEBREAK
+
+    assert offline.COMPARE_TIEBREAK is RTJ_TIEBREAK  # rtsched compare and milp.compare.compare: one default
     assert tuple(rl.ROLLOUT_BACKENDS) == tuple(BACKENDS)
     assert tuple(rl.ROLLOUT_MODES) == tuple(MODES)
     assert tuple(rl.GOALS) == tuple(SEQUENCE_GOALS)

@@ -45,14 +45,14 @@ def test_unsplit_plans_have_no_reasons():
 
 
 def test_compare_rows_of_the_optimum_count_the_uncopyable_preemptions():
-    from milp.compare import OPTIMUM, compare
+    from milp.compare import OPTIMUM, RTJ_TIEBREAK, compare
     from milp.instance import table3_instance
     from milp.solve import solve
 
     inst = table3_instance(5_000_008, name="eval-5000008")  # its optimum preempts (bench_rtmix's set)
     (opt,) = [r for r in compare([inst], ["baseline"], method="milp-disjunctive") if r.policy == OPTIMUM]
     row = opt.to_json()
-    reasons = preemption_reasons(inst, solve(inst, method="milp-disjunctive").placements)
+    reasons = preemption_reasons(inst, solve(inst, method="milp-disjunctive", rtj_tiebreak=RTJ_TIEBREAK).placements)
     assert row["preemptions"] == len(reasons) >= 1
     assert row["preemptions_anticipatory"] == sum(r.anticipatory for r in reasons)
     assert row["preemptions_for_bjs_only"] == sum(not r.for_rtj for r in reasons)

@@ -33,6 +33,7 @@ GENERATE_DEFAULTS = {"count": 20, "seed": 0, "bj": 5, "rt": 2, "blocks": 16, "si
 # ``rtsched compare`` runs the RTJ tie-break stage by default (``solve`` does not: its results stay
 # as they were), so its RTJ gaps do not depend on the solver's tie-break.  It costs little: the
 # 50-instance rtmix comparison took 20.8 s instead of 14.3 s (docs/benchmarks.md, "RTJ tie-break").
+# A copy of milp.compare.RTJ_TIEBREAK (the parser imports no solver; tests/test_layers.py checks it).
 COMPARE_TIEBREAK = True
 # The exact methods of milp.solve (kept here so that building the parser imports no solver;
 # tests/test_layers.py checks the two lists agree).
