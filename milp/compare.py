@@ -21,12 +21,19 @@ the optimum's (to 1e-9) and its RTJ mean meets the bound θ_used the optimum met
 from __future__ import annotations
 
 import concurrent.futures as cf
+import hashlib
+import json
 import math
+import os
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from heuristics.registry import SCHEMES
-from rtsched.pipeline import RunSpec, execute
+from rtsched.files import atomic_write_text
+from rtsched.pipeline import RunSpec, execute, file_sha256
+from rtsched.version import __version__
 
 from milp.instance import Instance
 from milp.plan import preemption_reasons
@@ -61,6 +68,15 @@ class PolicyRun:
                "rtj_gap": self.rtj_gap, "decision_seconds": self.decision_seconds,
                "matches_optimum": self.matches_optimum, **self.extra}
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in out.items()}
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> "PolicyRun":
+        """The run ``to_json`` wrote (its extra keys back in ``extra``)."""
+        fixed = ("instance", "policy", "status", "bj_sd_mean", "rtj_sd_mean", "bj_gap", "rtj_gap", "decision_seconds",
+                 "matches_optimum")
+        return cls(row["instance"], row["policy"], row["bj_sd_mean"], row["rtj_sd_mean"], row["status"],
+                   {k: v for k, v in row.items() if k not in fixed}, row["bj_gap"], row["rtj_gap"],
+                   row["decision_seconds"], row["matches_optimum"])
 
 
 def online_spec(instance: Instance, name: str, checkpoint: str = "jit") -> RunSpec:
@@ -143,27 +159,89 @@ def _compare_task(args: tuple) -> list[PolicyRun]:
     return compare_instance(instance, policies, checkpoint, **solve_kwargs)
 
 
+# ------------------------------------------------------------------------------ resumable runs
+def _policy_identity(name: str) -> Any:
+    """What decides a policy's runs: its name, and for a model file its bytes (a retrained model at
+    the same path must not reuse old results)."""
+    if os.path.isfile(name):
+        return [name, file_sha256(name)]
+    if os.path.isdir(name):  # a training folder: its files' sizes and times
+        return [name, sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in Path(name).iterdir()
+                             if f.is_file())]
+    return name
+
+
+def run_key(instance: Instance, policies: Sequence[str], checkpoint: str, solve_kwargs: dict[str, Any]) -> str:
+    """SHA-256 of everything that decides one instance's comparison rows: the instance (jobs, blocks,
+    I/O model), the policies, the checkpoint model, the solve options (not the CPU counts) and the
+    rtsched version."""
+    payload = {"instance": instance.to_dict(), "io": repr(instance.io), "policies": [_policy_identity(p) for p in policies],
+               "checkpoint": checkpoint, "version": __version__,
+               "solve": {k: v for k, v in sorted(solve_kwargs.items()) if k not in ("workers", "threads")}}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _cache_path(cache_dir: str | os.PathLike, instance: Instance, key: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", instance.name or "instance")[:80]
+    return Path(cache_dir) / f"{safe}-{key[:16]}.json"
+
+
+def _cached(path: Path, key: str) -> list[PolicyRun] | None:
+    """The rows saved at ``path`` for ``key``, or None (absent, another key, or unreadable: redone)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("key") != key:
+            return None
+        return [PolicyRun.from_json(row) for row in data["runs"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def compare(instances: Sequence[Instance], policies: Sequence[str], checkpoint: str = "jit", *, jobs: int = 1,
             progress: Callable[[Instance, list[PolicyRun]], None] | None = None, rtj_tiebreak: bool = RTJ_TIEBREAK,
-            **solve_kwargs: Any) -> list[PolicyRun]:
+            cache_dir: str | os.PathLike | None = None, **solve_kwargs: Any) -> list[PolicyRun]:
     """The optimum (``solve(rtj_tiebreak=..., **solve_kwargs)``: by default the canonical one, the
     least RTJ mean among the BJ-optimal schedules) and every policy on every instance.
 
     ``jobs`` > 1 handles instances in that many processes (each solve then gets one CP-SAT worker
     and one MILP solver thread unless ``workers`` / ``threads`` is given); ``progress(instance,
     runs)`` is called as each instance finishes.
+    ``cache_dir``: each finished instance's rows are saved there (one JSON file per instance,
+    written atomically, keyed by :func:`run_key`); a later call with the same inputs takes them from
+    there instead of solving again, so an interrupted comparison (Ctrl-C, SIGTERM, SIGKILL) resumes
+    where it stopped.  Cached instances are reported to ``progress`` first.
     Runs are returned in instance order, the optimum first, then the policies in the given order.
     """
     policies = list(policies)
     solve_kwargs["rtj_tiebreak"] = rtj_tiebreak
     by_name: dict[str, list[PolicyRun]] = {}
-    tasks = [(inst, policies, checkpoint, solve_kwargs) for inst in instances]
-    if jobs <= 1 or len(instances) <= 1:
+    keys: dict[str, tuple[Path, str]] = {}
+    if cache_dir is not None:
+        os.makedirs(cache_dir, exist_ok=True)
+        for inst in instances:
+            key = run_key(inst, policies, checkpoint, solve_kwargs)
+            path = _cache_path(cache_dir, inst, key)
+            keys[inst.name] = (path, key)
+            cached = _cached(path, key)
+            if cached is not None:
+                by_name[inst.name] = cached
+                if progress is not None:
+                    progress(inst, cached)
+
+    def finished(inst: Instance, runs: list[PolicyRun]) -> None:
+        by_name[inst.name] = runs
+        if inst.name in keys:
+            path, key = keys[inst.name]
+            atomic_write_text(path, json.dumps({"key": key, "instance": inst.name,
+                                                "runs": [r.to_json() for r in runs]}, allow_nan=False))
+        if progress is not None:
+            progress(inst, runs)
+
+    todo = [inst for inst in instances if inst.name not in by_name]
+    tasks = [(inst, policies, checkpoint, solve_kwargs) for inst in todo]
+    if jobs <= 1 or len(tasks) <= 1:
         for task in tasks:
-            runs = _compare_task(task)
-            by_name[task[0].name] = runs
-            if progress is not None:
-                progress(task[0], runs)
+            finished(task[0], _compare_task(task))
     else:
         one = {"workers": 1} if "workers" not in solve_kwargs else {}
         if solve_kwargs.get("threads") is None:
@@ -172,10 +250,7 @@ def compare(instances: Sequence[Instance], policies: Sequence[str], checkpoint: 
         with cf.ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = {pool.submit(_compare_task, task): task[0] for task in tasks}
             for fut in cf.as_completed(futures):
-                inst = futures[fut]
-                by_name[inst.name] = fut.result()
-                if progress is not None:
-                    progress(inst, by_name[inst.name])
+                finished(futures[fut], fut.result())
     return [r for inst in instances for r in by_name[inst.name]]
 
 

@@ -98,6 +98,10 @@ def register(sub: Any) -> None:
                          "MILP thread); the 50-instance rtmix comparison proves every optimum in well under a "
                          "minute with -j 2 (docs/benchmarks.md)")
     cp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    cp.add_argument("--cache", metavar="DIR",
+                    help="save each finished instance's rows in DIR (one JSON file per instance, written "
+                         "atomically); the same command run again takes them from there, so an interrupted "
+                         "comparison (Ctrl-C, SIGTERM, SIGKILL) resumes where it stopped")
     cp.add_argument("--checkpoint", default="jit",
                     help="checkpoint model for policies that are not schemes: no, sys[:S], app-PCT, jit (default jit)")
     # The disjunctive MILP proves Table-3-size instances several times faster than CP-SAT, with the same
@@ -348,6 +352,7 @@ def cmd_compare(args) -> int:
     for inst, path in zip(instances, paths):
         check_size(inst, path, args.method)
     kwargs = _solve_kwargs(args)
+    check_output(args.cache, "--cache", folder=True)
     done: list[str] = []
     with progress_bar("optimum + policies", not args.json and not args.no_progress, len(instances)) as update:
         def note(inst, runs) -> None:
@@ -355,11 +360,18 @@ def cmd_compare(args) -> int:
             if update is not None:
                 update(len(done), note=f"{inst.name}: {runs[0].status}")
 
-        runs = compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=note, **kwargs)
+        try:
+            runs = compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=note,
+                           cache_dir=args.cache, **kwargs)
+        except KeyboardInterrupt:
+            if args.cache:
+                print(f"rtsched compare: {len(done)} of {len(instances)} instances are saved in {args.cache}; "
+                      "the same command resumes from them", file=sys.stderr)
+            raise
     rows = table3(runs)
     what = {"instances": paths, "shipped_default": shipped, "policies": policies, "checkpoint": args.checkpoint,
             "method": args.method, "theta": args.theta, "theta_mode": args.theta_mode, "time_limit": args.time_limit,
-            "rtj_tiebreak": args.rtj_tiebreak}
+            "rtj_tiebreak": args.rtj_tiebreak, "cache": args.cache}
     if args.json:
         table = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
                  for r in rows]
