@@ -294,19 +294,20 @@ def load_machine(text: str) -> Machine:
     return hit
 
 
-def checkpoint_model(spec: RunSpec) -> CheckpointModel:
-    """The spec's checkpoint model: ``checkpoint`` when given, else its scheme's, else ``no``."""
+def checkpoint_model(spec: RunSpec, policy: Any = None) -> CheckpointModel:
+    """The spec's checkpoint model: ``checkpoint`` when given, else its scheme's, else the policy's
+    own ``default_checkpoint`` (a trained model's: the one it was trained under), else ``no``."""
     if spec.checkpoint is not None:
         return CheckpointModel.parse(spec.checkpoint, io=spec.io)
     if spec.scheme is not None:
         options = spec.policy_options
         return scheme_checkpoint(spec.scheme, io=spec.io, sys_interval=options.get("sys_interval"))
-    return CheckpointModel.parse("no", io=spec.io)
+    return CheckpointModel.parse(getattr(policy, "default_checkpoint", None) or "no", io=spec.io)
 
 
 def build_policy(spec: RunSpec):
     """(policy, checkpoint model) of the spec: a scheme fixes both; otherwise the policy by name
-    and the ``checkpoint`` text (default ``no``)."""
+    and the checkpoint model of :func:`checkpoint_model`."""
     options = dict(spec.policy_options)
     try:
         if spec.scheme is not None:
@@ -321,7 +322,7 @@ def build_policy(spec: RunSpec):
         raise SpecError(text, field) from None
     if spec.checkpoint is not None:
         model = CheckpointModel.parse(spec.checkpoint, io=spec.io)
-    return policy, model or CheckpointModel.parse("no", io=spec.io)
+    return policy, model or checkpoint_model(spec, policy)
 
 
 # ------------------------------------------------------------------------------------- the record
@@ -465,7 +466,7 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
     if policy is None:  # first: a bad policy name or option fails before any trace is read
         policy, ckpt = build_policy(spec)
     else:
-        ckpt = checkpoint_model(spec)
+        ckpt = checkpoint_model(spec, policy)
     if (refuse_idle_checkpoint and spec.checkpoint is not None and ckpt.kind is CheckpointKind.JIT
             and getattr(policy, "preemptive", True) is False):
         raise SpecError(f"{spec.checkpoint!r}: policy {getattr(policy, 'name', spec.policy)} never preempts, and a "

@@ -307,3 +307,14 @@ def test_environment_and_policy_on_the_real_mira_partition_file():
     assert env.result().machine_name == env.machine.name
     rec = execute(RunSpec(machine=xml, policy="rtmix", checkpoint="jit"), workload=Workload(_contended(2, 0), name="c"))
     assert rec.summary["unfinished"] == 0
+
+
+def test_rtmix_runs_under_the_checkpoint_model_it_was_trained_under_unless_told_otherwise(capsys):
+    import json
+
+    from rtsched.cli import main
+
+    assert main(["simulate", "--policy", "rtmix", "--first-n", "120", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["checkpoint"] == "JIT-CKPT"  # the shipped model's env: jit
+    assert main(["simulate", "--policy", "rtmix", "--checkpoint", "no", "--first-n", "120", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["checkpoint"] == "NO-CKPT"

@@ -38,6 +38,9 @@ class RtMixPolicy:
         if self.model.agent != "rtmix":
             raise ValueError(f"{self.model.path}: a {self.model.agent} model, not an rtmix one")
         env = self.model.env
+        # The checkpoint model it was trained under: the run pipeline's default for it (``--checkpoint``
+        # overrides); models written before the option was stored were trained under JIT.
+        self.default_checkpoint = str(env.get("checkpoint", "jit"))
         self.spec = RtMixSpec(int(env.get("window", 8)), int(env.get("candidates", 4)), WcjsConfig.coerce(wcjs),
                               str(env.get("order", "submit")))  # models before the option: submit order
         if self.spec.n_actions != int(self.model.arch["window"]):
