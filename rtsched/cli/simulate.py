@@ -21,7 +21,7 @@ def register(sub) -> None:
     sim = sub.add_parser("simulate", help="simulate a trace under a policy and print metrics",
                          description="Simulate a trace (SWF, Cobalt/Qsim log or ALCF CSV; - reads standard input) "
                                      "under a policy or a seed-002 scheme, validate the schedule and print metrics. "
-                                     "Without TRACE: the embedded default (the shipped Mira-like week, 10 %% RTJs, "
+                                     "Without TRACE: the embedded default (the shipped Mira-like week, 10 % RTJs, "
                                      "wcjs-jit).")
     sim.add_argument("trace", nargs="?", help="trace file, or - for standard input (default: the shipped Mira-like week)")
     sim.add_argument("--format", choices=["swf", "cobalt", "alcf"], help="trace format (default: from the extension)")
