@@ -31,6 +31,19 @@ BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
 ROLLOUT_MODES = ("lockstep", "trajectories")
 DEFAULT_EPOCHS = 100  # rl train --epochs
+# PPO defaults per agent, as --help states them (the library's: PPOConfig for rlscheduler and inspector,
+# rtsched.rl.api's SPLIT_PPO_DEFAULTS / RLSCHERT_PPO_DEFAULTS, rtmix_train.FINE_TUNE; copied here so that
+# building the parser imports no PyTorch; tests/test_rl_cli.py checks they agree).
+PPO_HELP_DEFAULTS = {"trajs_per_epoch": {"": 100, "splitwindow": 1, "rlschert": 16, "rtmix": 64},
+                     "n_envs": {"": 8, "splitwindow": 1, "rlschert": 16, "rtmix": 8},
+                     "train_pi_iters": {"": 80, "splitwindow": 10, "rlschert": 5, "rtmix": 20},
+                     "train_v_iters": {"": 80, "splitwindow": 10, "rlschert": 5, "rtmix": 40}}
+
+
+def _ppo_default(name: str) -> str:
+    """``default 100; splitwindow 1, rlschert 16, rtmix 64`` for a PPO option's help."""
+    d = PPO_HELP_DEFAULTS[name]
+    return f"default {d['']}; " + ", ".join(f"{agent} {v}" for agent, v in d.items() if agent)
 # ``rl evaluate``: how the sequences are drawn when --starts does not give them (refused with --starts)
 EVALUATE_DRAW_DEFAULTS = {"n_sequences": 10, "seed": 1}
 
@@ -595,10 +608,10 @@ def register(subparsers) -> None:
     tr.add_argument("--seq-len", type=positive_int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
     tr.add_argument("--start-range", help="LO,HI first jobs of training sequences (indices, or fractions like 0,0.2)")
     tr.add_argument("--sjf-filter", help="trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
-    tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000), help="trajectories per epoch (default 100)")
-    tr.add_argument("--n-envs", type=int_in(1, 1024), help="environments stepped together (default 8)")
-    tr.add_argument("--train-pi-iters", type=int_in(1, 100_000), help="policy iterations per epoch (default 80)")
-    tr.add_argument("--train-v-iters", type=int_in(1, 100_000), help="value iterations per epoch (default 80)")
+    tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000), help=f"trajectories per epoch ({_ppo_default('trajs_per_epoch')})")
+    tr.add_argument("--n-envs", type=int_in(1, 1024), help=f"environments stepped together ({_ppo_default('n_envs')})")
+    tr.add_argument("--train-pi-iters", type=int_in(1, 100_000), help=f"policy iterations per epoch ({_ppo_default('train_pi_iters')})")
+    tr.add_argument("--train-v-iters", type=int_in(1, 100_000), help=f"value iterations per epoch ({_ppo_default('train_v_iters')})")
     tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"], help="rlscheduler policy network (default kernel, PPOConfig.actor)")
     tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network (default mlp, the paper's; kernel: the authors' code)")
     tr.add_argument("--head", type=int_in(1, 4096), help="splitwindow: head slots M_h (default 10)")
@@ -638,7 +651,7 @@ def register(subparsers) -> None:
     g.add_argument("--job-rate", type=float_in(0, 1), help="vasplike: arrival probability per slot (default 0.7)")
     g.add_argument("--simu-len", type=int, help="vasplike: arrival slots per sequence (default 200)")
     g.add_argument("--train-sequences", type=int, help="vasplike: a fixed set of this many training sequences")
-    g.add_argument("--pi-lr", type=positive_float, help="policy learning rate (rlschert default 1e-4)")
+    g.add_argument("--pi-lr", type=positive_float, help="rlschert: policy learning rate (default 1e-4)")
     rt = tr.add_argument_group("rtmix (RTJ/BJ mixes on Mira, taught by the optimum; docs/rl.md)")
     rt.add_argument("--experts", type=int, default=None,
                     help=f"rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT; default "
