@@ -28,7 +28,8 @@ def register(sub) -> None:
     sim.add_argument("--machine", help="mira, mira:BLOCKS, flat:N or a Cobalt partition .xml (default: the trace "
                                        "header's machine or size; Mira for Cobalt/ALCF logs)")
     sim.add_argument("--policy", help="fcfs, sjf, f1, wfp3, unicep, wfp2, unicef, baseline, highpq, preempt, wcjs, a "
-                                      "trained RL model file, or package.module:Class (default: wfp2)")
+                                      "trained RL model file or a shipped model's name (rtmix, rlschert-vasplike-kill, ...), or "
+                                      "package.module:Class (default: wfp2; without TRACE: the scheme wcjs-jit)")
     sim.add_argument("--scheme", help="a seed-002 scheme (baseline, highpq, no-ckpt, sys-ckpt, app-ckpt-5, "
                                       "app-ckpt-10, jit-ckpt, wcjs-jit, wcjs-app-5, wcjs-app-10, wcjs-sys, wcjs-no); "
                                       "sets the policy and the checkpoint model")
