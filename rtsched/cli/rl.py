@@ -607,7 +607,7 @@ def register(subparsers) -> None:
     tr.add_argument("--base", default="sjf", help="inspector: the inspected priority (sjf, f1, fcfs, wfp3, ...)")
     tr.add_argument("--seq-len", type=positive_int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
     tr.add_argument("--start-range", help="LO,HI first jobs of training sequences (indices, or fractions like 0,0.2)")
-    tr.add_argument("--sjf-filter", help="trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
+    tr.add_argument("--sjf-filter", help="rlscheduler: trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
     tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000), help=f"trajectories per epoch ({_ppo_default('trajs_per_epoch')})")
     tr.add_argument("--n-envs", type=int_in(1, 1024), help=f"environments stepped together ({_ppo_default('n_envs')})")
     tr.add_argument("--train-pi-iters", type=int_in(1, 100_000), help=f"policy iterations per epoch ({_ppo_default('train_pi_iters')})")
