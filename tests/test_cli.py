@@ -70,3 +70,41 @@ def test_tau_defaults_follow_the_bsld_form(capsys):
     # Both forms are always reported; mean_bsld is the chosen one.
     assert rl["summary"]["all"]["mean_bsld"] == rl["summary"]["all"]["mean_bsld_rl"]
     assert seed002["summary"]["all"]["mean_bsld"] == seed002["summary"]["all"]["mean_bsld_seed002"]
+
+
+def _subcommand_parsers():
+    """(``rtsched COMMAND [SUBCOMMAND]``, parser) of every leaf command of the command line."""
+    import argparse
+
+    from rtsched.cli import build_parser
+
+    todo = [("rtsched", build_parser())]
+    while todo:
+        name, parser = todo.pop()
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            yield name, parser
+        for action in subs:
+            todo += [(f"{name} {cmd}", p) for cmd, p in action.choices.items()]
+
+
+def test_every_option_of_every_command_has_help_text():
+    leaves = dict(_subcommand_parsers())
+    assert {"rtsched simulate", "rtsched traces stats", "rtsched experiment status", "rtsched rl train",
+            "rtsched instances generate", "rtsched compare"} <= set(leaves)
+    missing = [f"{name} {a.option_strings[-1] if a.option_strings else a.dest}"
+               for name, parser in leaves.items() for a in parser._actions
+               if a.help is None and a.dest != "help"]
+    assert missing == []
+    for name, parser in leaves.items():
+        text = parser.format_help()
+        assert "%%" not in text, name  # a literal "%%": a description formatted as if it were a help string
+
+
+def test_rtmix_option_help_states_the_defaults_the_command_uses():
+    from rtsched.cli import rl as rl_cli
+
+    text = " ".join(dict(_subcommand_parsers())["rtsched rl train"].format_help().split())
+    for key, value in {**rl_cli.RTMIX_DEFAULTS, **rl_cli.CURRICULUM_DEFAULTS}.items():
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        assert f"default {shown}" in text, (key, shown)

@@ -57,3 +57,18 @@ def test_a_heuristic_rl_evaluation_never_imports_torch(tmp_path):
         f"assert main(['rl', 'evaluate', '--trace', {str(trace)!r}, '--policies', 'fcfs,sjf', "
         "'--starts', '100,300', '--seq-len', '128', '--json']) == 0")
     assert "torch" not in {m.split(".")[0] for m in mods}
+
+
+def test_rl_package_exports_are_not_also_submodule_names():
+    """``rtsched.rl``'s lazy exports must not share a name with one of its submodules: importing the
+    submodule rebinds the package attribute, so ``from rtsched.rl import NAME`` would give the function
+    in one process and the module in another (docs/rl.md's Python example hit this with ``evaluate``)."""
+    import importlib.util
+
+    import rtsched.rl
+
+    clashes = [name for name in rtsched.rl.__all__ if importlib.util.find_spec(f"rtsched.rl.{name}") is not None]
+    assert clashes == []
+    mods = _modules_after("from rtsched.rl.api import train\nfrom rtsched.rl.evaluate import evaluate\n"
+                          "assert callable(train) and callable(evaluate) and evaluate.__name__ == 'evaluate'")
+    assert "rtsched.rl.evaluate" in mods

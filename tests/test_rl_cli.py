@@ -231,3 +231,31 @@ def test_simulate_cli_accepts_a_model_path(lublin, tmp_path, capsys):
     assert main(["simulate", *common, "--backfill", "ff"]) == 2
     err = capsys.readouterr().err
     assert out in err and "'ff'" in err
+
+
+def test_train_help_states_each_agents_ppo_defaults():
+    """``rl train --help`` states the PPO defaults the library uses for each agent (the parser keeps
+    a copy so that building it imports no PyTorch)."""
+    from rtsched.cli import rl as rl_cli
+    from rtsched.rl.api import RLSCHERT_PPO_DEFAULTS, SPLIT_PPO_DEFAULTS
+    from rtsched.rl.ppo import PPOConfig
+    from rtsched.rl.rtmix_train import FINE_TUNE
+
+    library = {"": PPOConfig(), "splitwindow": SPLIT_PPO_DEFAULTS, "rlschert": RLSCHERT_PPO_DEFAULTS,
+               "rtmix": FINE_TUNE}
+    for name, per_agent in rl_cli.PPO_HELP_DEFAULTS.items():
+        for agent, value in per_agent.items():
+            lib = library[agent]
+            assert (getattr(lib, name) if agent == "" else lib[name]) == value, (name, agent)
+    out = _help_text(["rl", "train", "--help"])
+    assert "trajectories per epoch (default 100; splitwindow 1, rlschert 16, rtmix 64)" in out
+
+
+def _help_text(argv):
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), pytest.raises(SystemExit):
+        main(argv)
+    return " ".join(buf.getvalue().split())

@@ -51,7 +51,7 @@ def register(subparsers) -> None:
     plt.set_defaults(func=cmd_plot)
 
     st = esub.add_parser("status", help="how many runs of a grid are done, running, failed, corrupt, pending")
-    st.add_argument("grid")
+    st.add_argument("grid", help="grid TOML file (e.g. experiments/headline_wk1.toml)")
     st.add_argument("--out", help="results folder (default: the grid's out_dir, else ./results/<name>)")
     st.add_argument("--shard", help="only shard I/N of the grid")
     st.set_defaults(func=cmd_status)

@@ -60,27 +60,31 @@ def register(sub: Any) -> None:
                           "for byte; --out writes it elsewhere")
     d = GENERATE_DEFAULTS
     gen.add_argument("--count", type=int_in(1, MAX_COUNT, "MAX_COUNT"), default=d["count"],
-                     help=f"number of instances (seeds SEED .. SEED+COUNT-1; at most {MAX_COUNT:,})")
-    gen.add_argument("--seed", type=nonneg_int, default=d["seed"], help="first seed")
+                     help=f"number of instances (seeds SEED .. SEED+COUNT-1; default {d['count']}, at most {MAX_COUNT:,})")
+    gen.add_argument("--seed", type=nonneg_int, default=d["seed"], help=f"first seed (default {d['seed']})")
     gen.add_argument("--bj", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=d["bj"],
-                     help="batch jobs per instance (#BJ)")
+                     help=f"batch jobs per instance (#BJ, default {d['bj']})")
     gen.add_argument("--rt", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=d["rt"],
-                     help="real-time jobs per instance (#RTJ)")
+                     help=f"real-time jobs per instance (#RTJ, default {d['rt']})")
     gen.add_argument("--blocks", type=int_in(1, 96, "Mira's 96 blocks"), default=d["blocks"],
-                     help="512-node blocks of the machine (16 = 8,192 nodes; at most 96, Mira)")
+                     help=f"512-node blocks of the machine (default {d['blocks']} = 8,192 nodes; at most 96, Mira)")
     gen.add_argument("--sizes", help="comma-separated job sizes in nodes (default 512,1024,2048,4096,8192 "
                                      "that fit the machine)")
     seconds = int_in(1, MAX_SECONDS, "a year")
     gen.add_argument("--submit-window", type=int_in(0, MAX_SECONDS, "a year"), default=d["submit_window"],
-                     help="submit times uniform over [0, S] s")
-    gen.add_argument("--runtime-min", type=seconds, default=d["runtime_min"], help="s")
-    gen.add_argument("--runtime-max", type=seconds, default=d["runtime_max"], help="s")
-    gen.add_argument("--runtime-step", type=seconds, default=d["runtime_step"], help="runtime grid, s")
+                     help=f"submit times uniform over [0, S] s (default {d['submit_window']})")
+    gen.add_argument("--runtime-min", type=seconds, default=d["runtime_min"],
+                     help=f"least runtime, s (default {d['runtime_min']})")
+    gen.add_argument("--runtime-max", type=seconds, default=d["runtime_max"],
+                     help=f"largest runtime, s (default {d['runtime_max']})")
+    gen.add_argument("--runtime-step", type=seconds, default=d["runtime_step"],
+                     help=f"runtime grid step, s (default {d['runtime_step']})")
     gen.add_argument("--walltime-factor", type=float_in(0, 100, "at most 100"), nargs=2,
                      default=d["walltime_factor"], metavar=("LO", "HI"),
-                     help="walltime = ceil(runtime × U(LO, HI))")
+                     help="walltime = ceil(runtime × U(LO, HI)) (default %g %g)" % d["walltime_factor"])
     gen.add_argument("--prefix", default=d["prefix"],
-                     help="file name prefix: PREFIX-SEED.json (a plain name, no folders)")
+                     help=f"file name prefix: PREFIX-SS.json, SS the seed as at least two digits (default {d['prefix']}; a "
+                          "plain name, no folders)")
     gen.add_argument("--out", help="output folder (created if missing; required unless --shipped)")
     gen.set_defaults(func=cmd_instances_generate)
 

@@ -31,6 +31,19 @@ BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
 ROLLOUT_MODES = ("lockstep", "trajectories")
 DEFAULT_EPOCHS = 100  # rl train --epochs
+# PPO defaults per agent, as --help states them (the library's: PPOConfig for rlscheduler and inspector,
+# rtsched.rl.api's SPLIT_PPO_DEFAULTS / RLSCHERT_PPO_DEFAULTS, rtmix_train.FINE_TUNE; copied here so that
+# building the parser imports no PyTorch; tests/test_rl_cli.py checks they agree).
+PPO_HELP_DEFAULTS = {"trajs_per_epoch": {"": 100, "splitwindow": 1, "rlschert": 16, "rtmix": 64},
+                     "n_envs": {"": 8, "splitwindow": 1, "rlschert": 16, "rtmix": 8},
+                     "train_pi_iters": {"": 80, "splitwindow": 10, "rlschert": 5, "rtmix": 20},
+                     "train_v_iters": {"": 80, "splitwindow": 10, "rlschert": 5, "rtmix": 40}}
+
+
+def _ppo_default(name: str) -> str:
+    """``default 100; splitwindow 1, rlschert 16, rtmix 64`` for a PPO option's help."""
+    d = PPO_HELP_DEFAULTS[name]
+    return f"default {d['']}; " + ", ".join(f"{agent} {v}" for agent, v in d.items() if agent)
 # ``rl evaluate``: how the sequences are drawn when --starts does not give them (refused with --starts)
 EVALUATE_DRAW_DEFAULTS = {"n_sequences": 10, "seed": 1}
 
@@ -576,29 +589,31 @@ def register(subparsers) -> None:
     rsub = rl.add_subparsers(dest="rl_command", required=True)
 
     tr = rsub.add_parser("train", help="train an agent with PPO (checkpoint every epoch; --resume continues)")
-    tr.add_argument("--agent", choices=AGENTS, default="rlscheduler")
+    tr.add_argument("--agent", choices=AGENTS, default="rlscheduler",
+                    help="rlscheduler (job picking), inspector (SchedInspector), splitwindow (Deep Back-Filling), "
+                         "rlschert (RLSchert), rtmix (RTJ/BJ mixes on Mira); default rlscheduler")
     tr.add_argument("--trace", help="SWF trace (the papers' cleaning is applied; rlscheduler, inspector, splitwindow); "
                                     "rlschert: also 'vasplike' (synthetic); rtmix: none (generated instances)")
-    tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (bsld: τ = 10 s)")
-    tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training")
+    tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (default bsld: bounded slowdown, τ = 10 s)")
+    tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training (default none)")
     tr.add_argument("--epochs", type=int_in(1, 1_000_000),
                     help=f"total epochs (default {DEFAULT_EPOCHS}; a resumed run counts the earlier ones; the rtmix "
                          "curriculum has none: --bc-epochs)")
     tr.add_argument("--out", "--model-dir", dest="out",
                     help="output folder for checkpoint.pt and progress.json (default runs/AGENT-TRACE-GOAL-BACKFILL)")
-    tr.add_argument("--seed", type=nonneg_int, default=0)
+    tr.add_argument("--seed", type=nonneg_int, default=0, help="seed of the training run (>= 0, default 0)")
     tr.add_argument("--resume", action="store_true", help="continue the checkpoint in --out (same settings)")
     tr.add_argument("--init-from", help="start a new run from this model's weights (e.g. stage 2 after filtering)")
     tr.add_argument("--base", default="sjf", help="inspector: the inspected priority (sjf, f1, fcfs, wfp3, ...)")
     tr.add_argument("--seq-len", type=positive_int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
     tr.add_argument("--start-range", help="LO,HI first jobs of training sequences (indices, or fractions like 0,0.2)")
-    tr.add_argument("--sjf-filter", help="trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
-    tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000), help="trajectories per epoch (default 100)")
-    tr.add_argument("--n-envs", type=int_in(1, 1024), help="environments stepped together (default 8)")
-    tr.add_argument("--train-pi-iters", type=int_in(1, 100_000), help="policy iterations per epoch (default 80)")
-    tr.add_argument("--train-v-iters", type=int_in(1, 100_000), help="value iterations per epoch (default 80)")
-    tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"], help="rlscheduler policy network")
-    tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network")
+    tr.add_argument("--sjf-filter", help="rlscheduler: trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
+    tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000), help=f"trajectories per epoch ({_ppo_default('trajs_per_epoch')})")
+    tr.add_argument("--n-envs", type=int_in(1, 1024), help=f"environments stepped together ({_ppo_default('n_envs')})")
+    tr.add_argument("--train-pi-iters", type=int_in(1, 100_000), help=f"policy iterations per epoch ({_ppo_default('train_pi_iters')})")
+    tr.add_argument("--train-v-iters", type=int_in(1, 100_000), help=f"value iterations per epoch ({_ppo_default('train_v_iters')})")
+    tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"], help="rlscheduler policy network (default kernel, PPOConfig.actor)")
+    tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network (default mlp, the paper's; kernel: the authors' code)")
     tr.add_argument("--head", type=int_in(1, 4096), help="splitwindow: head slots M_h (default 10)")
     tr.add_argument("--tail", type=int_in(0, 4096), help="splitwindow: tail slots M_t (default 10)")
     tr.add_argument("--placements", type=int_in(1, 10_000_000),
@@ -621,7 +636,7 @@ def register(subparsers) -> None:
                          "whole trajectories; scales better, other random stream)")
     g = tr.add_argument_group("rlschert (seed 001)")
     g.add_argument("--mode", choices=["event", "slotted"], default="event",
-                   help="event-driven on the core, or the paper's 5-min slotted canvas (vasplike only)")
+                   help="event-driven on the core (default), or the paper's 5-min slotted canvas (vasplike only)")
     g.add_argument("--no-kill", action="store_true", help="no kill actions (RLSchert without kill)")
     g.add_argument("--static", action="store_true",
                    help="no running predictions: the DeepRM-like baseline (pre-run lengths only)")
@@ -636,24 +651,26 @@ def register(subparsers) -> None:
     g.add_argument("--job-rate", type=float_in(0, 1), help="vasplike: arrival probability per slot (default 0.7)")
     g.add_argument("--simu-len", type=int, help="vasplike: arrival slots per sequence (default 200)")
     g.add_argument("--train-sequences", type=int, help="vasplike: a fixed set of this many training sequences")
-    g.add_argument("--pi-lr", type=positive_float, help="policy learning rate (rlschert default 1e-4)")
+    g.add_argument("--pi-lr", type=positive_float, help="rlschert: policy learning rate (default 1e-4)")
     rt = tr.add_argument_group("rtmix (RTJ/BJ mixes on Mira, taught by the optimum; docs/rl.md)")
     rt.add_argument("--experts", type=int, default=None,
-                    help="rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT)")
+                    help=f"rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT; default "
+                         f"{RTMIX_DEFAULTS['experts']})")
     rt.add_argument("--expert-cache", default=None,
-                    help="rtmix: folder of solved plans (one JSON per seed; reused)")
-    rt.add_argument("--solve-time-limit", type=positive_float, default=None, help="rtmix: seconds per expert solve")
-    rt.add_argument("-j", "--jobs", type=int, default=None, help="rtmix: expert instances solved in parallel")
+                    help=f"rtmix: folder of solved plans (one JSON per seed; reused; default {RTMIX_DEFAULTS['expert_cache']})")
+    rt.add_argument("--solve-time-limit", type=positive_float, default=None, help=f"rtmix: seconds per expert solve (default {RTMIX_DEFAULTS['solve_time_limit']:g})")
+    rt.add_argument("-j", "--jobs", type=int, default=None, help=f"rtmix: expert instances solved in parallel (default {RTMIX_DEFAULTS['jobs']})")
     rt.add_argument("--bc-epochs", type=positive_int, default=None,
-                    help="rtmix: behaviour-cloning passes over the expert data")
-    rt.add_argument("--machine", default=None, help="rtmix: mira:BLOCKS or a partition XML (default mira:16)")
-    rt.add_argument("--checkpoint", default=None, help="rtmix: checkpoint model no, sys[:S], app-PCT, jit")
+                    help=f"rtmix: behaviour-cloning passes over the expert data (default {RTMIX_DEFAULTS['bc_epochs']})")
+    rt.add_argument("--machine", default=None, help=f"rtmix: mira:BLOCKS or a partition XML (default {RTMIX_DEFAULTS['machine']})")
+    rt.add_argument("--checkpoint", default=None, help=f"rtmix: checkpoint model no, sys[:S], app-PCT, jit (default {RTMIX_DEFAULTS['checkpoint']})")
     rt.add_argument("--theta", type=positive_float, default=None,
-                    help="rtmix: the RTJ mean-slowdown bound θ of the reward")
+                    help=f"rtmix: the RTJ mean-slowdown bound θ of the reward (default {RTMIX_DEFAULTS['theta']:g})")
     rt.add_argument("--penalty", type=nonneg_float, default=None,
-                    help="rtmix: reward penalty per unit of mean RTJ slowdown above θ (default 10)")
+                    help=f"rtmix: reward penalty per unit of mean RTJ slowdown above θ (default {RTMIX_DEFAULTS['penalty']:g})")
     rt.add_argument("--reward-baseline", default=None,
-                    help="rtmix: PPO rewards are the gain over this policy on the same episode (default wcjs; "
+                    help=f"rtmix: PPO rewards are the gain over this policy on the same episode (default "
+                         f"{RTMIX_DEFAULTS['reward_baseline']}; "
                          "'none': the absolute reward)")
     cu = tr.add_argument_group("rtmix curriculum (Table-3 instances to Mira-like weeks; docs/rl.md)")
     cu.add_argument("--curriculum-rounds", type=int, default=None,
@@ -661,14 +678,17 @@ def register(subparsers) -> None:
                          "1..R follow the previous round's model (DAgger); from --init-from (default: the shipped "
                          "rtmix); the same command resumes")
     cu.add_argument("--curriculum-weeks", type=int, default=None,
-                    help="rtmix curriculum: generated Mira-like weeks (10 %% RTJs) per machine and round (default 8)")
+                    help="rtmix curriculum: generated Mira-like weeks (10 %% RTJs) per machine and round (default "
+                         f"{CURRICULUM_DEFAULTS['curriculum_weeks']})")
     cu.add_argument("--curriculum-machines", default=None,
                     help="rtmix curriculum: comma-separated machines of the weeks: mira, mira:BLOCKS or a partition "
-                         "XML (default mira)")
+                         f"XML (default {CURRICULUM_DEFAULTS['curriculum_machines']})")
     cu.add_argument("--small-episodes", type=int, default=None,
-                    help="rtmix curriculum: Table-3 instances labelled by the initial model (default 3000)")
+                    help=f"rtmix curriculum: Table-3 instances labelled by the initial model (default "
+                         f"{CURRICULUM_DEFAULTS['small_episodes']})")
     cu.add_argument("--small-repeat", type=int, default=None,
-                    help="rtmix curriculum: weight of those instances in cloning, as repeats (default 2)")
+                    help=f"rtmix curriculum: weight of those instances in cloning, as repeats (default "
+                         f"{CURRICULUM_DEFAULTS['small_repeat']})")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
     tr.set_defaults(func=cmd_train)
@@ -677,19 +697,19 @@ def register(subparsers) -> None:
     ev.add_argument("--trace", required=True, help="SWF trace")
     ev.add_argument("--policies", default="fcfs,sjf,f1,wfp3,unicep",
                     help="comma-separated heuristics (fcfs, sjf, f1, wfp3, unicep, wfp3-authors, unicep-authors, "
-                         "...) and model files/folders")
+                         "...) and model files/folders (default fcfs,sjf,f1,wfp3,unicep)")
     ev.add_argument("--starts", help="comma-separated first jobs (0-based) of the sequences, e.g. 1981,2756,...")
     ev.add_argument("--n-sequences", type=int_in(1, 100_000),
                     help=f"sequences drawn with --seed when --starts is absent (default "
                          f"{EVALUATE_DRAW_DEFAULTS['n_sequences']})")
-    ev.add_argument("--seq-len", type=positive_int, default=1024, help="jobs per sequence")
+    ev.add_argument("--seq-len", type=positive_int, default=1024, help="jobs per sequence (default 1024)")
     ev.add_argument("--backfill", default="none",
-                    help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler)")
+                    help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler; default none)")
     ev.add_argument("--seed", type=nonneg_int,
                     help=f"seed of the drawn sequence starts (default {EVALUATE_DRAW_DEFAULTS['seed']})")
     ev.add_argument("--machine", help="machine spec (default: a flat cluster of the trace's MaxNodes)")
     ev.add_argument("--norms", choices=["trace", "model"], default="trace",
-                    help="normalise model features by the evaluated trace (authors) or the training trace")
+                    help="normalise model features by the evaluated trace (authors; default) or the training trace")
     ev.add_argument("--sample", action="store_true", help="sample actions instead of greedy argmax")
     ev.add_argument("--json", action="store_true",
                     help='print {"trace", "machine", "seq_len", "starts", ..., "results": [{"policy", "backfill", '

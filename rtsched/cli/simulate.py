@@ -21,20 +21,22 @@ def register(sub) -> None:
     sim = sub.add_parser("simulate", help="simulate a trace under a policy and print metrics",
                          description="Simulate a trace (SWF, Cobalt/Qsim log or ALCF CSV; - reads standard input) "
                                      "under a policy or a seed-002 scheme, validate the schedule and print metrics. "
-                                     "Without TRACE: the embedded default (the shipped Mira-like week, 10 %% RTJs, "
+                                     "Without TRACE: the embedded default (the shipped Mira-like week, 10 % RTJs, "
                                      "wcjs-jit).")
     sim.add_argument("trace", nargs="?", help="trace file, or - for standard input (default: the shipped Mira-like week)")
     sim.add_argument("--format", choices=["swf", "cobalt", "alcf"], help="trace format (default: from the extension)")
     sim.add_argument("--machine", help="mira, mira:BLOCKS, flat:N or a Cobalt partition .xml (default: the trace "
                                        "header's machine or size; Mira for Cobalt/ALCF logs)")
     sim.add_argument("--policy", help="fcfs, sjf, f1, wfp3, unicep, wfp2, unicef, baseline, highpq, preempt, wcjs, a "
-                                      "trained RL model file, or package.module:Class (default: wfp2)")
+                                      "trained RL model file or a shipped model's name (rtmix, rlschert-vasplike-kill, ...), or "
+                                      "package.module:Class (default: wfp2; without TRACE: the scheme wcjs-jit)")
     sim.add_argument("--scheme", help="a seed-002 scheme (baseline, highpq, no-ckpt, sys-ckpt, app-ckpt-5, "
                                       "app-ckpt-10, jit-ckpt, wcjs-jit, wcjs-app-5, wcjs-app-10, wcjs-sys, wcjs-no); "
                                       "sets the policy and the checkpoint model")
     sim.add_argument("--backfill", help="none, easy, ff, bf, sjf, rlscheduler (default: ff; a trained model: its own; "
                                         "with --scheme: overrides the scheme's)")
-    sim.add_argument("--checkpoint", help="no, sys[:SECONDS], app-PCT, jit (default: the scheme's, else no)")
+    sim.add_argument("--checkpoint", help="no, sys[:SECONDS], app-PCT, jit (default: the scheme's; else a trained "
+                                          "model's own, jit for rtmix; else no)")
     sim.add_argument("--rt-percent", type=percent, help="mark this %% of jobs real-time, 0-100 (default: 10 on the "
                                                          "embedded default trace, else 0)")
     sim.add_argument("--rt-mode", choices=["random", "short", "aps"], help="RTJ marking mode (default random)")

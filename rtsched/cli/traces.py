@@ -25,19 +25,20 @@ def register(sub) -> None:
     gen = tsub.add_parser("generate", help="generate a synthetic trace (or regenerate the shipped ones)")
     gen.add_argument("--shipped", action="store_true", help="regenerate the traces shipped in traces/ byte-for-byte")
     d = GENERATE_DEFAULTS
-    gen.add_argument("--model", choices=["lublin", "miralike"], default=d["model"])
+    gen.add_argument("--model", choices=["lublin", "miralike"], default=d["model"],
+                     help=f"lublin: Lublin-Feitelson rigid jobs; miralike: the Mira-like model (default {d['model']})")
     gen.add_argument("--jobs", type=int_in(1, MAX_JOBS, "MAX_JOBS"), default=d["jobs"],
                      help=f"Lublin: number of jobs (1 .. {MAX_JOBS:,}; default {d['jobs']:,})")
     gen.add_argument("--nodes", type=int_in(1, MAX_SIZE, "MAX_SIZE"), help="Lublin: processors (default 256)")
     gen.add_argument("--days", type=float_in(0, MAX_DAYS, "MAX_DAYS"), default=d["days"],
                      help=f"Mira-like: days of arrivals (> 0, at most {MAX_DAYS:,}; default {d['days']:g})")
-    gen.add_argument("--seed", type=nonneg_int, default=d["seed"])
+    gen.add_argument("--seed", type=nonneg_int, default=d["seed"], help=f"generator seed (>= 0, default {d['seed']})")
     gen.add_argument("--out", help="output SWF file (--shipped: output folder)")
     gen.set_defaults(func=generate)
     st = tsub.add_parser("stats", help="statistics of a trace")
     st.add_argument("trace", help="trace file, or - for standard input (then --format is needed)")
-    st.add_argument("--format", choices=["swf", "cobalt", "alcf"])
-    st.add_argument("--json", action="store_true")
+    st.add_argument("--format", choices=["swf", "cobalt", "alcf"], help="trace format (default: from the extension)")
+    st.add_argument("--json", action="store_true", help="print a machine-readable JSON object")
     st.set_defaults(func=stats)
     cv = tsub.add_parser("convert", help="convert a Cobalt log or ALCF CSV (or SWF) to SWF, or to a Batsim workload")
     cv.add_argument("input", help="trace file, or - for standard input (then --format is needed)")
@@ -45,7 +46,7 @@ def register(sub) -> None:
                                    "Batsim workload")
     cv.add_argument("--nb-res", type=positive_int,
                     help="Batsim output: the machine's resources (default: the trace header's size)")
-    cv.add_argument("--format", choices=["swf", "cobalt", "alcf"])
+    cv.add_argument("--format", choices=["swf", "cobalt", "alcf"], help="input format (default: from the extension)")
     cv.add_argument("--normalize-to-mira", action="store_true", help="seed 002 eq. 59 size normalisation")
     cv.set_defaults(func=convert)
 

@@ -6,7 +6,9 @@
 * ``env_inspect.InspectorEnv`` — SchedInspector's environment (Gymnasium);
 * ``nets``, ``ppo`` — the networks and PPO with checkpoints (PyTorch);
 * ``policy`` — trained models as core policies; ``api.train`` — PPO training; ``evaluate`` — the
-  papers' test protocol through the run pipeline (no PyTorch for heuristics).
+  papers' test protocol through the run pipeline (no PyTorch for heuristics): import the function
+  as ``from rtsched.rl.evaluate import evaluate`` (the module's name, so it is not exported here:
+  a package attribute that is also a submodule changes meaning once the submodule is imported).
 
 Names are imported lazily so that ``import rtsched.rl`` does not load PyTorch or Gymnasium.
 """
@@ -26,7 +28,6 @@ _EXPORTS = {
     "InspectedPolicy": "rtsched.rl.policy",
     "policy_from_model": "rtsched.rl.policy",
     "train": "rtsched.rl.api",
-    "evaluate": "rtsched.rl.evaluate",
     "read_rl_trace": "rtsched.rl.trace",
     "load_trace": "rtsched.rl.trace",
     "RLTrace": "rtsched.rl.trace",

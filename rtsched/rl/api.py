@@ -137,7 +137,7 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
           out: str | None = None, progress: Callable | None = None, *, machine=None, resume: bool = True,
           init_from: str | None = None, on_trajectory: Callable | None = None, ray_address: str | None = None,
           **options) -> dict:
-    """Train an agent; returns ``{"out", "checkpoint", "history", "epochs_run"}``.
+    """Train an agent; returns ``{"out", "checkpoint", "history", "epochs_run", "trainer"}``.
 
     ``options`` are environment options (``seq_len``, ``window``, ``start_range``, ``sjf_filter``,
     ``features``, ``pad``, ``util_window``; inspector: ``base``, ``reward``, ``max_interval``,
