@@ -143,7 +143,8 @@ def main() -> int:
               f" -> {'PASS' if verdicts[name] else 'FAIL'}")
     print(f"wall time: {len(rows)} runs in {wall:.1f} s")
     if args.json:
-        atomic_write_text(args.json, json.dumps({"where": where, "rows": rows, "means": means, "verdicts": verdicts, "wall_s": wall}, indent=1))
+        record = {"where": where, "rows": rows, "means": means, "verdicts": verdicts, "wall_s": wall}
+        atomic_write_text(args.json, json.dumps(record, indent=1))
     return 0
 
 

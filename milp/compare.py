@@ -13,10 +13,11 @@ trained model file.
 Per instance and policy (``PolicyRun``), the gaps to that instance's optimum:
 ``bj_gap = bj_sd_mean / optimum's − 1`` and ``rtj_gap`` likewise for the RTJs (a policy may beat
 the optimum on RTJs: the optimum minimises the BJ mean under the RTJ bound θ_used, it does not
-minimise the RTJ mean; without ``rtj_tiebreak=True`` its RTJ mean is whichever BJ-optimal schedule
-the solver found, with it the least RTJ mean among them, the same for every method);
-``decision_seconds`` is the time the policy spent deciding (the optimum: its solve time).  A policy *matches the optimum* on an instance when its BJ mean is no worse than
-the optimum's (to 1e-9) and its RTJ mean meets the bound θ_used the optimum met.
+minimise the RTJ mean; with ``rtj_tiebreak`` (the default, ``RTJ_TIEBREAK``) the optimum is the
+least RTJ mean among the BJ-optimal schedules, the same for every method; without it, whichever
+BJ-optimal schedule the solver found); ``decision_seconds`` is the time the policy spent deciding
+(the optimum: its solve time).  A policy *matches the optimum* on an instance when its BJ mean is no
+worse than the optimum's (to 1e-9) and its RTJ mean meets the bound θ_used the optimum met.
 """
 from __future__ import annotations
 
@@ -175,8 +176,8 @@ def run_key(instance: Instance, policies: Sequence[str], checkpoint: str, solve_
     """SHA-256 of everything that decides one instance's comparison rows: the instance (jobs, blocks,
     I/O model), the policies, the checkpoint model, the solve options (not the CPU counts) and the
     rtsched version."""
-    payload = {"instance": instance.to_dict(), "io": repr(instance.io), "policies": [_policy_identity(p) for p in policies],
-               "checkpoint": checkpoint, "version": __version__,
+    payload = {"instance": instance.to_dict(), "io": repr(instance.io),
+               "policies": [_policy_identity(p) for p in policies], "checkpoint": checkpoint, "version": __version__,
                "solve": {k: v for k, v in sorted(solve_kwargs.items()) if k not in ("workers", "threads")}}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 

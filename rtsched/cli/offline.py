@@ -60,7 +60,8 @@ def register(sub: Any) -> None:
                           "for byte; --out writes it elsewhere")
     d = GENERATE_DEFAULTS
     gen.add_argument("--count", type=int_in(1, MAX_COUNT, "MAX_COUNT"), default=d["count"],
-                     help=f"number of instances (seeds SEED .. SEED+COUNT-1; default {d['count']}, at most {MAX_COUNT:,})")
+                     help=f"number of instances (seeds SEED .. SEED+COUNT-1; default {d['count']}, "
+                          f"at most {MAX_COUNT:,})")
     gen.add_argument("--seed", type=nonneg_int, default=d["seed"], help=f"first seed (default {d['seed']})")
     gen.add_argument("--bj", type=int_in(0, MAX_SOLVE_JOBS, "MAX_SOLVE_JOBS"), default=d["bj"],
                      help=f"batch jobs per instance (#BJ, default {d['bj']})")
@@ -83,7 +84,8 @@ def register(sub: Any) -> None:
                      default=d["walltime_factor"], metavar=("LO", "HI"),
                      help="walltime = ceil(runtime × U(LO, HI)) (default %g %g)" % d["walltime_factor"])
     gen.add_argument("--prefix", default=d["prefix"],
-                     help=f"file name prefix: PREFIX-SS.json, SS the seed as at least two digits (default {d['prefix']}; a "
+                     help="file name prefix: PREFIX-SS.json, SS the seed as at least two digits (default "
+                          f"{d['prefix']}; a "
                           "plain name, no folders)")
     gen.add_argument("--out", help="output folder (created if missing; required unless --shipped)")
     gen.set_defaults(func=cmd_instances_generate)
@@ -129,7 +131,8 @@ def _solve_options(p: argparse.ArgumentParser, methods, default: str = "cpsat", 
                    help="lexicographic: θ_used = max(θ, θ*) (default); binary-search: the paper's loop over "
                         "1.10..2.00; fixed: θ as given (may be infeasible)")
     p.add_argument("--no-preempt", action="store_true", help="forbid BJ preemption (the no-preemption optimum)")
-    p.add_argument("--sequences", type=positive_int, help="T, sequences per block of the MILP (default: no effective cap)")
+    p.add_argument("--sequences", type=positive_int,
+                   help="T, sequences per block of the MILP (default: no effective cap)")
     p.add_argument("--workers", type=int_in(1, 1024),
                    help="CP-SAT workers (default 2; 1 per process with compare -j N)")
     p.add_argument("--threads", type=int_in(1, 1024), help="MILP solver threads")

@@ -594,7 +594,8 @@ def register(subparsers) -> None:
                          "rlschert (RLSchert), rtmix (RTJ/BJ mixes on Mira); default rlscheduler")
     tr.add_argument("--trace", help="SWF trace (the papers' cleaning is applied; rlscheduler, inspector, splitwindow); "
                                     "rlschert: also 'vasplike' (synthetic); rtmix: none (generated instances)")
-    tr.add_argument("--goal", choices=GOALS, default="bsld", help="optimisation goal (default bsld: bounded slowdown, τ = 10 s)")
+    tr.add_argument("--goal", choices=GOALS, default="bsld",
+                    help="optimisation goal (default bsld: bounded slowdown, τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training (default none)")
     tr.add_argument("--epochs", type=int_in(1, 1_000_000),
                     help=f"total epochs (default {DEFAULT_EPOCHS}; a resumed run counts the earlier ones; the rtmix "
@@ -608,12 +609,17 @@ def register(subparsers) -> None:
     tr.add_argument("--seq-len", type=positive_int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
     tr.add_argument("--start-range", help="LO,HI first jobs of training sequences (indices, or fractions like 0,0.2)")
     tr.add_argument("--sjf-filter", help="rlscheduler: trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
-    tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000), help=f"trajectories per epoch ({_ppo_default('trajs_per_epoch')})")
+    tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000),
+                    help=f"trajectories per epoch ({_ppo_default('trajs_per_epoch')})")
     tr.add_argument("--n-envs", type=int_in(1, 1024), help=f"environments stepped together ({_ppo_default('n_envs')})")
-    tr.add_argument("--train-pi-iters", type=int_in(1, 100_000), help=f"policy iterations per epoch ({_ppo_default('train_pi_iters')})")
-    tr.add_argument("--train-v-iters", type=int_in(1, 100_000), help=f"value iterations per epoch ({_ppo_default('train_v_iters')})")
-    tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"], help="rlscheduler policy network (default kernel, PPOConfig.actor)")
-    tr.add_argument("--critic", choices=["mlp", "kernel"], help="rlscheduler value network (default mlp, the paper's; kernel: the authors' code)")
+    tr.add_argument("--train-pi-iters", type=int_in(1, 100_000),
+                    help=f"policy iterations per epoch ({_ppo_default('train_pi_iters')})")
+    tr.add_argument("--train-v-iters", type=int_in(1, 100_000),
+                    help=f"value iterations per epoch ({_ppo_default('train_v_iters')})")
+    tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"],
+                    help="rlscheduler policy network (default kernel, PPOConfig.actor)")
+    tr.add_argument("--critic", choices=["mlp", "kernel"],
+                    help="rlscheduler value network (default mlp, the paper's; kernel: the authors' code)")
     tr.add_argument("--head", type=int_in(1, 4096), help="splitwindow: head slots M_h (default 10)")
     tr.add_argument("--tail", type=int_in(0, 4096), help="splitwindow: tail slots M_t (default 10)")
     tr.add_argument("--placements", type=int_in(1, 10_000_000),
@@ -657,17 +663,24 @@ def register(subparsers) -> None:
                     help=f"rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT; default "
                          f"{RTMIX_DEFAULTS['experts']})")
     rt.add_argument("--expert-cache", default=None,
-                    help=f"rtmix: folder of solved plans (one JSON per seed; reused; default {RTMIX_DEFAULTS['expert_cache']})")
-    rt.add_argument("--solve-time-limit", type=positive_float, default=None, help=f"rtmix: seconds per expert solve (default {RTMIX_DEFAULTS['solve_time_limit']:g})")
-    rt.add_argument("-j", "--jobs", type=int, default=None, help=f"rtmix: expert instances solved in parallel (default {RTMIX_DEFAULTS['jobs']})")
+                    help="rtmix: folder of solved plans (one JSON per seed; reused; default "
+                         f"{RTMIX_DEFAULTS['expert_cache']})")
+    rt.add_argument("--solve-time-limit", type=positive_float, default=None,
+                    help=f"rtmix: seconds per expert solve (default {RTMIX_DEFAULTS['solve_time_limit']:g})")
+    rt.add_argument("-j", "--jobs", type=int, default=None,
+                    help=f"rtmix: expert instances solved in parallel (default {RTMIX_DEFAULTS['jobs']})")
     rt.add_argument("--bc-epochs", type=positive_int, default=None,
-                    help=f"rtmix: behaviour-cloning passes over the expert data (default {RTMIX_DEFAULTS['bc_epochs']})")
-    rt.add_argument("--machine", default=None, help=f"rtmix: mira:BLOCKS or a partition XML (default {RTMIX_DEFAULTS['machine']})")
-    rt.add_argument("--checkpoint", default=None, help=f"rtmix: checkpoint model no, sys[:S], app-PCT, jit (default {RTMIX_DEFAULTS['checkpoint']})")
+                    help="rtmix: behaviour-cloning passes over the expert data (default "
+                         f"{RTMIX_DEFAULTS['bc_epochs']})")
+    rt.add_argument("--machine", default=None,
+                    help=f"rtmix: mira:BLOCKS or a partition XML (default {RTMIX_DEFAULTS['machine']})")
+    rt.add_argument("--checkpoint", default=None,
+                    help=f"rtmix: checkpoint model no, sys[:S], app-PCT, jit (default {RTMIX_DEFAULTS['checkpoint']})")
     rt.add_argument("--theta", type=positive_float, default=None,
                     help=f"rtmix: the RTJ mean-slowdown bound θ of the reward (default {RTMIX_DEFAULTS['theta']:g})")
     rt.add_argument("--penalty", type=nonneg_float, default=None,
-                    help=f"rtmix: reward penalty per unit of mean RTJ slowdown above θ (default {RTMIX_DEFAULTS['penalty']:g})")
+                    help="rtmix: reward penalty per unit of mean RTJ slowdown above θ (default "
+                         f"{RTMIX_DEFAULTS['penalty']:g})")
     rt.add_argument("--reward-baseline", default=None,
                     help=f"rtmix: PPO rewards are the gain over this policy on the same episode (default "
                          f"{RTMIX_DEFAULTS['reward_baseline']}; "
@@ -704,7 +717,8 @@ def register(subparsers) -> None:
                          f"{EVALUATE_DRAW_DEFAULTS['n_sequences']})")
     ev.add_argument("--seq-len", type=positive_int, default=1024, help="jobs per sequence (default 1024)")
     ev.add_argument("--backfill", default="none",
-                    help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler; default none)")
+                    help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler; "
+                         "default none)")
     ev.add_argument("--seed", type=nonneg_int,
                     help=f"seed of the drawn sequence starts (default {EVALUATE_DRAW_DEFAULTS['seed']})")
     ev.add_argument("--machine", help="machine spec (default: a flat cluster of the trace's MaxNodes)")
