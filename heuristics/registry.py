@@ -63,12 +63,15 @@ _RT_OPTIONS = ("priority", "backfill", "rt_order", "blocking", "checkpoint")
 class PolicyLoader:
     """A source of policies the registry does not know by name (e.g. trained model files).
 
-    ``matches(name)`` says whether the loader takes ``name``; ``load(name, **options)`` builds it.
+    ``matches(name)`` says whether the loader takes ``name``; ``load(name, **options)`` builds it;
+    ``source(name)``, when given, is the file the name stands for (a shipped model's name: its file),
+    so that results can be tied to the file's content.
     """
 
     description: str
     matches: Callable[[str], bool]
     load: Callable[..., Any]
+    source: Callable[[str], "str | None"] | None = None
 
 
 _LOADERS: list[PolicyLoader] = []
@@ -95,6 +98,15 @@ def policy_loaders() -> list[PolicyLoader]:
             except ImportError:  # an optional part (torch for the RL models) is not installed
                 continue
     return list(_LOADERS)
+
+
+def policy_source(name: str) -> str | None:
+    """The file a policy name stands for (a model file, or the shipped model a bare name such as
+    ``rtmix`` reaches), else None (built-in heuristics: their code is the rtsched version)."""
+    for loader in policy_loaders():
+        if loader.source is not None and loader.matches(name):
+            return loader.source(name)
+    return None
 
 
 def available_policies() -> list[str]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from heuristics.registry import SCHEMES
+from heuristics.registry import SCHEMES, policy_source
 from rtsched.files import atomic_write_text
 from rtsched.pipeline import RunSpec, execute, file_sha256
 from rtsched.version import __version__
@@ -162,13 +162,12 @@ def _compare_task(args: tuple) -> list[PolicyRun]:
 
 # ------------------------------------------------------------------------------ resumable runs
 def _policy_identity(name: str) -> Any:
-    """What decides a policy's runs: its name, and for a model file its bytes (a retrained model at
-    the same path must not reuse old results)."""
-    if os.path.isfile(name):
-        return [name, file_sha256(name)]
-    if os.path.isdir(name):  # a training folder: its files' sizes and times
-        return [name, sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in Path(name).iterdir()
-                             if f.is_file())]
+    """What decides a policy's runs: its name, and for a model (a file, a training folder or a
+    shipped model's name) the bytes of its file: a retrained or newly shipped model must not reuse
+    old results."""
+    source = name if os.path.isfile(name) else policy_source(name)
+    if source is not None and os.path.isfile(source):
+        return [name, file_sha256(source)]
     return name
 
 

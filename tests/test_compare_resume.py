@@ -81,3 +81,20 @@ def test_the_cli_resumes_and_says_what_it_saved(tmp_path, capsys, monkeypatch):
     untimed = [{k: v for k, v in r.items() if k not in ("seconds", "decision_seconds")} for r in first["runs"]]
     assert [{k: v for k, v in r.items() if k not in ("seconds", "decision_seconds")}  # the re-solved one's times differ
             for r in json.loads(capsys.readouterr().out)["runs"]] == untimed
+
+
+def test_a_model_is_keyed_by_its_file_even_when_named_by_name(tmp_path, instances, monkeypatch):
+    model = tmp_path / "m.pt"
+    model.write_bytes(b"weights 1")
+    monkeypatch.setattr(mc, "policy_source", lambda name: str(model) if name == "shipped-name" else None)
+    before = mc.run_key(instances[0], ["wcjs-jit", "shipped-name"], "jit", {"method": "cpsat"})
+    assert before == mc.run_key(instances[0], ["wcjs-jit", "shipped-name"], "jit", {"method": "cpsat", "workers": 1})
+    model.write_bytes(b"weights 2")  # a newly shipped model under the same name: its rows are redone
+    assert mc.run_key(instances[0], ["wcjs-jit", "shipped-name"], "jit", {"method": "cpsat"}) != before
+
+
+def test_the_shipped_rtmix_name_reaches_its_file():
+    pytest.importorskip("torch")
+    from heuristics.registry import policy_source
+
+    assert policy_source("rtmix").endswith("rtmix.pt") and policy_source("wcjs-jit") is None

@@ -51,5 +51,15 @@ def load_model_policy(name, **options):
     return load_policy(name, **options)
 
 
+def model_source(name) -> str | None:
+    """The file behind a model name: the shipped model a bare name reaches, a training folder's
+    ``checkpoint.pt``, else the path itself."""
+    shipped = pretrained_path(name)
+    if shipped is not None:
+        return shipped
+    folder_ckpt = os.path.join(os.fspath(name), "checkpoint.pt")
+    return folder_ckpt if os.path.isfile(folder_ckpt) else os.fspath(name)
+
+
 LOADER = PolicyLoader("trained RL model (.pt file, training folder, stable-baselines3 .zip, or a shipped model's "
-                      "name: rtmix, rlschert-vasplike-kill, ...)", is_model_path, load_model_policy)
+                      "name: rtmix, rlschert-vasplike-kill, ...)", is_model_path, load_model_policy, model_source)
