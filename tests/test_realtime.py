@@ -239,6 +239,27 @@ def test_every_registered_policy_runs(name, committed):
     assert sum(o.n_preemptions for o in r.outcomes) == 0
 
 
+@pytest.mark.parametrize("name,committed", [(n, False) for n in BATCH_POLICIES + ("baseline", "highpq", "preempt", "wcjs")]
+                         + [(n, True) for n in BATCH_POLICIES] + [(s, None) for s in SCHEMES])
+def test_the_preemptive_attribute_says_whether_a_policy_preempts(name, committed):
+    # AlignedMira(4): BJ1 holds the whole machine [0, 100000); RT2 (2048 nodes, walltime 100) arrives at
+    # 10 and finds no free partition.  A policy that may preempt does (WCJS once RT2's estimated
+    # slowdown passes its threshold, long before BJ1 ends); one that says it never preempts does not:
+    # ``rtsched simulate`` refuses --checkpoint jit on the strength of that attribute.
+    w = wl(J(1, 0, 100_000, 100_000, 2048), J(2, 10, 50, 100, 2048, kind="rt"))
+    if committed is None:
+        policy, model = scheme(name)
+    else:
+        policy = make_policy(name, committed=True) if committed else make_policy(name)
+        model = CheckpointModel(CheckpointKind.JIT)
+    r = run_validated(w, AlignedMira(4), policy, checkpoint=model)
+    preempted = sum(o.n_preemptions for o in r.outcomes)
+    if getattr(policy, "preemptive", True):
+        assert preempted == 1 and out(r)[2].first_start < 100_000
+    else:
+        assert preempted == 0 and out(r)[2].first_start == 100_000
+
+
 def test_preemptive_policies_refuse_a_flat_cluster_loudly():
     w = wl(J(1, 0, 100, 200, 4), J(2, 5, 50, 60, 2, kind="rt"))
     with pytest.raises(ValueError, match="partitioned machine"):
