@@ -273,3 +273,42 @@ def test_inspector_sync_vector_and_determinism(lublin1):
 def test_flat_machine_default_size(lublin1):
     env = JobPickingEnv(lublin1, seq_len=16)
     assert isinstance(env.machine, FlatCluster) and env.machine.total_nodes == 256
+
+
+def _episode_digest(trace, backfill: str, features: str, window: int, episodes: int = 6) -> str:
+    """sha256 of everything a seeded random-action run shows the agent: every observation and
+    mask, reward, done flag and info, and the first-start times at each episode's end."""
+    import hashlib
+
+    env = JobPickingEnv(trace, seq_len=256, window=window, backfill=backfill, features=features)
+    h = hashlib.sha256()
+    rng = np.random.default_rng(7)
+    env.reset(seed=3)
+    for ep in range(episodes):
+        obs, info = env.reset() if ep % 2 else env.reset(options={"start": int(rng.integers(0, 9000))})
+        h.update(obs.tobytes())
+        h.update(repr(sorted(info.items())).encode())
+        done = False
+        while not done:
+            h.update(env.action_masks().tobytes())
+            obs, r, done, trunc, info = env.step(int(rng.integers(window)))
+            h.update(obs.tobytes())
+            h.update(repr((r, done, trunc, sorted(info.items()))).encode())
+        h.update(env.first_starts().tobytes())
+    return h.hexdigest()
+
+
+# Recorded on main at 93a4e54 (before the environment speed work of 2026-11-26): any change to the
+# event core, the committed-head driver or the observation that alters an episode changes these.
+_EPISODE_DIGESTS = {
+    ("none", "code", 128): "7516c01682a62f9ed7696725839c85941f88941e8d6744d05ce1f2267bf993de",
+    ("rlscheduler", "code", 128): "fc3e1df6aa4d752aedc1387fcc5dfa3b23d9ed4dc838c42a0a925578aa8fa9cd",
+    ("rlscheduler", "code+free", 16): "4f8c301dd1ec1203cc97193869ff4476ddb4e07222a0a67b48fc860aa74a628f",
+    ("easy", "code+free", 16): "f4bafaebe2bc97a6e74db057ebd598623b2c2024fc6eec95d4892c7b58d7cd09",
+}
+
+
+@pytest.mark.parametrize("backfill,features,window", sorted(_EPISODE_DIGESTS))
+def test_pick_env_episodes_unchanged(lublin1, backfill, features, window):
+    """Seeded random-action episodes are bit for bit those of the recorded version."""
+    assert _episode_digest(lublin1, backfill, features, window) == _EPISODE_DIGESTS[backfill, features, window]
