@@ -200,14 +200,50 @@ class Simulator:
         return self.result(getattr(policy, "name", type(policy).__name__))
 
     def advance(self) -> bool:
-        """Process events up to the next scheduling point; False when the run is over."""
+        """Process events up to the next scheduling point; False when the run is over.
+
+        In the rlscheduler order events are taken one at a time (an arrival first at equal
+        times) and it returns at the first event after which a pass is due.  (That loop is
+        written out here, not in a helper: it is the RL environments' hot path, one call per
+        event.)"""
         self.entered.clear()  # the policy has seen them
         self.completed.clear()
-        if self.one_at_a_time:
-            return self._advance_one()
         heap = self.heap
         jobs = self.jobs
         n = len(jobs)
+        states = self.states
+        if self.one_at_a_time:
+            while True:
+                nxt = self.next_arrival
+                if nxt < n and (not heap or jobs[nxt].submit <= heap[0][0]):
+                    t = jobs[nxt].submit
+                    self.now = self.view.now = t
+                    self._woken = False
+                    state = states[nxt]  # _enqueue, inlined
+                    state.status = WAITING
+                    state.queued_since = t
+                    self.queue.append(state)
+                    self.entered.append(state)
+                    self.entry_log.append(state)
+                    self.next_arrival = nxt + 1
+                    return True
+                if not heap:
+                    return self._finished()
+                t, cls, _, _, idx, version = heapq.heappop(heap)
+                self.now = self.view.now = t
+                if cls == EV_WAKE:
+                    self._woken = True
+                    return True
+                self._woken = False
+                state = states[idx]
+                if state._version != version:  # stale (_fire, inlined)
+                    continue
+                if cls == EV_COMPLETE:
+                    self._complete(state, t)
+                else:
+                    self._phase_done(state, t)
+                if self.queue:
+                    return True
         while True:
             has_arrival = self.next_arrival < n
             if not heap and not has_arrival:
@@ -221,7 +257,6 @@ class Simulator:
             while heap and heap[0][0] == t and heap[0][1] < EV_ARRIVAL:
                 _, cls, _, _, idx, version = heapq.heappop(heap)
                 self._fire(cls, idx, version, t)
-            states = self.states
             while self.next_arrival < n and jobs[self.next_arrival].submit == t:
                 self._enqueue(states[self.next_arrival], t)
                 self.next_arrival += 1
@@ -229,40 +264,6 @@ class Simulator:
                 heapq.heappop(heap)  # wake-ups (and nothing else can be left at t)
                 self._woken = True
             if self.queue or self._woken:
-                return True
-
-    def _advance_one(self) -> bool:
-        """``advance`` in the rlscheduler order: one event at a time (an arrival first at equal
-        times); returns at the first event after which a pass is due."""
-        heap = self.heap
-        jobs = self.jobs
-        n = len(jobs)
-        states = self.states
-        while True:
-            nxt = self.next_arrival
-            if nxt < n and (not heap or jobs[nxt].submit <= heap[0][0]):
-                t = jobs[nxt].submit
-                self.now = self.view.now = t
-                self._woken = False
-                self._enqueue(states[nxt], t)
-                self.next_arrival = nxt + 1
-                return True
-            if not heap:
-                return self._finished()
-            t, cls, _, _, idx, version = heapq.heappop(heap)
-            self.now = self.view.now = t
-            if cls == EV_WAKE:
-                self._woken = True
-                return True
-            self._woken = False
-            state = states[idx]
-            if state._version != version:  # stale (_fire, inlined)
-                continue
-            if cls == EV_COMPLETE:
-                self._complete(state, t)
-            else:
-                self._phase_done(state, t)
-            if self.queue:
                 return True
 
     def _fire(self, cls: int, idx: int, version: int, t: int) -> bool:
