@@ -376,7 +376,13 @@ class Simulator:
         if ms.is_free(alloc, info.nodes):
             self.queue.remove(state)  # C-level identity scan: cheaper than a rebuild per pass
             state.status = RUNNING
-            self._bind(state, alloc, force=False)
+            nodes = self._alloc_nodes[state.idx]  # _bind, inlined (once per started job)
+            ms.allocate(alloc, nodes)
+            state.alloc = alloc
+            state.alloc_nodes = nodes
+            self.running[info.id] = state
+            if self.partitioned:
+                self.owners.setdefault(alloc, []).append(state)
             if self._periodic or state.saved > 0:
                 self._begin(state, self.now)
                 return
@@ -561,7 +567,14 @@ class Simulator:
         runtime = self._runtime[state.idx]
         if self.record_schedule:
             self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, runtime)
-        self._unbind(state)
+        self.machine_state.release(state.alloc, state.alloc_nodes)  # _unbind, inlined (once per job)
+        del self.running[state.info.id]
+        if self.partitioned:
+            holders = self.owners[state.alloc]
+            holders.remove(state)
+            if not holders:
+                del self.owners[state.alloc]
+        state.alloc = -2
         state.status = DONE
         state.saved = runtime
         self.completed.append(state)
