@@ -567,14 +567,12 @@ class Simulator:
         runtime = self._runtime[state.idx]
         if self.record_schedule:
             self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, runtime)
-        self.machine_state.release(state.alloc, state.alloc_nodes)  # _unbind, inlined (once per job)
-        del self.running[state.info.id]
         if self.partitioned:
-            holders = self.owners[state.alloc]
-            holders.remove(state)
-            if not holders:
-                del self.owners[state.alloc]
-        state.alloc = -2
+            self._unbind(state)
+        else:  # _unbind on a flat cluster, inlined (once per job)
+            self.machine_state.release(state.alloc, state.alloc_nodes)
+            del self.running[state.info.id]
+            state.alloc = -2
         state.status = DONE
         state.saved = runtime
         self.completed.append(state)
