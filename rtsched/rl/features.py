@@ -91,10 +91,29 @@ class PickObservation:
         """The observation of the ``visible`` waiting jobs (window order) at the view's time, on
         machine state ``state`` (default ``view.state``; a policy deciding in the middle of a pass
         passes ``CommittedHead.state_now``)."""
-        idx = np.fromiter(map(_idx_of, visible), dtype=np.intp, count=len(visible))
         state = view.state if state is None else state
-        fits = partition_fits(state, self.nodes[idx]) if view.machine.partitioned else None
-        return self.build(idx, view.now, state.free_nodes, view.machine.total_nodes, fits)
+        machine = view.machine
+        if len(visible) == 1 and not machine.partitioned:  # about half the picks: see build_one
+            return self.build_one(visible[0].idx, view.now, state.free_nodes, machine.total_nodes)
+        idx = np.fromiter(map(_idx_of, visible), dtype=np.intp, count=len(visible))
+        fits = partition_fits(state, self.nodes[idx]) if machine.partitioned else None
+        return self.build(idx, view.now, state.free_nodes, machine.total_nodes, fits)
+
+    def build_one(self, i: int, now: int, free_nodes: int, machine_nodes: int) -> np.ndarray:
+        """``build`` of the one job of index ``i`` on a flat cluster, with Python scalars: the same
+        float64 arithmetic, stored to float32 the same way, at a fraction of the cost of the
+        dozen NumPy calls of ``build`` (one job waits at about half the picks of a run with
+        backfilling)."""
+        obs = self._blank.copy()
+        nf = self.n_features
+        obs[0, :] = self.rows[i]
+        wait = (now - self.submit.item(i)) * (1.0 / MAX_WAIT)
+        obs[0, 0] = wait if wait < HI else HI
+        if self.nodes.item(i) <= free_nodes:
+            obs[0, 7] = HI
+        if nf > 8:
+            obs[0, 8] = min(free_nodes / machine_nodes, HI)
+        return obs.reshape(-1)
 
     def build(self, idx: np.ndarray, now: int, free_nodes: int, machine_nodes: int, fits=None) -> np.ndarray:
         """Flat float32 observation of length window·F.  ``fits`` (bool array) overrides the flat
