@@ -373,16 +373,20 @@ class Simulator:
             if self.machine.partitions[alloc].nodes < info.nodes:
                 raise DecisionError(f"t={self.now}: job {job_id} needs {info.nodes} nodes; partition "
                                     f"{self.machine.partitions[alloc].name} has {self.machine.partitions[alloc].nodes}")
-        if ms.is_free(alloc, info.nodes):
+        partitioned = self.partitioned
+        # a flat cluster's state is a node counter (FlatState): its is_free/allocate, inlined
+        if ms.is_free(alloc, info.nodes) if partitioned else info.nodes <= ms.free_nodes:
             self.queue.remove(state)  # C-level identity scan: cheaper than a rebuild per pass
             state.status = RUNNING
             nodes = self._alloc_nodes[state.idx]  # _bind, inlined (once per started job)
-            ms.allocate(alloc, nodes)
+            if partitioned:
+                ms.allocate(alloc, nodes)
+                self.owners.setdefault(alloc, []).append(state)
+            else:
+                ms.free_nodes -= nodes
             state.alloc = alloc
             state.alloc_nodes = nodes
             self.running[info.id] = state
-            if self.partitioned:
-                self.owners.setdefault(alloc, []).append(state)
             if self._periodic or state.saved > 0:
                 self._begin(state, self.now)
                 return
@@ -569,8 +573,8 @@ class Simulator:
             self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, runtime)
         if self.partitioned:
             self._unbind(state)
-        else:  # _unbind on a flat cluster, inlined (once per job)
-            self.machine_state.release(state.alloc, state.alloc_nodes)
+        else:  # _unbind on a flat cluster (its state a node counter: FlatState.release), inlined
+            self.machine_state.free_nodes += state.alloc_nodes
             del self.running[state.info.id]
             state.alloc = -2
         state.status = DONE
