@@ -234,7 +234,7 @@ class CommittedHead:
         else:
             gone = set(map(id, jobs))
             self.q = [js for js in q if id(js) not in gone]
-        out.extend(Start(js.info.id, FLAT) for js in jobs)
+        out += [Start(js.info.id, FLAT) for js in jobs]  # (a comprehension: no generator per call)
         self.n_started += len(jobs)
 
     def _backfill_partitioned(self, view: SimView, head, plan, started, out: list) -> None:
