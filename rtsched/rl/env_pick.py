@@ -139,6 +139,7 @@ class JobPickingEnv(gym.Env):
         view = sim.view
         n = self.seq_len
         run, apply, advance, sync = d.run, sim.apply, sim.advance, d.sync  # bound once: a loop per event
+        entered = view.entered
         while True:
             decisions = run(view, _no_pick)
             if decisions:
@@ -149,7 +150,8 @@ class JobPickingEnv(gym.Env):
                 return False
             if not advance():
                 raise RuntimeError("simulation ended with unstarted jobs")  # cannot happen
-            sync(view)
+            if entered:  # (same run: sync has nothing to take in after a completion)
+                sync(view)
 
     def _obs(self) -> np.ndarray:
         if self._done:
