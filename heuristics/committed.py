@@ -125,19 +125,10 @@ class CommittedHead:
         self._scanned_free = -1
 
     # ------------------------------------------------------------------------------ one pass
-    def _pick_head(self, view: SimView, pick):
-        """Ask ``pick`` for a head and commit it; None when the queue is empty or ``pick`` passes."""
-        if not self.q:
-            return None
-        head = pick(self.q, view)
-        self._fcfs_sorted = self.fcfs_queue  # a priority pick may have re-sorted q
-        if head is not None:
-            self.commit(head)
-        return head
-
     def run(self, view: SimView, pick) -> list[Decision]:
         """Start the committed head (and the next ones) while they fit, then backfill around the
-        one that does not; ``pick`` chooses each new head."""
+        one that does not; ``pick`` chooses each new head.  (One method: it runs once per event
+        in the RL environments, so the pick and the flat backfilling pass are written out here.)"""
         if self._scanned_free >= 0:  # the head waits under the strict rule on a flat cluster
             free = view.state.free_nodes
             if 0 <= free <= self._scanned_free:
@@ -162,12 +153,16 @@ class CommittedHead:
         started: list[tuple[int, int, int]] = []
         while True:
             head = self.head
-            if head is None:
+            if head is None:  # ask ``pick`` for a head and commit it (None: empty queue, or it passes)
+                if not q:
+                    return out
                 self._pass = (free, plan)
-                head = self._pick_head(view, pick)
+                head = pick(q, view)
                 self._pass = None
-            if head is None:
-                return out
+                self._fcfs_sorted = self.fcfs_queue  # a priority pick may have re-sorted q
+                if head is None:
+                    return out
+                self.commit(head)
             info = head.info
             if partitioned:
                 alloc = plan.find(info.nodes)
@@ -187,11 +182,27 @@ class CommittedHead:
             self._scanned_free = -1
             self.n_started += 1
             started.append((now + info.walltime, alloc, n))
-        if self.backfill != "none":
-            if partitioned:
-                self._backfill_partitioned(view, head, plan, started, out)
-            else:
-                self._backfill_flat(view, head, free, started, out)
+        if self.backfill == "none":
+            return out
+        if partitioned:
+            self._backfill_partitioned(view, head, plan, started, out)
+            return out
+        # backfilling on a flat cluster: the strict rule's reservation is kept while the head waits,
+        # EASY's recomputed at every pass
+        strict = self._strict
+        res = self.reservation if strict else None
+        if res is None:
+            res = flat_reservation(info.nodes, free, self._busy(view, started), now)
+            if strict:
+                self.reservation = res
+        if not self._fcfs_sorted:
+            self._sort_fcfs()
+        self._new = []  # a full scan (the incremental one is at the top)
+        if free > 0:
+            jobs, free = scan_flat(self.q, free, now, res, strict, head)
+            if jobs:
+                self._start_flat(jobs, out)
+        self._scanned_free = free if strict else -1
         return out
 
     def _busy(self, view: SimView, started) -> list[tuple[int, int, int]]:
@@ -204,26 +215,6 @@ class CommittedHead:
         if not self._fcfs_sorted:
             self.q.sort(key=_submit_of)
             self._fcfs_sorted = True
-
-    def _backfill_flat(self, view: SimView, head, free: int, started, out: list) -> None:
-        now = view.now
-        strict = self._strict
-        if strict:
-            res = self.reservation
-            if res is None:
-                res = self.reservation = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
-        else:  # easy: recomputed at every pass
-            res = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
-        if not self._fcfs_sorted:
-            self._sort_fcfs()
-        self._new = []  # a full scan (the incremental one is at the top of run)
-        if free <= 0:
-            self._scanned_free = free if strict else -1
-            return
-        jobs, free = scan_flat(self.q, free, now, res, strict, head)
-        if jobs:
-            self._start_flat(jobs, out)
-        self._scanned_free = free if strict else -1
 
     def _start_flat(self, jobs: list, out: list) -> None:
         """Carry out a flat scan's starts (decisions, queue)."""
