@@ -153,16 +153,14 @@ class Simulator:
         self.progress_every = max(1, progress_every)
         jobs = workload.jobs
         # Per-job set-up in C-level loops (map/zip): an RL environment builds one simulator per episode.
-        nodes = list(map(_nodes_of, jobs))
-        distinct = set(nodes)
-        sizes = {n: machine.allocated_nodes(n) for n in distinct if machine.fits(n)}
-        if len(sizes) != len(distinct):
-            job = next(j for j in jobs if j.nodes not in sizes)
+        alloc_nodes = machine.allocated_sizes(list(map(_nodes_of, jobs)))
+        if alloc_nodes is None:
+            job = next(j for j in jobs if not machine.fits(j.nodes))
             raise InfeasibleError(
                 f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
         self.jobs = jobs
         self._runtime = list(map(_runtime_of, jobs))
-        self._alloc_nodes = list(map(sizes.__getitem__, nodes))
+        self._alloc_nodes = alloc_nodes
         if job_infos is None:
             job_infos = [JobInfo.of(j) for j in jobs]
         elif len(job_infos) != len(jobs) or (jobs and job_infos[0].id != jobs[0].id):
