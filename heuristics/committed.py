@@ -59,7 +59,7 @@ class CommittedHead:
     """
 
     __slots__ = ("backfill", "fcfs_queue", "run_id", "q", "head", "reservation", "n_started", "partitioned",
-                 "machine", "_scanned_free", "_new", "_fcfs_sorted", "_strict", "_pass")
+                 "machine", "_scanned_free", "_new", "_low", "_fcfs_sorted", "_strict", "_pass")
 
     def __init__(self, backfill="none", *, fcfs_queue: bool = False) -> None:
         self.backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
@@ -77,6 +77,10 @@ class CommittedHead:
         # shrunk and time only grown, so the older jobs still cannot start.
         self._scanned_free = -1
         self._new: list = []
+        # The fewest processors a job that did not fit at the scans for the current head asks for
+        # (``scan_flat``'s ``low``; 0: unknown): with fewer free and no newcomer, the strict rule
+        # starts nothing, and the scan is skipped.
+        self._low = 0
         # Whether q is known to be in submit order (then the stable FCFS sort is the identity:
         # arrivals are appended in submit order and removals keep the order).
         self._fcfs_sorted = fcfs_queue
@@ -110,6 +114,7 @@ class CommittedHead:
             self.n_started = 0
             self._scanned_free = -1
             self._new = []
+            self._low = 0
             self._fcfs_sorted = self.fcfs_queue
             return True
         if view.entered:
@@ -123,6 +128,7 @@ class CommittedHead:
         self.head = js
         self.reservation = None
         self._scanned_free = -1
+        self._low = 0
 
     # ------------------------------------------------------------------------------ one pass
     def run(self, view: SimView, pick) -> list[Decision]:
@@ -139,7 +145,9 @@ class CommittedHead:
                 cands = self._new
                 if cands:
                     self._new = []
-                    jobs, free = scan_flat(cands, free, view.now, self.reservation, True, self.head)
+                    jobs, free, low = scan_flat(cands, free, view.now, self.reservation, True, self.head)
+                    if low < self._low:
+                        self._low = low
                     if jobs:
                         self._start_flat(jobs, out)
                 self._scanned_free = free
@@ -195,14 +203,25 @@ class CommittedHead:
             res = flat_reservation(info.nodes, free, self._busy(view, started), now)
             if strict:
                 self.reservation = res
+        if free < self._low and not self._new:  # (strict only: else _low stays 0)
+            # Every job in q either ends after the (fixed) shadow time, or did not fit at an earlier
+            # scan for this head and asks for more than is free now: the scan would start nothing.
+            self._scanned_free = free
+            return out
         if not self._fcfs_sorted:
             self._sort_fcfs()
         self._new = []  # a full scan (the incremental one is at the top)
         if free > 0:
-            jobs, free = scan_flat(self.q, free, now, res, strict, head)
+            jobs, free, low = scan_flat(self.q, free, now, res, strict, head)
             if jobs:
                 self._start_flat(jobs, out)
-        self._scanned_free = free if strict else -1
+        else:
+            low = 0
+        if strict:
+            self._scanned_free = free
+            self._low = low
+        else:
+            self._scanned_free = -1
         return out
 
     def _busy(self, view: SimView, started) -> list[tuple[int, int, int]]:
