@@ -140,15 +140,14 @@ def scan_flat(candidates: Iterable[JobState], free: int, now: int, res: Reservat
     extra = res.extra
     low = NEVER
     for js in candidates:
-        info = js.info
-        n = info.nodes
-        if n > free:
+        n = js.info.nodes
+        if n > free:  # most candidates: the fewest opcodes first
             if n < low:
                 low = n
             continue
         if js is skip or js.status != WAITING:
             continue
-        end = now + info.walltime
+        end = now + js.info.walltime
         if strict:
             if end >= shadow:
                 continue

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import weakref
+from heapq import heappop as _heappop, heappush as _heappush
 from itertools import repeat
 from operator import attrgetter
 from typing import Callable, Iterable, Protocol
@@ -227,7 +228,7 @@ class Simulator:
                     return True
                 if not heap:
                     return self._finished()
-                t, cls, _, _, idx, version = heapq.heappop(heap)
+                t, cls, _, _, idx, version = _heappop(heap)
                 self.now = self.view.now = t
                 if cls == EV_WAKE:
                     self._woken = True
@@ -365,18 +366,19 @@ class Simulator:
             alloc = ms.find(info.nodes)
             if alloc is None:
                 raise DecisionError(f"t={self.now}: no free allocation for job {job_id} ({info.nodes} nodes)")
-        if self.partitioned:
+        partitioned = self.partitioned
+        if partitioned:
             if alloc < 0 or alloc >= len(self.machine.partitions):
                 raise DecisionError(f"t={self.now}: job {job_id}: no partition {alloc}")
             if self.machine.partitions[alloc].nodes < info.nodes:
                 raise DecisionError(f"t={self.now}: job {job_id} needs {info.nodes} nodes; partition "
                                     f"{self.machine.partitions[alloc].name} has {self.machine.partitions[alloc].nodes}")
-        partitioned = self.partitioned
         # a flat cluster's state is a node counter (FlatState): its is_free/allocate, inlined
         if ms.is_free(alloc, info.nodes) if partitioned else info.nodes <= ms.free_nodes:
             self.queue.remove(state)  # C-level identity scan: cheaper than a rebuild per pass
             state.status = RUNNING
-            nodes = self._alloc_nodes[state.idx]  # _bind, inlined (once per started job)
+            idx = state.idx
+            nodes = self._alloc_nodes[idx]  # _bind, inlined (once per started job)
             if partitioned:
                 ms.allocate(alloc, nodes)
                 self.owners.setdefault(alloc, []).append(state)
@@ -395,15 +397,14 @@ class Simulator:
             if state.first_start < 0:
                 state.first_start = t
                 state.last_ckpt_time = t
-                self.outcomes[state.idx].first_start = t
+                self.outcomes[idx].first_start = t
             version = state._version = state._version + 1
             state._ckpt_interval = 0
             state._phase = PH_RUN
             state._phase_start = t
             state._progress_at_phase_start = 0
-            self.seq += 1
-            heapq.heappush(self.heap, (t + self._runtime[state.idx], EV_COMPLETE, self.seq, EV_COMPLETE, state.idx,
-                                       version))
+            seq = self.seq = self.seq + 1
+            _heappush(self.heap, (t + self._runtime[idx], EV_COMPLETE, seq, EV_COMPLETE, idx, version))
             w = info.walltime
             state.expected_end = t + (w if w > 1 else 1)
             return
