@@ -152,6 +152,11 @@ class CommittedHead:
                         self._start_flat(jobs, out)
                 self._scanned_free = free
                 return out
+            if free < self._low and free < self.head.info.nodes and not self._new:
+                # A job ended, but the head still does not fit and the scan would start nothing
+                # (see the full pass below: most passes after a completion).
+                self._scanned_free = free
+                return []
         partitioned = self.partitioned
         plan = view.state.copy() if partitioned else None  # flat: a node counter is enough
         free = view.state.free_nodes
