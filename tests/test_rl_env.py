@@ -14,7 +14,7 @@ from rtsched.machines import AlignedMira, FlatCluster
 from rtsched.rl.sequences import run_sequence
 from rtsched.rl.env_inspect import ACCEPT, REJECT, InspectorEnv, relative_reward
 from rtsched.rl.env_pick import JobPickingEnv
-from rtsched.rl.features import HI, LO, PickObservation
+from rtsched.rl.features import FEW_ROWS, HI, LO, PickObservation
 from rtsched.rl.trace import read_rl_trace, trace_from_workload
 
 
@@ -315,18 +315,20 @@ def test_pick_env_episodes_unchanged(lublin1, backfill, features, window):
 
 
 @pytest.mark.parametrize("features", ["code", "code+free"])
-def test_pick_observation_one_job_path_equals_build(features):
-    """``PickObservation.build_one`` (the scalar path for a single waiting job) is bit for bit
-    ``build`` of that one job, across waits around the 12 h cap and fitting / not fitting jobs."""
+def test_pick_observation_few_jobs_path_equals_build(features):
+    """``PickObservation.build_few`` (the scalar path for up to ``FEW_ROWS`` waiting jobs) is bit
+    for bit ``build`` of the same jobs, across waits around the 12 h cap and fitting / not
+    fitting jobs."""
     rng = np.random.default_rng(5)
-    ob = PickObservation(8, features, "zeros")
+    ob = PickObservation(20, features, "zeros")
     n = 50
     ob.set_rows(rng.random((n, 6), dtype=np.float32), rng.integers(0, 10**7, n).astype(np.float64),
                 rng.integers(1, 257, n))
     for _ in range(400):
-        i = int(rng.integers(n))
-        now = int(ob.submit[i]) + int(rng.choice([0, 1, 7, 43199, 43200, 43201, int(rng.integers(0, 10**5))]))
+        ids = rng.choice(n, size=int(rng.integers(1, FEW_ROWS + 1)), replace=False).tolist()
+        now = int(ob.submit[ids].max()) + int(rng.choice([0, 1, 7, 43199, 43200, 43201,
+                                                          int(rng.integers(0, 10**5))]))
         free = int(rng.integers(0, 257))
-        a = ob.build(np.array([i], dtype=np.intp), now, free, 256)
-        b = ob.build_one(i, now, free, 256)
+        a = ob.build(np.array(ids, dtype=np.intp), now, free, 256)
+        b = ob.build_few(ids, now, free, 256)
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
