@@ -246,10 +246,11 @@ class CommittedHead:
         if len(jobs) <= 8:  # list.remove is a C-level identity scan: cheaper than a rebuild
             for js in jobs:
                 q.remove(js)
+                out.append(Start(js.info.id, FLAT))
         else:
             gone = set(map(id, jobs))
             self.q = [js for js in q if id(js) not in gone]
-        out += [Start(js.info.id, FLAT) for js in jobs]  # (a comprehension: no generator per call)
+            out += [Start(js.info.id, FLAT) for js in jobs]
         self.n_started += len(jobs)
 
     def _backfill_partitioned(self, view: SimView, head, plan, started, out: list) -> None:
