@@ -25,7 +25,6 @@ waiting jobs that would be backfilled now against the inspected job's reservatio
 """
 from __future__ import annotations
 
-from operator import attrgetter
 
 import numpy as np
 
@@ -33,8 +32,7 @@ MAX_WAIT = 43200.0
 _PER_WAIT = 1.0 / MAX_WAIT  # wait → feature 0 (build and build_few multiply by it)
 HI = 1.0 - 1e-5
 LO = 1e-5
-_idx_of = attrgetter("idx")
-FEW_ROWS = 16  # observations of at most this many jobs: PickObservation.build_few
+FEW_ROWS = 24  # observations of at most this many jobs: PickObservation.build_few
 PICK_FEATURE_SETS = {"code": 8, "code+free": 9}
 INSPECT_FEATURE_SETS = {"paper": 8, "code": 7}
 
@@ -113,7 +111,7 @@ class PickObservation:
         if k <= FEW_ROWS and not machine.partitioned:  # most picks: see build_few
             ids = [visible[0].idx] if k == 1 else [js.idx for js in visible]
             return self.build_few(ids, view.now, state.free_nodes, machine.total_nodes)
-        idx = np.fromiter(map(_idx_of, visible), dtype=np.intp, count=k)
+        idx = np.array([js.idx for js in visible], dtype=np.intp)  # (faster than fromiter(map(attrgetter)))
         fits = partition_fits(state, self.nodes[idx]) if machine.partitioned else None
         return self.build(idx, view.now, state.free_nodes, machine.total_nodes, fits)
 
