@@ -320,7 +320,7 @@ def test_pick_observation_few_jobs_path_equals_build(features):
     for bit ``build`` of the same jobs, across waits around the 12 h cap and fitting / not
     fitting jobs."""
     rng = np.random.default_rng(5)
-    ob = PickObservation(20, features, "zeros")
+    ob = PickObservation(FEW_ROWS + 4, features, "zeros")
     n = 50
     ob.set_rows(rng.random((n, 6), dtype=np.float32), rng.integers(0, 10**7, n).astype(np.float64),
                 rng.integers(1, 257, n))

@@ -25,7 +25,6 @@ waiting jobs that would be backfilled now against the inspected job's reservatio
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 MAX_WAIT = 43200.0
