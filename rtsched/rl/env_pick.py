@@ -142,10 +142,10 @@ class JobPickingEnv(gym.Env):
         entered = view.entered
         while True:
             decisions = run(view, _no_pick)
-            if decisions:
+            if decisions:  # (jobs start only through decisions)
                 apply(decisions)
-            if d.n_started >= n:
-                return True
+                if d.n_started >= n:
+                    return True
             if d.head is None and d.q:
                 return False
             if not advance():
