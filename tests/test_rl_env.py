@@ -1,6 +1,7 @@
 """The job-picking (RLScheduler) and inspector (SchedInspector) Gymnasium environments."""
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import gymnasium as gym
@@ -332,3 +333,17 @@ def test_pick_observation_few_jobs_path_equals_build(features):
         a = ob.build(np.array(ids, dtype=np.intp), now, free, 256)
         b = ob.build_few(ids, now, free, 256)
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_trace_windows_skip_only_checks_that_hold(lublin1):
+    """An in-order trace's windows are built without Workload's order checks (``in_order=True``):
+    they equal the checked construction; a trace with a repeated job id is not "in order"."""
+    assert lublin1.in_order()
+    for start in (0, 777, len(lublin1) - 300):
+        w = lublin1.window(start, 300)
+        checked = Workload(list(w.jobs), name=w.name, max_nodes=w.max_nodes)
+        assert w.jobs == checked.jobs
+    a, b = lublin1.jobs[:2]
+    twin = dataclasses.replace(b, id=a.id, submit=a.submit + 1)
+    dup = dataclasses.replace(lublin1, jobs=[a, twin], cache={})
+    assert not dup.in_order()
