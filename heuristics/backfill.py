@@ -124,22 +124,30 @@ def reserve(machine, nodes: int, free_now: int, busy: list[tuple[int, int, int]]
 
 # ---------------------------------------------------------------------------------- the rule
 def scan_flat(candidates: Iterable[JobState], free: int, now: int, res: Reservation, strict: bool,
-              skip: JobState | None = None) -> tuple[list[JobState], int]:
+              skip: JobState | None = None) -> tuple[list[JobState], int, int]:
     """Backfill on a flat cluster: the candidates, in order, that the rule lets start now.
 
-    Returns (started jobs, processors still free).  ``skip`` (the head) is never started.
+    Returns (started jobs, processors still free, ``low``).  ``skip`` (the head) is never started.
+    ``low`` is the fewest processors any candidate that did not fit asks for (0 when some were
+    not examined, the processors having run out): under the strict rule the shadow time stays
+    while the head waits and time only grows, so a later scan of the same candidates against
+    the same reservation with fewer than ``low`` processors free starts nothing.
     """
     started: list[JobState] = []
     if free <= 0:
-        return started, free
+        return started, free, 0
     shadow = res.shadow
     extra = res.extra
+    low = NEVER
     for js in candidates:
-        info = js.info
-        n = info.nodes
-        if n > free or js is skip or js.status != WAITING:
+        n = js.info.nodes
+        if n > free:  # most candidates: the fewest opcodes first
+            if n < low:
+                low = n
             continue
-        end = now + info.walltime
+        if js is skip or js.status != WAITING:
+            continue
+        end = now + js.info.walltime
         if strict:
             if end >= shadow:
                 continue
@@ -150,8 +158,8 @@ def scan_flat(candidates: Iterable[JobState], free: int, now: int, res: Reservat
         free -= n
         started.append(js)
         if free <= 0:
-            break
-    return started, free
+            return started, free, 0
+    return started, free, low
 
 
 def scan_partitioned(candidates: Iterable[JobState], plan, machine, now: int, res: Reservation, strict: bool,

@@ -150,7 +150,7 @@ def schedule_batch(view: SimView, order: list, backfill: str, state=None) -> lis
         if machine.partitioned:
             starts = scan_partitioned(rest, state, machine, now, res, strict)
         else:
-            jobs, free = scan_flat(rest, state.free_nodes, now, res, strict)
+            jobs, free, _ = scan_flat(rest, state.free_nodes, now, res, strict)
             state.free_nodes = free
             starts = [(js, FLAT) for js in jobs]
     decisions.extend(Start(js.info.id, alloc) for js, alloc in starts)

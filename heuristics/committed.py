@@ -59,7 +59,7 @@ class CommittedHead:
     """
 
     __slots__ = ("backfill", "fcfs_queue", "run_id", "q", "head", "reservation", "n_started", "partitioned",
-                 "machine", "_scanned_free", "_new", "_fcfs_sorted", "_strict", "_pass")
+                 "machine", "_scanned_free", "_new", "_low", "_fcfs_sorted", "_strict", "_pass")
 
     def __init__(self, backfill="none", *, fcfs_queue: bool = False) -> None:
         self.backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS)
@@ -77,6 +77,10 @@ class CommittedHead:
         # shrunk and time only grown, so the older jobs still cannot start.
         self._scanned_free = -1
         self._new: list = []
+        # The fewest processors a job that did not fit at the scans for the current head asks for
+        # (``scan_flat``'s ``low``; 0: unknown): with fewer free and no newcomer, the strict rule
+        # starts nothing, and the scan is skipped.
+        self._low = 0
         # Whether q is known to be in submit order (then the stable FCFS sort is the identity:
         # arrivals are appended in submit order and removals keep the order).
         self._fcfs_sorted = fcfs_queue
@@ -110,6 +114,7 @@ class CommittedHead:
             self.n_started = 0
             self._scanned_free = -1
             self._new = []
+            self._low = 0
             self._fcfs_sorted = self.fcfs_queue
             return True
         if view.entered:
@@ -123,21 +128,13 @@ class CommittedHead:
         self.head = js
         self.reservation = None
         self._scanned_free = -1
+        self._low = 0
 
     # ------------------------------------------------------------------------------ one pass
-    def _pick_head(self, view: SimView, pick):
-        """Ask ``pick`` for a head and commit it; None when the queue is empty or ``pick`` passes."""
-        if not self.q:
-            return None
-        head = pick(self.q, view)
-        self._fcfs_sorted = self.fcfs_queue  # a priority pick may have re-sorted q
-        if head is not None:
-            self.commit(head)
-        return head
-
     def run(self, view: SimView, pick) -> list[Decision]:
         """Start the committed head (and the next ones) while they fit, then backfill around the
-        one that does not; ``pick`` chooses each new head."""
+        one that does not; ``pick`` chooses each new head.  (One method: it runs once per event
+        in the RL environments, so the pick and the flat backfilling pass are written out here.)"""
         if self._scanned_free >= 0:  # the head waits under the strict rule on a flat cluster
             free = view.state.free_nodes
             if 0 <= free <= self._scanned_free:
@@ -148,11 +145,18 @@ class CommittedHead:
                 cands = self._new
                 if cands:
                     self._new = []
-                    jobs, free = scan_flat(cands, free, view.now, self.reservation, True, self.head)
+                    jobs, free, low = scan_flat(cands, free, view.now, self.reservation, True, self.head)
+                    if low < self._low:
+                        self._low = low
                     if jobs:
                         self._start_flat(jobs, out)
                 self._scanned_free = free
                 return out
+            if free < self._low and free < self.head.info.nodes and not self._new:
+                # A job ended, but the head still does not fit and the scan would start nothing
+                # (see the full pass below: most passes after a completion).
+                self._scanned_free = free
+                return []
         partitioned = self.partitioned
         plan = view.state.copy() if partitioned else None  # flat: a node counter is enough
         free = view.state.free_nodes
@@ -162,12 +166,16 @@ class CommittedHead:
         started: list[tuple[int, int, int]] = []
         while True:
             head = self.head
-            if head is None:
+            if head is None:  # ask ``pick`` for a head and commit it (None: empty queue, or it passes)
+                if not q:
+                    return out
                 self._pass = (free, plan)
-                head = self._pick_head(view, pick)
+                head = pick(q, view)
                 self._pass = None
-            if head is None:
-                return out
+                self._fcfs_sorted = self.fcfs_queue  # a priority pick may have re-sorted q
+                if head is None:
+                    return out
+                self.commit(head)
             info = head.info
             if partitioned:
                 alloc = plan.find(info.nodes)
@@ -187,11 +195,38 @@ class CommittedHead:
             self._scanned_free = -1
             self.n_started += 1
             started.append((now + info.walltime, alloc, n))
-        if self.backfill != "none":
-            if partitioned:
-                self._backfill_partitioned(view, head, plan, started, out)
-            else:
-                self._backfill_flat(view, head, free, started, out)
+        if self.backfill == "none":
+            return out
+        if partitioned:
+            self._backfill_partitioned(view, head, plan, started, out)
+            return out
+        # backfilling on a flat cluster: the strict rule's reservation is kept while the head waits,
+        # EASY's recomputed at every pass
+        strict = self._strict
+        res = self.reservation if strict else None
+        if res is None:
+            res = flat_reservation(info.nodes, free, self._busy(view, started), now)
+            if strict:
+                self.reservation = res
+        if free < self._low and not self._new:  # (strict only: else _low stays 0)
+            # Every job in q either ends after the (fixed) shadow time, or did not fit at an earlier
+            # scan for this head and asks for more than is free now: the scan would start nothing.
+            self._scanned_free = free
+            return out
+        if not self._fcfs_sorted:
+            self._sort_fcfs()
+        self._new = []  # a full scan (the incremental one is at the top)
+        if free > 0:
+            jobs, free, low = scan_flat(self.q, free, now, res, strict, head)
+            if jobs:
+                self._start_flat(jobs, out)
+        else:
+            low = 0
+        if strict:
+            self._scanned_free = free
+            self._low = low
+        else:
+            self._scanned_free = -1
         return out
 
     def _busy(self, view: SimView, started) -> list[tuple[int, int, int]]:
@@ -205,36 +240,17 @@ class CommittedHead:
             self.q.sort(key=_submit_of)
             self._fcfs_sorted = True
 
-    def _backfill_flat(self, view: SimView, head, free: int, started, out: list) -> None:
-        now = view.now
-        strict = self._strict
-        if strict:
-            res = self.reservation
-            if res is None:
-                res = self.reservation = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
-        else:  # easy: recomputed at every pass
-            res = flat_reservation(head.info.nodes, free, self._busy(view, started), now)
-        if not self._fcfs_sorted:
-            self._sort_fcfs()
-        self._new = []  # a full scan (the incremental one is at the top of run)
-        if free <= 0:
-            self._scanned_free = free if strict else -1
-            return
-        jobs, free = scan_flat(self.q, free, now, res, strict, head)
-        if jobs:
-            self._start_flat(jobs, out)
-        self._scanned_free = free if strict else -1
-
     def _start_flat(self, jobs: list, out: list) -> None:
         """Carry out a flat scan's starts (decisions, queue)."""
         q = self.q
         if len(jobs) <= 8:  # list.remove is a C-level identity scan: cheaper than a rebuild
             for js in jobs:
                 q.remove(js)
+                out.append(Start(js.info.id, FLAT))
         else:
             gone = set(map(id, jobs))
             self.q = [js for js in q if id(js) not in gone]
-        out.extend(Start(js.info.id, FLAT) for js in jobs)
+            out += [Start(js.info.id, FLAT) for js in jobs]
         self.n_started += len(jobs)
 
     def _backfill_partitioned(self, view: SimView, head, plan, started, out: list) -> None:

@@ -6,7 +6,7 @@ estimate, the only duration an online policy may look at.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from typing import Iterable, Iterator, Literal
 
 import numpy as np
@@ -89,14 +89,19 @@ class Workload:
     max_nodes: int | None = None
     start_time: int | None = None
     header: dict[str, str] = field(default_factory=dict)
+    # True when ``jobs`` are known to be in strict (submit, id) order already, e.g. a slice of a
+    # workload that is (an RL environment builds a window per episode): the checks are skipped.
+    in_order: InitVar[bool] = False
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, in_order: bool) -> None:
         jobs = list(self.jobs)
+        self.jobs = jobs
+        if in_order:
+            return
         # Readers and windows hand jobs over in order already: check that before building sort keys
         # (a million key tuples is a good part of reading a large trace).
         if any(b.submit < a.submit or (b.submit == a.submit and b.id <= a.id) for a, b in zip(jobs, jobs[1:])):
             jobs.sort(key=lambda j: (j.submit, j.id))
-        self.jobs = jobs
         if len({job.id for job in jobs}) != len(jobs):
             seen: set[int] = set()
             for job in jobs:

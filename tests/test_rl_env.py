@@ -1,6 +1,7 @@
 """The job-picking (RLScheduler) and inspector (SchedInspector) Gymnasium environments."""
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import gymnasium as gym
@@ -14,7 +15,7 @@ from rtsched.machines import AlignedMira, FlatCluster
 from rtsched.rl.sequences import run_sequence
 from rtsched.rl.env_inspect import ACCEPT, REJECT, InspectorEnv, relative_reward
 from rtsched.rl.env_pick import JobPickingEnv
-from rtsched.rl.features import HI, LO
+from rtsched.rl.features import FEW_ROWS, HI, LO, PickObservation
 from rtsched.rl.trace import read_rl_trace, trace_from_workload
 
 
@@ -273,3 +274,76 @@ def test_inspector_sync_vector_and_determinism(lublin1):
 def test_flat_machine_default_size(lublin1):
     env = JobPickingEnv(lublin1, seq_len=16)
     assert isinstance(env.machine, FlatCluster) and env.machine.total_nodes == 256
+
+
+def _episode_digest(trace, backfill: str, features: str, window: int, episodes: int = 6) -> str:
+    """sha256 of everything a seeded random-action run shows the agent: every observation and
+    mask, reward, done flag and info, and the first-start times at each episode's end."""
+    import hashlib
+
+    env = JobPickingEnv(trace, seq_len=256, window=window, backfill=backfill, features=features)
+    h = hashlib.sha256()
+    rng = np.random.default_rng(7)
+    env.reset(seed=3)
+    for ep in range(episodes):
+        obs, info = env.reset() if ep % 2 else env.reset(options={"start": int(rng.integers(0, 9000))})
+        h.update(obs.tobytes())
+        h.update(repr(sorted(info.items())).encode())
+        done = False
+        while not done:
+            h.update(env.action_masks().tobytes())
+            obs, r, done, trunc, info = env.step(int(rng.integers(window)))
+            h.update(obs.tobytes())
+            h.update(repr((r, done, trunc, sorted(info.items()))).encode())
+        h.update(env.first_starts().tobytes())
+    return h.hexdigest()
+
+
+# Recorded on main at 93a4e54 (before the environment speed work of 2026-11-26): any change to the
+# event core, the committed-head driver or the observation that alters an episode changes these.
+_EPISODE_DIGESTS = {
+    ("none", "code", 128): "7516c01682a62f9ed7696725839c85941f88941e8d6744d05ce1f2267bf993de",
+    ("rlscheduler", "code", 128): "fc3e1df6aa4d752aedc1387fcc5dfa3b23d9ed4dc838c42a0a925578aa8fa9cd",
+    ("rlscheduler", "code+free", 16): "4f8c301dd1ec1203cc97193869ff4476ddb4e07222a0a67b48fc860aa74a628f",
+    ("easy", "code+free", 16): "f4bafaebe2bc97a6e74db057ebd598623b2c2024fc6eec95d4892c7b58d7cd09",
+}
+
+
+@pytest.mark.parametrize("backfill,features,window", sorted(_EPISODE_DIGESTS))
+def test_pick_env_episodes_unchanged(lublin1, backfill, features, window):
+    """Seeded random-action episodes are bit for bit those of the recorded version."""
+    assert _episode_digest(lublin1, backfill, features, window) == _EPISODE_DIGESTS[backfill, features, window]
+
+
+@pytest.mark.parametrize("features", ["code", "code+free"])
+def test_pick_observation_few_jobs_path_equals_build(features):
+    """``PickObservation.build_few`` (the scalar path for up to ``FEW_ROWS`` waiting jobs) is bit
+    for bit ``build`` of the same jobs, across waits around the 12 h cap and fitting / not
+    fitting jobs."""
+    rng = np.random.default_rng(5)
+    ob = PickObservation(FEW_ROWS + 4, features, "zeros")
+    n = 50
+    ob.set_rows(rng.random((n, 6), dtype=np.float32), rng.integers(0, 10**7, n).astype(np.float64),
+                rng.integers(1, 257, n))
+    for _ in range(400):
+        ids = rng.choice(n, size=int(rng.integers(1, FEW_ROWS + 1)), replace=False).tolist()
+        now = int(ob.submit[ids].max()) + int(rng.choice([0, 1, 7, 43199, 43200, 43201,
+                                                          int(rng.integers(0, 10**5))]))
+        free = int(rng.integers(0, 257))
+        a = ob.build(np.array(ids, dtype=np.intp), now, free, 256)
+        b = ob.build_few(ids, now, free, 256)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_trace_windows_skip_only_checks_that_hold(lublin1):
+    """An in-order trace's windows are built without Workload's order checks (``in_order=True``):
+    they equal the checked construction; a trace with a repeated job id is not "in order"."""
+    assert lublin1.in_order()
+    for start in (0, 777, len(lublin1) - 300):
+        w = lublin1.window(start, 300)
+        checked = Workload(list(w.jobs), name=w.name, max_nodes=w.max_nodes)
+        assert w.jobs == checked.jobs
+    a, b = lublin1.jobs[:2]
+    twin = dataclasses.replace(b, id=a.id, submit=a.submit + 1)
+    dup = dataclasses.replace(lublin1, jobs=[a, twin], cache={})
+    assert not dup.in_order()

@@ -6,7 +6,9 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import heuristics.committed as committed
 from heuristics import BACKFILLS, batch_policy
+from heuristics.committed import CommittedHeadPolicy
 from heuristics.priorities import PRIORITIES
 from rtsched.checkpoint import CheckpointModel
 from rtsched.jobs import Job, Workload
@@ -106,3 +108,22 @@ def test_random_preemptions_keep_every_invariant(wl, seed, model):
             assert o.t_lost == 0  # JIT never loses work
         if o.job.kind == "rt":
             assert o.n_preemptions == 0
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wl=workloads(64, max_jobs=40), priority=st.sampled_from(PRIORITY_NAMES))
+def test_committed_strict_scan_skip_changes_nothing(wl, priority):
+    """The committed-head driver skips a strict-rule scan that provably starts nothing (fewer
+    processors free than the kernel's ``low``): with ``low`` forced to 0 (no skip ever) the
+    schedules are the same."""
+    machine = FlatCluster(64)
+    a = run_and_check(wl, machine, CommittedHeadPolicy(priority, backfill="rlscheduler"),
+                      event_order="rlscheduler")
+    real = committed.scan_flat
+    committed.scan_flat = lambda *args: real(*args)[:2] + (0,)
+    try:
+        b = run_and_check(wl, machine, CommittedHeadPolicy(priority, backfill="rlscheduler"),
+                          event_order="rlscheduler")
+    finally:
+        committed.scan_flat = real
+    assert fingerprint(a) == fingerprint(b)

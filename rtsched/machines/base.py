@@ -47,6 +47,15 @@ class Machine(ABC):
     def fits(self, nodes: int) -> bool:
         """Whether a job of ``nodes`` nodes can ever run on this machine."""
 
+    def allocated_sizes(self, nodes: list[int]) -> list[int] | None:
+        """``allocated_nodes`` of each request in ``nodes`` (a new list), or None when one of them
+        does not ``fit``."""
+        distinct = set(nodes)
+        sizes = {n: self.allocated_nodes(n) for n in distinct if self.fits(n)}
+        if len(sizes) != len(distinct):
+            return None
+        return list(map(sizes.__getitem__, nodes))
+
     @abstractmethod
     def new_state(self) -> MachineState: ...
 

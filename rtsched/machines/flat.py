@@ -52,5 +52,11 @@ class FlatCluster(Machine):
     def fits(self, nodes: int) -> bool:
         return 1 <= nodes <= self.total_nodes
 
+    def allocated_sizes(self, nodes: list[int]) -> list[int] | None:
+        """The requests themselves (a copy), checked at C level (a simulator per RL episode)."""
+        if nodes and (min(nodes) < 1 or max(nodes) > self.total_nodes):
+            return None
+        return list(nodes)
+
     def new_state(self) -> FlatState:
         return FlatState(self.total_nodes)

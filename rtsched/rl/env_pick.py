@@ -92,7 +92,7 @@ class JobPickingEnv(gym.Env):
         self._done = True
         self.start = -1
         self.n_steps = 0
-        self._pos = np.zeros(0, dtype=np.int64)
+        self._pos: slice | np.ndarray = np.zeros(0, dtype=np.int64)  # the episode's jobs in the trace
 
     # ------------------------------------------------------------------------------ episode
     def _draw_start(self) -> int:
@@ -117,8 +117,8 @@ class JobPickingEnv(gym.Env):
         sim = self.trace.simulator(start, self.seq_len, self.machine)
         wl = sim.workload
         self.sim = sim
-        if self.trace.in_order():  # windows are plain slices of the trace
-            pos = np.arange(start, start + self.seq_len)
+        if self.trace.in_order():  # windows are plain slices of the trace (a slice: views, no copies)
+            pos = slice(start, start + self.seq_len)
         else:  # non-monotone submit times: the workload re-sorted them
             ids = np.fromiter((j.id for j in wl.jobs), dtype=np.int64, count=len(wl.jobs))
             where = {int(j): i for i, j in enumerate(self._ids[start:start + self.seq_len])}
@@ -139,17 +139,19 @@ class JobPickingEnv(gym.Env):
         view = sim.view
         n = self.seq_len
         run, apply, advance, sync = d.run, sim.apply, sim.advance, d.sync  # bound once: a loop per event
+        entered = view.entered
         while True:
             decisions = run(view, _no_pick)
-            if decisions:
+            if decisions:  # (jobs start only through decisions)
                 apply(decisions)
-            if d.n_started >= n:
-                return True
+                if d.n_started >= n:
+                    return True
             if d.head is None and d.q:
                 return False
             if not advance():
                 raise RuntimeError("simulation ended with unstarted jobs")  # cannot happen
-            sync(view)
+            if entered:  # (same run: sync has nothing to take in after a completion)
+                sync(view)
 
     def _obs(self) -> np.ndarray:
         if self._done:

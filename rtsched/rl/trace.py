@@ -100,15 +100,17 @@ class RLTrace:
             raise ValueError(f"{self.name}: window [{start}, {start + length}) outside the trace's "
                              f"{len(self.jobs)} jobs")
         return Workload(self.jobs[start:start + length], name=f"{self.name}[{start}:{start + length}]",
-                        max_nodes=self.max_nodes)
+                        max_nodes=self.max_nodes, in_order=self.in_order())
 
     def in_order(self) -> bool:
-        """Whether the jobs are in strict (submit, id) order.  Workload keeps jobs sorted that way,
-        so then every window is a plain slice of the trace (computed once)."""
+        """Whether the jobs are in strict (submit, id) order, with distinct ids.  Workload keeps jobs
+        sorted that way, so then every window is a plain slice of the trace, a Workload as it is
+        (computed once)."""
         v = self.cache.get("in_order")
         if v is None:
             jobs = self.jobs
-            v = self.cache["in_order"] = all((a.submit, a.id) < (b.submit, b.id) for a, b in zip(jobs, jobs[1:]))
+            v = self.cache["in_order"] = (all((a.submit, a.id) < (b.submit, b.id) for a, b in zip(jobs, jobs[1:]))
+                                          and len({j.id for j in jobs}) == len(jobs))
         return v
 
     def simulator(self, start: int, length: int, machine):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import weakref
+from heapq import heappop as _heappop, heappush as _heappush
 from itertools import repeat
 from operator import attrgetter
 from typing import Callable, Iterable, Protocol
@@ -153,16 +154,14 @@ class Simulator:
         self.progress_every = max(1, progress_every)
         jobs = workload.jobs
         # Per-job set-up in C-level loops (map/zip): an RL environment builds one simulator per episode.
-        nodes = list(map(_nodes_of, jobs))
-        distinct = set(nodes)
-        sizes = {n: machine.allocated_nodes(n) for n in distinct if machine.fits(n)}
-        if len(sizes) != len(distinct):
-            job = next(j for j in jobs if j.nodes not in sizes)
+        alloc_nodes = machine.allocated_sizes(list(map(_nodes_of, jobs)))
+        if alloc_nodes is None:
+            job = next(j for j in jobs if not machine.fits(j.nodes))
             raise InfeasibleError(
                 f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
         self.jobs = jobs
         self._runtime = list(map(_runtime_of, jobs))
-        self._alloc_nodes = list(map(sizes.__getitem__, nodes))
+        self._alloc_nodes = alloc_nodes
         if job_infos is None:
             job_infos = [JobInfo.of(j) for j in jobs]
         elif len(job_infos) != len(jobs) or (jobs and job_infos[0].id != jobs[0].id):
@@ -200,14 +199,50 @@ class Simulator:
         return self.result(getattr(policy, "name", type(policy).__name__))
 
     def advance(self) -> bool:
-        """Process events up to the next scheduling point; False when the run is over."""
+        """Process events up to the next scheduling point; False when the run is over.
+
+        In the rlscheduler order events are taken one at a time (an arrival first at equal
+        times) and it returns at the first event after which a pass is due.  (That loop is
+        written out here, not in a helper: it is the RL environments' hot path, one call per
+        event.)"""
         self.entered.clear()  # the policy has seen them
         self.completed.clear()
-        if self.one_at_a_time:
-            return self._advance_one()
         heap = self.heap
         jobs = self.jobs
         n = len(jobs)
+        states = self.states
+        if self.one_at_a_time:
+            while True:
+                nxt = self.next_arrival
+                if nxt < n and (not heap or jobs[nxt].submit <= heap[0][0]):
+                    t = jobs[nxt].submit
+                    self.now = self.view.now = t
+                    self._woken = False
+                    state = states[nxt]  # _enqueue, inlined
+                    state.status = WAITING
+                    state.queued_since = t
+                    self.queue.append(state)
+                    self.entered.append(state)
+                    self.entry_log.append(state)
+                    self.next_arrival = nxt + 1
+                    return True
+                if not heap:
+                    return self._finished()
+                t, cls, _, _, idx, version = _heappop(heap)
+                self.now = self.view.now = t
+                if cls == EV_WAKE:
+                    self._woken = True
+                    return True
+                self._woken = False
+                state = states[idx]
+                if state._version != version:  # stale (_fire, inlined)
+                    continue
+                if cls == EV_COMPLETE:
+                    self._complete(state, t)
+                else:
+                    self._phase_done(state, t)
+                if self.queue:
+                    return True
         while True:
             has_arrival = self.next_arrival < n
             if not heap and not has_arrival:
@@ -221,7 +256,6 @@ class Simulator:
             while heap and heap[0][0] == t and heap[0][1] < EV_ARRIVAL:
                 _, cls, _, _, idx, version = heapq.heappop(heap)
                 self._fire(cls, idx, version, t)
-            states = self.states
             while self.next_arrival < n and jobs[self.next_arrival].submit == t:
                 self._enqueue(states[self.next_arrival], t)
                 self.next_arrival += 1
@@ -229,40 +263,6 @@ class Simulator:
                 heapq.heappop(heap)  # wake-ups (and nothing else can be left at t)
                 self._woken = True
             if self.queue or self._woken:
-                return True
-
-    def _advance_one(self) -> bool:
-        """``advance`` in the rlscheduler order: one event at a time (an arrival first at equal
-        times); returns at the first event after which a pass is due."""
-        heap = self.heap
-        jobs = self.jobs
-        n = len(jobs)
-        states = self.states
-        while True:
-            nxt = self.next_arrival
-            if nxt < n and (not heap or jobs[nxt].submit <= heap[0][0]):
-                t = jobs[nxt].submit
-                self.now = self.view.now = t
-                self._woken = False
-                self._enqueue(states[nxt], t)
-                self.next_arrival = nxt + 1
-                return True
-            if not heap:
-                return self._finished()
-            t, cls, _, _, idx, version = heapq.heappop(heap)
-            self.now = self.view.now = t
-            if cls == EV_WAKE:
-                self._woken = True
-                return True
-            self._woken = False
-            state = states[idx]
-            if state._version != version:  # stale (_fire, inlined)
-                continue
-            if cls == EV_COMPLETE:
-                self._complete(state, t)
-            else:
-                self._phase_done(state, t)
-            if self.queue:
                 return True
 
     def _fire(self, cls: int, idx: int, version: int, t: int) -> bool:
@@ -366,16 +366,27 @@ class Simulator:
             alloc = ms.find(info.nodes)
             if alloc is None:
                 raise DecisionError(f"t={self.now}: no free allocation for job {job_id} ({info.nodes} nodes)")
-        if self.partitioned:
+        partitioned = self.partitioned
+        if partitioned:
             if alloc < 0 or alloc >= len(self.machine.partitions):
                 raise DecisionError(f"t={self.now}: job {job_id}: no partition {alloc}")
             if self.machine.partitions[alloc].nodes < info.nodes:
                 raise DecisionError(f"t={self.now}: job {job_id} needs {info.nodes} nodes; partition "
                                     f"{self.machine.partitions[alloc].name} has {self.machine.partitions[alloc].nodes}")
-        if ms.is_free(alloc, info.nodes):
+        # a flat cluster's state is a node counter (FlatState): its is_free/allocate, inlined
+        if ms.is_free(alloc, info.nodes) if partitioned else info.nodes <= ms.free_nodes:
             self.queue.remove(state)  # C-level identity scan: cheaper than a rebuild per pass
             state.status = RUNNING
-            self._bind(state, alloc, force=False)
+            idx = state.idx
+            nodes = self._alloc_nodes[idx]  # _bind, inlined (once per started job)
+            if partitioned:
+                ms.allocate(alloc, nodes)
+                self.owners.setdefault(alloc, []).append(state)
+            else:
+                ms.free_nodes -= nodes
+            state.alloc = alloc
+            state.alloc_nodes = nodes
+            self.running[info.id] = state
             if self._periodic or state.saved > 0:
                 self._begin(state, self.now)
                 return
@@ -386,15 +397,14 @@ class Simulator:
             if state.first_start < 0:
                 state.first_start = t
                 state.last_ckpt_time = t
-                self.outcomes[state.idx].first_start = t
+                self.outcomes[idx].first_start = t
             version = state._version = state._version + 1
             state._ckpt_interval = 0
             state._phase = PH_RUN
             state._phase_start = t
             state._progress_at_phase_start = 0
-            self.seq += 1
-            heapq.heappush(self.heap, (t + self._runtime[state.idx], EV_COMPLETE, self.seq, EV_COMPLETE, state.idx,
-                                       version))
+            seq = self.seq = self.seq + 1
+            _heappush(self.heap, (t + self._runtime[idx], EV_COMPLETE, seq, EV_COMPLETE, idx, version))
             w = info.walltime
             state.expected_end = t + (w if w > 1 else 1)
             return
@@ -560,7 +570,12 @@ class Simulator:
         runtime = self._runtime[state.idx]
         if self.record_schedule:
             self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, runtime)
-        self._unbind(state)
+        if self.partitioned:
+            self._unbind(state)
+        else:  # _unbind on a flat cluster (its state a node counter: FlatState.release), inlined
+            self.machine_state.free_nodes += state.alloc_nodes
+            del self.running[state.info.id]
+            state.alloc = -2
         state.status = DONE
         state.saved = runtime
         self.completed.append(state)
