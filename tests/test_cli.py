@@ -108,3 +108,20 @@ def test_rtmix_option_help_states_the_defaults_the_command_uses():
     for key, value in {**rl_cli.RTMIX_DEFAULTS, **rl_cli.CURRICULUM_DEFAULTS}.items():
         shown = f"{value:g}" if isinstance(value, float) else str(value)
         assert f"default {shown}" in text, (key, shown)
+
+
+def test_the_cli_gives_numpy_one_blas_thread_unless_the_user_chose(monkeypatch):
+    import os
+
+    import pytest
+
+    from rtsched.cli import main as cli_main
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    with pytest.raises(SystemExit):
+        cli_main(["--version"])
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    with pytest.raises(SystemExit):
+        cli_main(["--version"])
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "4"
