@@ -97,3 +97,33 @@ def _expand_without_aps_check(path: Path, monkeypatch, tmp_path: Path):
         (tmp_path / "aps" / "aps_runtimes_seconds.txt").write_text("600\n")
         monkeypatch.setenv("SHARED_DATA", str(tmp_path))
     return expand_grid(path)
+
+
+def test_a_shipped_model_named_by_name_is_keyed_by_its_content(tmp_path, monkeypatch):
+    """A grid run of ``policy = "rtmix"`` must not reuse results of an older shipped model."""
+    import heuristics.registry as registry
+    from rtsched.experiments import grid as grid_module
+
+    model = tmp_path / "m.pt"
+    model.write_bytes(b"weights 1")
+    monkeypatch.setattr(registry, "policy_source", lambda name: str(model) if name == "rtmix" else None)
+    sample = REPO / "traces" / "lublin_256_sample.swf"
+    (tmp_path / "g.toml").write_text(f"""
+name = "k"
+[[traces]]
+name = "sample"
+path = "{sample}"
+machine = "flat:256"
+[grid]
+policy = ["fcfs", "rtmix"]
+seeds = 1
+""")
+
+    def keys():
+        return {r.config["policy"]: r.key for r in expand_grid(tmp_path / "g.toml")}
+
+    before = keys()
+    model.write_bytes(b"weights 2")
+    grid_module._DIGESTS.clear()
+    after = keys()
+    assert before["fcfs"] == after["fcfs"] and before["rtmix"] != after["rtmix"]

@@ -353,6 +353,9 @@ class Grid:
                             name = runner.name
                             if name in models:
                                 name, run_inputs["policy"] = models[name]
+                            elif (shipped := _policy_source(name)) is not None and os.path.isfile(shipped):
+                                # a shipped model named by name (rtmix): keyed by its content, like a path
+                                run_inputs["policy"] = file_digest(Path(shipped))
                             config["policy"] = name
                             config["policy_options"] = options
                         if ckpt is not None:
@@ -448,6 +451,15 @@ def _detail(machine, backfill, ckpt, opt_set, tau) -> str:
 def _format_from_extension(path: str) -> str | None:
     p = path.lower().removesuffix(".gz")
     return {".swf": "swf", ".log": "cobalt", ".csv": "alcf"}.get(os.path.splitext(p)[1])
+
+
+def _policy_source(name: str) -> str | None:
+    """The file a policy name stands for (``heuristics.registry.policy_source``: a shipped model's
+    name), imported on use: the registry brings in the simulator and NumPy, which reading a grid
+    for ``rtsched experiment status`` does not need otherwise."""
+    from heuristics.registry import policy_source
+
+    return policy_source(name)
 
 
 def _looks_like_path(name: str, base: Path) -> bool:
