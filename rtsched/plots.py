@@ -270,27 +270,37 @@ def slowdown_distributions(jobs, *, tau: int | None = None, title: str = "", whi
 
 def learning_curve(history, *, key: str = "mean_return", label: str = "", title: str = ""):
     """An RL training history (the list in ``progress.json``, or a ``train`` result's
-    ``history``): ``key`` per epoch (default the mean trajectory return), with the min–max band of
-    the epoch's trajectories when recorded.  ``history`` may also be a mapping {label: history}:
-    one line per run on the same axes (no bands)."""
-    fig = new_figure((8, 4))
-    ax = fig.add_subplot()
+    ``history``): ``key`` per epoch (default the mean trajectory return, i.e. minus the episode's
+    goal, e.g. −bsld), with the min–max band of the epoch's trajectories when recorded.  ``history``
+    may also be a mapping {label: history}: one panel per run (seed 003 Fig. 10 layout), each with
+    its own y scale, since runs on different traces differ by orders of magnitude."""
     runs = dict(history) if hasattr(history, "items") else {label or key: history}
-    for i, (name, hist) in enumerate(runs.items()):
+    n = max(len(runs), 1)
+    cols = 1 if n == 1 else 2
+    rows = (n + cols - 1) // cols
+    fig = new_figure((8, 4) if n == 1 else (10, 2.8 * rows + 0.6))
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    ylabel = "mean return per trajectory" if key == "mean_return" else key.replace("_", " ")
+    for i, (ax, (name, hist)) in enumerate(zip(axes, runs.items())):
         epochs = [h.get("epoch", j + 1) for j, h in enumerate(hist)]
         values = [h.get(key) for h in hist]
-        color = BJ_COLOR if len(runs) == 1 else f"C{i}"
-        ax.plot(epochs, values, color=color, marker="o", markersize=2.5, linewidth=1.0, label=str(name))
+        color = BJ_COLOR if n == 1 else f"C{i}"
+        ax.plot(epochs, values, color=color, marker="o", markersize=2.5, linewidth=1.0,
+                label=f"mean over the epoch's trajectories" if key == "mean_return" else key.replace("_", " "))
         lows = [h.get("min_return") for h in hist]
         highs = [h.get("max_return") for h in hist]
-        if len(runs) == 1 and key == "mean_return" and all(v is not None for v in lows + highs) and hist:
+        if key == "mean_return" and hist and all(v is not None for v in lows + highs):
             ax.fill_between(epochs, lows, highs, color=color, alpha=0.15, label="min–max of the epoch")
-    ax.set_xlabel("epoch")
-    ax.set_ylabel(key.replace("_", " "))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        if n > 1:
+            ax.set_title(f"{name} ({len(hist)} epochs)", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in axes[n:]:
+        ax.set_visible(False)
     if title:
-        ax.set_title(title)
+        (axes[0].set_title if n == 1 else fig.suptitle)(title)
     return fig
 
 

@@ -97,11 +97,15 @@ def test_learning_curve_from_a_history():
     fig = learning_curve(hist, title="toy")
     line = fig.axes[0].get_lines()[0]
     assert list(line.get_xdata()) == [1, 2, 3, 4, 5] and line.get_ydata()[0] == -100.0
-    # Several runs on one set of axes: one line each, labelled, no band.
-    fig = learning_curve({"a": hist, "b": hist[:3]})
-    lines = fig.axes[0].get_lines()
-    assert [ln.get_label() for ln in lines] == ["a", "b"] and len(lines[1].get_xdata()) == 3
-    assert not fig.axes[0].collections
+    assert fig.axes[0].collections  # the min-max band
+    # Several runs: one panel each (seed 003 Fig. 10), titled by run, each with its own y range.
+    far = [{"epoch": e, "mean_return": -2000.0 / e} for e in range(1, 4)]
+    fig = learning_curve({"a": hist, "b": far})
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == ["a (5 epochs)", "b (3 epochs)"]
+    assert len(axes[1].get_lines()[0].get_xdata()) == 3
+    assert axes[0].get_ylim()[0] > -250 and axes[1].get_ylim()[0] < -1900
+    assert axes[0].collections and not axes[1].collections  # band only where min/max were recorded
 
 
 def test_evalys_jobs_csv_and_batsim_workload(tmp_path, capsys):

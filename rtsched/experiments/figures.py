@@ -15,6 +15,24 @@ from rtsched.experiments.results import CATEGORIES, load_job_tables, load_result
 from rtsched.plots import PALETTE, new_figure, save_figure, study_boxplots
 
 FIGURE_CATEGORIES = ("overall",) + CATEGORIES
+POLICY_LABELS = {"fcfs": "FCFS", "sjf": "SJF", "f1": "F1", "wfp3": "WFP3", "unicep": "UNICEP", "saf": "SAF",
+                 "smallest": "smallest"}
+_METRIC_NAMES = {"sd": "slowdown", "bsld": "bounded slowdown", "bsld_rl": "bounded slowdown (τ = 10 s)",
+                 "bsld_seed002": "bounded slowdown (τ = 10 min)", "wait": "wait", "turnaround": "turnaround",
+                 "response": "response time"}
+_STATS = {"mean": "mean", "median": "median", "p5": "5th pct.", "p25": "25th pct.", "p75": "75th pct.",
+          "p95": "95th pct."}
+
+
+def metric_label(metric: str) -> tuple[str, float]:
+    """An axis label with units for a summary statistic column, and the divisor that converts its
+    values to those units: times (wait, turnaround) in hours, slowdowns and ratios as they are."""
+    stat, _, name = metric.partition("_")
+    if stat not in _STATS or not name:
+        return metric.replace("_", " "), 1.0
+    if name in ("wait", "turnaround", "response"):
+        return f"{_STATS[stat]} {_METRIC_NAMES[name]} (h)", 3600.0
+    return f"{_STATS[stat]} {_METRIC_NAMES.get(name, name.replace('_', ' '))}", 1.0
 
 
 def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *, schemes: list[str] | None = None,
@@ -92,6 +110,8 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
     panels = list(dict.fromkeys(sel[facet].astype(str)))
     xs = list(dict.fromkeys(sel[x].astype(str)))
     hues = list(dict.fromkeys(sel[hue].astype(str)))
+    seeds = int(sel["seed"].nunique()) if "seed" in sel.columns else 1
+    ylabel, scale = metric_label(metric)
     fig = new_figure((max(6.0, 1.2 * len(xs) * len(panels)), 4.2))
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True, squeeze=False)[0])
     width = 0.8 / max(len(hues), 1)
@@ -100,22 +120,24 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
         for hi, h in enumerate(hues):
             vals, lo, hi_err = [], [], []
             for xv in xs:
-                v = part[(part[x].astype(str) == xv) & (part[hue].astype(str) == h)][metric].astype(float)
+                v = part[(part[x].astype(str) == xv) & (part[hue].astype(str) == h)][metric].astype(float) / scale
                 m = float(v.mean()) if len(v) else float("nan")
                 vals.append(m)
                 lo.append(m - float(v.min()) if len(v) else 0.0)
                 hi_err.append(float(v.max()) - m if len(v) else 0.0)
             pos = np.arange(len(xs)) + (hi - (len(hues) - 1) / 2) * width
-            ax.bar(pos, vals, width, yerr=[lo, hi_err], label=f"{hue} {h}", color=PALETTE[hi % len(PALETTE)],
-                   capsize=2, error_kw={"linewidth": 0.8})
+            # error bars only where there is a spread to show (several seeds)
+            ax.bar(pos, vals, width, yerr=[lo, hi_err] if seeds > 1 else None, label=f"{hue}: {h}",
+                   color=PALETTE[hi % len(PALETTE)], capsize=2, error_kw={"linewidth": 0.8})
         ax.set_xticks(np.arange(len(xs)))
-        ax.set_xticklabels(xs)
-        ax.set_title(panel)
+        ax.set_xticklabels([POLICY_LABELS.get(v, v) for v in xs] if x == "policy" else xs)
+        ax.set_title(f"{facet} {panel}")
+        ax.set_xlabel(x)
         ax.grid(axis="y", alpha=0.3)
         if log:
             ax.set_yscale("log")
-    axes[0].set_ylabel(metric.replace("_", " "))
+    axes[0].set_ylabel(ylabel)
     axes[-1].legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
+    spread = f"mean over {seeds} seeds, bars min–max" if seeds > 1 else "1 seed"
+    fig.suptitle(f"{title + ' · ' if title else ''}{group} jobs · {spread}")
     return fig
