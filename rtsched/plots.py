@@ -310,24 +310,31 @@ def window_sweep(rows, *, references: dict | None = None, title: str = ""):
     with ``head``, ``tail``, ``avg_wait`` (s), ``avg_queue``; ``references``: {label: (avg_wait,
     avg_queue)} drawn as horizontal lines (e.g. EASY, SJF)."""
     sizes = sorted({int(r["head"]) + int(r["tail"]) for r in rows})
-    fig = new_figure((3.2 * max(len(sizes), 1), 3.4))
+    fig = new_figure((max(4.6 * max(len(sizes), 1), 6.0), 4.2))
     axes = fig.subplots(1, max(len(sizes), 1), squeeze=False)[0]
+    handles = []
     for ax, m in zip(axes, sizes):
         rs = sorted((r for r in rows if int(r["head"]) + int(r["tail"]) == m), key=lambda r: int(r["tail"]))
         tails = [int(r["tail"]) for r in rs]
-        ax.plot(tails, [r["avg_wait"] / 3600.0 for r in rs], "o-", color=RT_COLOR, label="avg wait (h)")
+        h_wait, = ax.plot(tails, [r["avg_wait"] / 3600.0 for r in rs], "o-", color=RT_COLOR,
+                          label="agent: average wait (h, left)")
         ax2 = ax.twinx()
-        ax2.plot(tails, [r["avg_queue"] for r in rs], "x--", color="#2ca02c", label="avg queue length")
+        h_queue, = ax2.plot(tails, [r["avg_queue"] for r in rs], "x--", color="#2ca02c",
+                            label="agent: average queue length (jobs, right)")
+        refs = []
         for i, (lab, (w, q)) in enumerate((references or {}).items()):
-            ax.axhline(w / 3600.0, color=PALETTE[(i + 4) % len(PALETTE)], linewidth=0.8, linestyle=":",
-                       label=f"{lab} wait")
-        ax.set_title(f"M = {m}", fontsize=9)
+            color = PALETTE[(i + 4) % len(PALETTE)]
+            refs.append(ax.axhline(w / 3600.0, color=color, linewidth=1.0, linestyle=":", label=f"{lab}: wait"))
+            refs.append(ax2.axhline(q, color=color, linewidth=1.0, linestyle="-.", label=f"{lab}: queue length"))
+        handles = [h_wait, h_queue] + refs
+        ax.set_title(f"window M = {m} slots (head M_h = M − M_t)", fontsize=9)
         ax.set_xlabel("tail slots M_t")
+        ax.set_xticks(sorted(set(tails)))
         ax.set_ylabel("average wait (h)", color=RT_COLOR)
-        ax2.set_ylabel("average queue length", color="#2ca02c")
+        ax2.set_ylabel("average queue length (jobs)", color="#2ca02c")
         ax.grid(alpha=0.3)
-    if sizes:
-        axes[0].legend(fontsize=7, loc="upper right")
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, frameon=False)
     if title:
         fig.suptitle(title)
     return fig
