@@ -216,7 +216,7 @@ def utilization_over_time(result, *, time_unit: str = "h", title: str = ""):
     if qt:
         t, v = step_series(qt, qd)
         ax_q.step((t - t0) / div, v, where="post", color="#555555", linewidth=0.8)
-    ax_u.set_ylabel("utilization")
+    ax_u.set_ylabel(f"utilization\n(share of {result.machine_nodes} nodes)")
     ax_u.set_ylim(0, 1.02)
     ax_q.set_ylabel("waiting jobs")
     ax_q.set_xlabel(f"time since the first submit ({time_unit})")
@@ -262,7 +262,14 @@ def slowdown_distributions(jobs, *, tau: int | None = None, title: str = "", whi
         ax.grid(axis="y", alpha=0.3)
     axes[1].set_xticks([ci * 3 + 0.5 for ci in range(len(cats))])
     axes[1].set_xticklabels(cats)
-    fig.legend(handles=[Patch(color=RT_COLOR, label="RTJ"), Patch(color=BJ_COLOR, label="BJ")], loc="upper right")
+    from matplotlib.lines import Line2D
+
+    axes[1].set_xlabel("job category")
+    fig.legend(handles=[Patch(color=RT_COLOR, label="RTJ"), Patch(color=BJ_COLOR, label="BJ"),
+                        Line2D([], [], marker="o", color="black", linestyle="", markersize=3, label="mean"),
+                        Patch(facecolor="white", edgecolor="black",
+                              label=f"box 25/50/75 %, whiskers {whis[0]:g}/{whis[1]:g} %")],
+               loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title)
     return fig
