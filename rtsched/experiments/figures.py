@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rtsched.experiments.report import SCHEME_LABELS, _manifest_rank, _scheme_order, is_seed002, report_settings
+from rtsched.experiments.report import (SCHEME_LABELS, _manifest_rank, _scheme_order, is_seed002, report_settings,
+                                       slowdown_table)
 from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results, summary_frame, variant_labels
 from rtsched.plots import PALETTE, new_figure, save_figure, study_boxplots
 
@@ -140,4 +141,62 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
     axes[-1].legend(fontsize=8)
     spread = f"mean over {seeds} seeds, bars min–max" if seeds > 1 else "1 seed"
     fig.suptitle(f"{title + ' · ' if title else ''}{group} jobs · {spread}")
+    return fig
+
+
+def scheme_bars(out_dir: str | os.PathLike, *, trace: str | None = None, marking: str | None = None,
+                schemes: list[str] | None = None):
+    """Seed 002 §7's per-scheme comparison as bars, one figure for one (trace, marking) of a study's
+    results folder (default: the first): (a) RTJ and (b) BJ mean bounded slowdown (τ = 10 min),
+    (c) system and productive utilization; one group per RTJ percentage, one bar per scheme; with
+    several seeds the bar is the mean over seeds and the error bar ± one standard deviation.
+    Returns a matplotlib Figure (no pyplot)."""
+    out = Path(out_dir)
+    settings = report_settings(out)
+    table = slowdown_table(out)
+    if table.empty:
+        raise ValueError(f"{out}: no seed-002 study results to plot")
+    trace = trace if trace is not None else str(table["trace"].iloc[0])
+    marking = marking if marking is not None else str(table["marking"].iloc[0])
+    part = table[(table["trace"].astype(str) == trace) & (table["marking"].astype(str) == marking)]
+    if part.empty:
+        raise ValueError(f"{out}: no results for trace {trace!r} and marking {marking!r}")
+    order = [s for s in (schemes or _scheme_order(part, settings)) if s in set(part["scheme"])]
+    labels = {**SCHEME_LABELS, **(settings.get("labels") or {})}
+    pcts = sorted(set(part["rt_percent"]))
+    seeds = int(part["runs"].max())
+    fig = new_figure((13, 4.2))
+    axes = fig.subplots(1, 3)
+    width = 0.8 / max(len(order), 1)
+    panels = (("rt_mean_bsld", "(a) real-time jobs", "mean bounded slowdown (τ = 10 min)"),
+              ("batch_mean_bsld", "(b) batch jobs", "mean bounded slowdown (τ = 10 min)"),
+              ("utilization", "(c) utilization", "share of the machine's node-hours"))
+    for ax, (col, name, ylabel) in zip(axes, panels):
+        for si, scheme in enumerate(order):
+            rows = part[part["scheme"] == scheme].set_index("rt_percent")
+            pos = np.arange(len(pcts)) + (si - (len(order) - 1) / 2) * width
+            vals = [float(rows.loc[p, col]) if p in rows.index else np.nan for p in pcts]
+            err = None
+            if seeds > 1 and f"{col}_std" in rows.columns:
+                err = [float(rows.loc[p, f"{col}_std"]) if p in rows.index else 0.0 for p in pcts]
+            color = PALETTE[si % len(PALETTE)]
+            ax.bar(pos, vals, width, yerr=err, color=color, capsize=2, error_kw={"linewidth": 0.8},
+                   label=labels.get(scheme, scheme))
+            if col == "utilization" and "productive_utilization" in rows.columns:
+                prod = [float(rows.loc[p, "productive_utilization"]) if p in rows.index else np.nan for p in pcts]
+                ax.bar(pos, prod, width, facecolor="none", edgecolor="black", hatch="//", linewidth=0.5)
+        ax.set_xticks(np.arange(len(pcts)))
+        ax.set_xticklabels([f"{p:g}%" for p in pcts])
+        ax.set_xlabel("% RTJs")
+        ax.set_ylabel(ylabel)
+        ax.set_title(name)
+        ax.grid(axis="y", alpha=0.3)
+    axes[2].set_ylim(0, 1.0)
+    from matplotlib.patches import Patch
+
+    handles, _ = axes[0].get_legend_handles_labels()
+    handles.append(Patch(facecolor="none", edgecolor="black", hatch="//", label="productive (overheads removed)"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False)
+    spread = f"mean over {seeds} seeds, error bars ± 1 std" if seeds > 1 else "1 seed"
+    fig.suptitle(f"{trace} · RTJ marking {marking} · per scheme · {spread}")
     return fig
