@@ -45,7 +45,8 @@ def box_stats(values, whis: tuple[float, float] = (5.0, 95.0), label: str = "") 
 
 def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float] | None = None,
                    labels: dict[str, str] | None = None, title: str = "", tau: int = 600,
-                   turnaround_unit: str = "h", whis: tuple[float, float] = (5.0, 95.0), log_slowdown: bool = False):
+                   turnaround_unit: str = "h", whis: tuple[float, float] = (5.0, 95.0),
+                   log_slowdown: bool | None = None):
     """Build one seed-002-style figure from a per-job frame.
 
     Args:
@@ -56,6 +57,8 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
         labels: legend label per scheme.
         tau: the bounded-slowdown bound τ in s, named in the axis label.
         turnaround_unit: ``s``, ``min`` or ``h``.
+        log_slowdown: a log scale for the slowdown panels; ``None`` (default): per panel, when its
+            whiskers span 1.5 decades or more (wide-short jobs), else linear as in the paper.
     Returns:
         the matplotlib Figure.
     """
@@ -104,7 +107,8 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
             ax.set_ylabel(ylabel)
             ax.set_title(f"({'abcd'[r * 2 + c]}) {kind_label}")
             ax.grid(axis="y", alpha=0.3)
-            if col == "bsld" and log_slowdown:
+            if col == "bsld" and stats and (log_slowdown or (log_slowdown is None and max(
+                    st["whishi"] for st in stats) >= 30 * max(min(st["whislo"] for st in stats), 1e-9))):
                 ax.set_yscale("log")
     handles = [Patch(facecolor=PALETTE[i % len(PALETTE)], label=labels.get(s, s)) for i, s in enumerate(schemes)]
     if title:
@@ -176,7 +180,7 @@ def gantt(schedule, machine, workload=None, *, time_unit: str = "h", title: str 
                                                         label="checkpoint / restart")]
     if any(k == "rt" for k in kinds.values()):
         handles.insert(0, Patch(color=RT_COLOR, label="RTJ"))
-    ax.legend(handles=handles, loc="upper right", fontsize=8)
+    fig.legend(handles=handles, loc="outside right upper", fontsize=8, frameon=False)  # beside, never over a job
     ax.set_title(title or f"{getattr(machine, 'name', '')}: {n_jobs} jobs")
     return fig
 

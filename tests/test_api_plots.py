@@ -126,3 +126,17 @@ def test_evalys_jobs_csv_and_batsim_workload(tmp_path, capsys):
     assert data["nb_res"] == 256 and len(data["jobs"]) == 2000
     job = data["jobs"][0]
     assert data["profiles"][job["profile"]]["type"] == "delay" and job["res"] >= 1
+
+
+def test_study_boxplots_use_a_log_scale_only_where_slowdowns_span_decades():
+    import pandas as pd
+
+    from rtsched.plots import study_boxplots
+
+    rows = [{"kind": kind, "rt_percent": 10, "scheme": "baseline", "bsld": v, "turnaround": 3600.0}
+            for kind, vals in (("rt", [1.0, 1.5, 2.0, 3.0]), ("batch", [1.0, 10.0, 100.0, 200.0])) for v in vals * 5]
+    fig = study_boxplots(pd.DataFrame(rows), schemes=["baseline"])
+    (rt_sd, bj_sd), (rt_ta, bj_ta) = fig.axes[0:2], fig.axes[2:4]
+    assert (rt_sd.get_yscale(), bj_sd.get_yscale(), bj_ta.get_yscale()) == ("linear", "log", "linear")
+    fig = study_boxplots(pd.DataFrame(rows), schemes=["baseline"], log_slowdown=False)
+    assert fig.axes[1].get_yscale() == "linear"
