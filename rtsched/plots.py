@@ -45,7 +45,8 @@ def box_stats(values, whis: tuple[float, float] = (5.0, 95.0), label: str = "") 
 
 def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float] | None = None,
                    labels: dict[str, str] | None = None, title: str = "", tau: int = 600,
-                   turnaround_unit: str = "h", whis: tuple[float, float] = (5.0, 95.0), log_slowdown: bool = False):
+                   turnaround_unit: str = "h", whis: tuple[float, float] = (5.0, 95.0),
+                   log_slowdown: bool | None = None):
     """Build one seed-002-style figure from a per-job frame.
 
     Args:
@@ -56,6 +57,8 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
         labels: legend label per scheme.
         tau: the bounded-slowdown bound τ in s, named in the axis label.
         turnaround_unit: ``s``, ``min`` or ``h``.
+        log_slowdown: a log scale for the slowdown panels; ``None`` (default): per panel, when its
+            whiskers span 1.5 decades or more (wide-short jobs), else linear as in the paper.
     Returns:
         the matplotlib Figure.
     """
@@ -104,7 +107,8 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
             ax.set_ylabel(ylabel)
             ax.set_title(f"({'abcd'[r * 2 + c]}) {kind_label}")
             ax.grid(axis="y", alpha=0.3)
-            if col == "bsld" and log_slowdown:
+            if col == "bsld" and stats and (log_slowdown or (log_slowdown is None and max(
+                    st["whishi"] for st in stats) >= 30 * max(min(st["whislo"] for st in stats), 1e-9))):
                 ax.set_yscale("log")
     handles = [Patch(facecolor=PALETTE[i % len(PALETTE)], label=labels.get(s, s)) for i, s in enumerate(schemes)]
     if title:
@@ -176,7 +180,7 @@ def gantt(schedule, machine, workload=None, *, time_unit: str = "h", title: str 
                                                         label="checkpoint / restart")]
     if any(k == "rt" for k in kinds.values()):
         handles.insert(0, Patch(color=RT_COLOR, label="RTJ"))
-    ax.legend(handles=handles, loc="upper right", fontsize=8)
+    fig.legend(handles=handles, loc="outside right upper", fontsize=8, frameon=False)  # beside, never over a job
     ax.set_title(title or f"{getattr(machine, 'name', '')}: {n_jobs} jobs")
     return fig
 
@@ -216,7 +220,7 @@ def utilization_over_time(result, *, time_unit: str = "h", title: str = ""):
     if qt:
         t, v = step_series(qt, qd)
         ax_q.step((t - t0) / div, v, where="post", color="#555555", linewidth=0.8)
-    ax_u.set_ylabel("utilization")
+    ax_u.set_ylabel(f"utilization\n(share of {result.machine_nodes} nodes)")
     ax_u.set_ylim(0, 1.02)
     ax_q.set_ylabel("waiting jobs")
     ax_q.set_xlabel(f"time since the first submit ({time_unit})")
@@ -262,7 +266,14 @@ def slowdown_distributions(jobs, *, tau: int | None = None, title: str = "", whi
         ax.grid(axis="y", alpha=0.3)
     axes[1].set_xticks([ci * 3 + 0.5 for ci in range(len(cats))])
     axes[1].set_xticklabels(cats)
-    fig.legend(handles=[Patch(color=RT_COLOR, label="RTJ"), Patch(color=BJ_COLOR, label="BJ")], loc="upper right")
+    from matplotlib.lines import Line2D
+
+    axes[1].set_xlabel("job category")
+    fig.legend(handles=[Patch(color=RT_COLOR, label="RTJ"), Patch(color=BJ_COLOR, label="BJ"),
+                        Line2D([], [], marker="o", color="black", linestyle="", markersize=3, label="mean"),
+                        Patch(facecolor="white", edgecolor="black",
+                              label=f"box 25/50/75 %, whiskers {whis[0]:g}/{whis[1]:g} %")],
+               loc="outside lower center", ncol=4, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title)
     return fig
@@ -270,27 +281,37 @@ def slowdown_distributions(jobs, *, tau: int | None = None, title: str = "", whi
 
 def learning_curve(history, *, key: str = "mean_return", label: str = "", title: str = ""):
     """An RL training history (the list in ``progress.json``, or a ``train`` result's
-    ``history``): ``key`` per epoch (default the mean trajectory return), with the min–max band of
-    the epoch's trajectories when recorded.  ``history`` may also be a mapping {label: history}:
-    one line per run on the same axes (no bands)."""
-    fig = new_figure((8, 4))
-    ax = fig.add_subplot()
+    ``history``): ``key`` per epoch (default the mean trajectory return, i.e. minus the episode's
+    goal, e.g. −bsld), with the min–max band of the epoch's trajectories when recorded.  ``history``
+    may also be a mapping {label: history}: one panel per run (seed 003 Fig. 10 layout), each with
+    its own y scale, since runs on different traces differ by orders of magnitude."""
     runs = dict(history) if hasattr(history, "items") else {label or key: history}
-    for i, (name, hist) in enumerate(runs.items()):
+    n = max(len(runs), 1)
+    cols = 1 if n == 1 else 2
+    rows = (n + cols - 1) // cols
+    fig = new_figure((8, 4) if n == 1 else (10, 2.8 * rows + 0.6))
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    ylabel = "mean return per trajectory" if key == "mean_return" else key.replace("_", " ")
+    for i, (ax, (name, hist)) in enumerate(zip(axes, runs.items())):
         epochs = [h.get("epoch", j + 1) for j, h in enumerate(hist)]
         values = [h.get(key) for h in hist]
-        color = BJ_COLOR if len(runs) == 1 else f"C{i}"
-        ax.plot(epochs, values, color=color, marker="o", markersize=2.5, linewidth=1.0, label=str(name))
+        color = BJ_COLOR if n == 1 else f"C{i}"
+        ax.plot(epochs, values, color=color, marker="o", markersize=2.5, linewidth=1.0,
+                label=f"mean over the epoch's trajectories" if key == "mean_return" else key.replace("_", " "))
         lows = [h.get("min_return") for h in hist]
         highs = [h.get("max_return") for h in hist]
-        if len(runs) == 1 and key == "mean_return" and all(v is not None for v in lows + highs) and hist:
+        if key == "mean_return" and hist and all(v is not None for v in lows + highs):
             ax.fill_between(epochs, lows, highs, color=color, alpha=0.15, label="min–max of the epoch")
-    ax.set_xlabel("epoch")
-    ax.set_ylabel(key.replace("_", " "))
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        if n > 1:
+            ax.set_title(f"{name} ({len(hist)} epochs)", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in axes[n:]:
+        ax.set_visible(False)
     if title:
-        ax.set_title(title)
+        (axes[0].set_title if n == 1 else fig.suptitle)(title)
     return fig
 
 
@@ -300,24 +321,31 @@ def window_sweep(rows, *, references: dict | None = None, title: str = ""):
     with ``head``, ``tail``, ``avg_wait`` (s), ``avg_queue``; ``references``: {label: (avg_wait,
     avg_queue)} drawn as horizontal lines (e.g. EASY, SJF)."""
     sizes = sorted({int(r["head"]) + int(r["tail"]) for r in rows})
-    fig = new_figure((3.2 * max(len(sizes), 1), 3.4))
+    fig = new_figure((max(4.6 * max(len(sizes), 1), 6.0), 4.2))
     axes = fig.subplots(1, max(len(sizes), 1), squeeze=False)[0]
+    handles = []
     for ax, m in zip(axes, sizes):
         rs = sorted((r for r in rows if int(r["head"]) + int(r["tail"]) == m), key=lambda r: int(r["tail"]))
         tails = [int(r["tail"]) for r in rs]
-        ax.plot(tails, [r["avg_wait"] / 3600.0 for r in rs], "o-", color=RT_COLOR, label="avg wait (h)")
+        h_wait, = ax.plot(tails, [r["avg_wait"] / 3600.0 for r in rs], "o-", color=RT_COLOR,
+                          label="agent: average wait (h, left)")
         ax2 = ax.twinx()
-        ax2.plot(tails, [r["avg_queue"] for r in rs], "x--", color="#2ca02c", label="avg queue length")
+        h_queue, = ax2.plot(tails, [r["avg_queue"] for r in rs], "x--", color="#2ca02c",
+                            label="agent: average queue length (jobs, right)")
+        refs = []
         for i, (lab, (w, q)) in enumerate((references or {}).items()):
-            ax.axhline(w / 3600.0, color=PALETTE[(i + 4) % len(PALETTE)], linewidth=0.8, linestyle=":",
-                       label=f"{lab} wait")
-        ax.set_title(f"M = {m}", fontsize=9)
+            color = PALETTE[(i + 4) % len(PALETTE)]
+            refs.append(ax.axhline(w / 3600.0, color=color, linewidth=1.0, linestyle=":", label=f"{lab}: wait"))
+            refs.append(ax2.axhline(q, color=color, linewidth=1.0, linestyle="-.", label=f"{lab}: queue length"))
+        handles = [h_wait, h_queue] + refs
+        ax.set_title(f"window M = {m} slots (head M_h = M − M_t)", fontsize=9)
         ax.set_xlabel("tail slots M_t")
+        ax.set_xticks(sorted(set(tails)))
         ax.set_ylabel("average wait (h)", color=RT_COLOR)
-        ax2.set_ylabel("average queue length", color="#2ca02c")
+        ax2.set_ylabel("average queue length (jobs)", color="#2ca02c")
         ax.grid(alpha=0.3)
-    if sizes:
-        axes[0].legend(fontsize=7, loc="upper right")
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, frameon=False)
     if title:
         fig.suptitle(title)
     return fig

@@ -97,11 +97,15 @@ def test_learning_curve_from_a_history():
     fig = learning_curve(hist, title="toy")
     line = fig.axes[0].get_lines()[0]
     assert list(line.get_xdata()) == [1, 2, 3, 4, 5] and line.get_ydata()[0] == -100.0
-    # Several runs on one set of axes: one line each, labelled, no band.
-    fig = learning_curve({"a": hist, "b": hist[:3]})
-    lines = fig.axes[0].get_lines()
-    assert [ln.get_label() for ln in lines] == ["a", "b"] and len(lines[1].get_xdata()) == 3
-    assert not fig.axes[0].collections
+    assert fig.axes[0].collections  # the min-max band
+    # Several runs: one panel each (seed 003 Fig. 10), titled by run, each with its own y range.
+    far = [{"epoch": e, "mean_return": -2000.0 / e} for e in range(1, 4)]
+    fig = learning_curve({"a": hist, "b": far})
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == ["a (5 epochs)", "b (3 epochs)"]
+    assert len(axes[1].get_lines()[0].get_xdata()) == 3
+    assert axes[0].get_ylim()[0] > -250 and axes[1].get_ylim()[0] < -1900
+    assert axes[0].collections and not axes[1].collections  # band only where min/max were recorded
 
 
 def test_evalys_jobs_csv_and_batsim_workload(tmp_path, capsys):
@@ -122,3 +126,17 @@ def test_evalys_jobs_csv_and_batsim_workload(tmp_path, capsys):
     assert data["nb_res"] == 256 and len(data["jobs"]) == 2000
     job = data["jobs"][0]
     assert data["profiles"][job["profile"]]["type"] == "delay" and job["res"] >= 1
+
+
+def test_study_boxplots_use_a_log_scale_only_where_slowdowns_span_decades():
+    import pandas as pd
+
+    from rtsched.plots import study_boxplots
+
+    rows = [{"kind": kind, "rt_percent": 10, "scheme": "baseline", "bsld": v, "turnaround": 3600.0}
+            for kind, vals in (("rt", [1.0, 1.5, 2.0, 3.0]), ("batch", [1.0, 10.0, 100.0, 200.0])) for v in vals * 5]
+    fig = study_boxplots(pd.DataFrame(rows), schemes=["baseline"])
+    (rt_sd, bj_sd), (rt_ta, bj_ta) = fig.axes[0:2], fig.axes[2:4]
+    assert (rt_sd.get_yscale(), bj_sd.get_yscale(), bj_ta.get_yscale()) == ("linear", "log", "linear")
+    fig = study_boxplots(pd.DataFrame(rows), schemes=["baseline"], log_slowdown=False)
+    assert fig.axes[1].get_yscale() == "linear"

@@ -353,6 +353,24 @@ def test_report_and_plot_produce_output(comp, tiny, tmp_path):
     for p in figs:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 2000
     assert not [p for p in (tmp_path / "figs").iterdir() if store.TMP_MARK in p.name]
+    # seed 002's per-scheme bars: the bar heights are the table's means over seeds, the error bars
+    # its standard deviations; the title says what ran
+    from rtsched.experiments import scheme_bars
+
+    fig = scheme_bars(out)
+    ax_rt, ax_bj, ax_u = fig.axes
+    assert "2 seeds" in fig._suptitle.get_text() and "tiny" in fig._suptitle.get_text()
+    assert ax_u.get_ylim() == (0.0, 1.0) and "τ = 10 min" in ax_rt.get_ylabel()
+    order = list(dict.fromkeys(sd["scheme"]))
+    first = sd[sd["rt_percent"] == min(sd["rt_percent"])].set_index("scheme")
+    heights = [b.get_height() for b in ax_bj.patches][:: len(set(sd["rt_percent"]))]
+    assert heights == pytest.approx([first.loc[s, "batch_mean_bsld"] for s in order])
+    from matplotlib.container import BarContainer
+
+    bars = [c for c in ax_rt.containers if isinstance(c, BarContainer)]
+    assert len(bars) == len(order) and all(b.errorbar is not None for b in bars)  # ± std over the 2 seeds
+    with pytest.raises(ValueError, match="marking 'nope'"):
+        scheme_bars(out, marking="nope")
 
 
 def test_box_stats_whiskers_are_5_and_95_percentiles():

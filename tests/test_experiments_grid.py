@@ -139,6 +139,17 @@ def test_a_grid_over_policies_backfill_and_traces_runs_and_reports(tmp_path, mon
     for needle in ("## All jobs", "SD mean", "BSLD p95", "WAIT median", "sjf", "easy"):
         assert needle in text
     assert "Real-time" not in text  # no RTJs: no RTJ / BJ tables
+    from rtsched.experiments.figures import metric_label, summary_bars
+
+    assert metric_label("mean_wait") == ("mean wait (h)", 3600.0)
+    assert metric_label("p95_bsld_rl") == ("95th pct. bounded slowdown (τ = 10 s)", 1.0)
+    fig = summary_bars(out, metric="mean_wait", log=False, title="wait")
+    assert fig._suptitle.get_text() == "wait · all jobs · mean over 2 seeds, bars min–max"
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "mean wait (h)" and ax.get_title() == "trace a"
+    sel_w = summary[(summary["group"] == "all") & (summary["category"] == "all") & (summary["trace"] == "a")
+                    & (summary["policy"] == "fcfs") & (summary["backfill"] == "none")]["mean_wait"]
+    assert ax.patches[0].get_height() == pytest.approx(sel_w.mean() / 3600.0)  # hours
 
 
 def test_duckdb_query_from_the_docs_reads_the_summary(tmp_path):

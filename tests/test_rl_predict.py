@@ -8,13 +8,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rtsched.jobs import Job, Workload
-from rtsched.rl.predict import PrerunModel, evaluate_predictors, mape, user_history, user_history_estimate
+from rtsched.rl.predict import (PrerunModel, evaluate_predictors, mape, running_mape, user_history,
+                                user_history_estimate)
 
 
 def test_mape_by_hand():
     assert mape([100, 200], [150, 100], unit=None) == pytest.approx(50.0)
     # in 5-min units: 100 s -> 1 unit, estimate 150 s -> max(1, 0.5) = 1: exact; 900 s = 3 units vs 2
     assert mape([100, 900], [150, 600]) == pytest.approx(100 * (0 + 1 / 3) / 2)
+
+
+def test_running_mape_by_hand_and_its_figure():
+    # job a: 10 slots, predicts 20 until 5 slots ran, then 10; job b: 4 slots, always predicts 2
+    running = [[20] * 5 + [10] * 95, [2] * 100]
+    # f = 0.5: a after 5 slots -> 10 (exact), b after 2 -> 2 (50 %); f = 0.2: a after 2 -> 20 (100 %)
+    assert running_mape([10, 4], running, (0.2, 0.5, 1.0)) == pytest.approx([75.0, 25.0, 25.0])
+    from rtsched.rl.rlschert_results import plot_prediction_error
+
+    fig = plot_prediction_error((0.2, 0.5, 1.0), [75.0, 25.0, 25.0], 40.0, title="toy")
+    ax = fig.axes[0]
+    assert list(ax.get_lines()[0].get_xdata()) == pytest.approx([20.0, 50.0, 100.0])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["running prediction", "pre-run prediction (40.0 %)"]
 
 
 def test_user_history_is_causal():

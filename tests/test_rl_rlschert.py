@@ -183,3 +183,25 @@ def test_slotted_policies_finish_through_the_pipeline():
 
     rec = execute(spec, workload=q.workload, policy=Lazy())
     assert all(o.end > 0 for o in rec.result.outcomes)
+
+
+def test_results_figure_relative_to_saf_and_training_curves():
+    import pandas as pd
+
+    from rtsched.rl.rlschert_results import PAPER_TABLE7, plot_results, plot_training
+
+    table = pd.DataFrame({"slowdown": [2.0, 4.0, 3.0], "kills": [0, 0, 5]}, index=["SJF", "SAF", "DeepRM"])
+    fig = plot_results(table, title="toy")
+    ax_a, ax_b = fig.axes
+    assert [b.get_height() for b in ax_a.patches] == [2.0, 4.0, 3.0]
+    assert [t.get_text() for t in ax_a.texts] == ["0 kills", "0 kills", "5 kills"]
+    heights = [b.get_height() for b in ax_b.patches]
+    assert heights[:3] == pytest.approx([0.5, 1.0, 0.75])  # ours / our SAF
+    assert heights[3:] == pytest.approx([PAPER_TABLE7[k] / PAPER_TABLE7["SAF"] for k in ("SJF", "SAF", "DeepRM")])
+    hist = [{"epoch": e, "mean_slowdown": 5.0 - e, "mean_kills": e, "imitation_weight": 0.5 if e < 3 else 0.0}
+            for e in range(1, 5)]
+    fig = plot_training({"m": hist})
+    ax_s, ax_k = fig.axes
+    assert list(ax_s.get_lines()[0].get_ydata()) == [4.0, 3.0, 2.0, 1.0]
+    assert list(ax_k.get_lines()[0].get_ydata()) == [1, 2, 3, 4]
+    assert ax_s.get_legend().get_texts()[0].get_text() == "m"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rtsched.experiments.figures import plot
+from rtsched.experiments.figures import plot, scheme_bars
 from rtsched.experiments.grid import (REPO_ROOT, Grid, GridRun, canonical_json, config_hash,
                                       expand_grid, load_grid, parse_grid, results_dir, shared_data_dir)
 from rtsched.experiments.report import (PAPER_HEADLINE, category_matrix, category_table, generic_table,
@@ -25,7 +25,7 @@ from rtsched.experiments.runner import plan, run_grid
 
 __all__ = ["run_grid", "plan", "load_results", "load_job_tables", "load_errors", "broken_runs", "summary_frame",
            "write_summary", "report", "report_tables", "generic_table", "slowdown_table", "category_table",
-           "category_matrix", "headline_table", "plot", "load_grid", "parse_grid", "expand_grid", "config_hash",
+           "category_matrix", "headline_table", "plot", "scheme_bars", "load_grid", "parse_grid", "expand_grid", "config_hash",
            "canonical_json", "Grid", "GridRun", "PAPER_HEADLINE", "REPO_ROOT", "shared_data_dir", "results_dir",
            "first_available_grid"]
 

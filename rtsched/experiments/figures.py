@@ -10,11 +10,30 @@ from pathlib import Path
 
 import numpy as np
 
-from rtsched.experiments.report import SCHEME_LABELS, _manifest_rank, _scheme_order, is_seed002, report_settings
+from rtsched.experiments.report import (SCHEME_LABELS, _manifest_rank, _scheme_order, is_seed002, report_settings,
+                                       slowdown_table)
 from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results, summary_frame, variant_labels
 from rtsched.plots import PALETTE, new_figure, save_figure, study_boxplots
 
 FIGURE_CATEGORIES = ("overall",) + CATEGORIES
+POLICY_LABELS = {"fcfs": "FCFS", "sjf": "SJF", "f1": "F1", "wfp3": "WFP3", "unicep": "UNICEP", "saf": "SAF",
+                 "smallest": "smallest"}
+_METRIC_NAMES = {"sd": "slowdown", "bsld": "bounded slowdown", "bsld_rl": "bounded slowdown (τ = 10 s)",
+                 "bsld_seed002": "bounded slowdown (τ = 10 min)", "wait": "wait", "turnaround": "turnaround",
+                 "response": "response time"}
+_STATS = {"mean": "mean", "median": "median", "p5": "5th pct.", "p25": "25th pct.", "p75": "75th pct.",
+          "p95": "95th pct."}
+
+
+def metric_label(metric: str) -> tuple[str, float]:
+    """An axis label with units for a summary statistic column, and the divisor that converts its
+    values to those units: times (wait, turnaround) in hours, slowdowns and ratios as they are."""
+    stat, _, name = metric.partition("_")
+    if stat not in _STATS or not name:
+        return metric.replace("_", " "), 1.0
+    if name in ("wait", "turnaround", "response"):
+        return f"{_STATS[stat]} {_METRIC_NAMES[name]} (h)", 3600.0
+    return f"{_STATS[stat]} {_METRIC_NAMES.get(name, name.replace('_', ' '))}", 1.0
 
 
 def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *, schemes: list[str] | None = None,
@@ -92,6 +111,8 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
     panels = list(dict.fromkeys(sel[facet].astype(str)))
     xs = list(dict.fromkeys(sel[x].astype(str)))
     hues = list(dict.fromkeys(sel[hue].astype(str)))
+    seeds = int(sel["seed"].nunique()) if "seed" in sel.columns else 1
+    ylabel, scale = metric_label(metric)
     fig = new_figure((max(6.0, 1.2 * len(xs) * len(panels)), 4.2))
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True, squeeze=False)[0])
     width = 0.8 / max(len(hues), 1)
@@ -100,22 +121,82 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
         for hi, h in enumerate(hues):
             vals, lo, hi_err = [], [], []
             for xv in xs:
-                v = part[(part[x].astype(str) == xv) & (part[hue].astype(str) == h)][metric].astype(float)
+                v = part[(part[x].astype(str) == xv) & (part[hue].astype(str) == h)][metric].astype(float) / scale
                 m = float(v.mean()) if len(v) else float("nan")
                 vals.append(m)
                 lo.append(m - float(v.min()) if len(v) else 0.0)
                 hi_err.append(float(v.max()) - m if len(v) else 0.0)
             pos = np.arange(len(xs)) + (hi - (len(hues) - 1) / 2) * width
-            ax.bar(pos, vals, width, yerr=[lo, hi_err], label=f"{hue} {h}", color=PALETTE[hi % len(PALETTE)],
-                   capsize=2, error_kw={"linewidth": 0.8})
+            # error bars only where there is a spread to show (several seeds)
+            ax.bar(pos, vals, width, yerr=[lo, hi_err] if seeds > 1 else None, label=f"{hue}: {h}",
+                   color=PALETTE[hi % len(PALETTE)], capsize=2, error_kw={"linewidth": 0.8})
         ax.set_xticks(np.arange(len(xs)))
-        ax.set_xticklabels(xs)
-        ax.set_title(panel)
+        ax.set_xticklabels([POLICY_LABELS.get(v, v) for v in xs] if x == "policy" else xs)
+        ax.set_title(f"{facet} {panel}")
+        ax.set_xlabel(x)
         ax.grid(axis="y", alpha=0.3)
         if log:
             ax.set_yscale("log")
-    axes[0].set_ylabel(metric.replace("_", " "))
+    axes[0].set_ylabel(ylabel)
     axes[-1].legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
+    spread = f"mean over {seeds} seeds, bars min–max" if seeds > 1 else "1 seed"
+    fig.suptitle(f"{title + ' · ' if title else ''}{group} jobs · {spread}")
+    return fig
+
+
+def scheme_bars(out_dir: str | os.PathLike, *, trace: str | None = None, marking: str | None = None,
+                schemes: list[str] | None = None):
+    """Seed 002 §7's per-scheme comparison as bars, one figure for one (trace, marking) of a study's
+    results folder (default: the first): (a) RTJ and (b) BJ mean bounded slowdown (τ = 10 min),
+    (c) system and productive utilization; one group per RTJ percentage, one bar per scheme; with
+    several seeds the bar is the mean over seeds and the error bar ± one standard deviation.
+    Returns a matplotlib Figure (no pyplot)."""
+    out = Path(out_dir)
+    settings = report_settings(out)
+    table = slowdown_table(out)
+    if table.empty:
+        raise ValueError(f"{out}: no seed-002 study results to plot")
+    trace = trace if trace is not None else str(table["trace"].iloc[0])
+    marking = marking if marking is not None else str(table["marking"].iloc[0])
+    part = table[(table["trace"].astype(str) == trace) & (table["marking"].astype(str) == marking)]
+    if part.empty:
+        raise ValueError(f"{out}: no results for trace {trace!r} and marking {marking!r}")
+    order = [s for s in (schemes or _scheme_order(part, settings)) if s in set(part["scheme"])]
+    labels = {**SCHEME_LABELS, **(settings.get("labels") or {})}
+    pcts = sorted(set(part["rt_percent"]))
+    seeds = int(part["runs"].max())
+    fig = new_figure((13, 4.2))
+    axes = fig.subplots(1, 3)
+    width = 0.8 / max(len(order), 1)
+    panels = (("rt_mean_bsld", "(a) real-time jobs", "mean bounded slowdown (τ = 10 min)"),
+              ("batch_mean_bsld", "(b) batch jobs", "mean bounded slowdown (τ = 10 min)"),
+              ("utilization", "(c) utilization", "share of the machine's node-hours"))
+    for ax, (col, name, ylabel) in zip(axes, panels):
+        for si, scheme in enumerate(order):
+            rows = part[part["scheme"] == scheme].set_index("rt_percent")
+            pos = np.arange(len(pcts)) + (si - (len(order) - 1) / 2) * width
+            vals = [float(rows.loc[p, col]) if p in rows.index else np.nan for p in pcts]
+            err = None
+            if seeds > 1 and f"{col}_std" in rows.columns:
+                err = [float(rows.loc[p, f"{col}_std"]) if p in rows.index else 0.0 for p in pcts]
+            color = PALETTE[si % len(PALETTE)]
+            ax.bar(pos, vals, width, yerr=err, color=color, capsize=2, error_kw={"linewidth": 0.8},
+                   label=labels.get(scheme, scheme))
+            if col == "utilization" and "productive_utilization" in rows.columns:
+                prod = [float(rows.loc[p, "productive_utilization"]) if p in rows.index else np.nan for p in pcts]
+                ax.bar(pos, prod, width, facecolor="none", edgecolor="black", hatch="//", linewidth=0.5)
+        ax.set_xticks(np.arange(len(pcts)))
+        ax.set_xticklabels([f"{p:g}%" for p in pcts])
+        ax.set_xlabel("% RTJs")
+        ax.set_ylabel(ylabel)
+        ax.set_title(name)
+        ax.grid(axis="y", alpha=0.3)
+    axes[2].set_ylim(0, 1.0)
+    from matplotlib.patches import Patch
+
+    handles, _ = axes[0].get_legend_handles_labels()
+    handles.append(Patch(facecolor="none", edgecolor="black", hatch="//", label="productive (overheads removed)"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False)
+    spread = f"mean over {seeds} seeds, error bars ± 1 std" if seeds > 1 else "1 seed"
+    fig.suptitle(f"{trace} · RTJ marking {marking} · per scheme · {spread}")
     return fig

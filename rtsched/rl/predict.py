@@ -65,6 +65,14 @@ def mape(y, yhat, unit: int | None = UNIT_S) -> float:
     return float(100.0 * np.mean(np.abs(y - yhat) / y))
 
 
+def running_mape(y, running, fractions=tuple(np.round(np.arange(0.1, 1.01, 0.1), 2))) -> list[float]:
+    """MAPE (%, raw units) of the running predictions at each fraction of the jobs' runtimes
+    (seed 001 Fig. 6): for each fraction f, job i's prediction after ``min(int(f · y_i), y_i − 1)``
+    slots of running (``running[i][e]``: the predicted total length after e slots) against y_i."""
+    y = [int(v) for v in y]
+    return [mape(y, [r[min(int(f * yy), yy - 1)] for r, yy in zip(running, y)], unit=None) for f in fractions]
+
+
 def walltime_is_runtime(workload: Workload, share: float = 0.95) -> bool:
     """Whether the trace's requested times are (almost all) the runtimes themselves (Lublin)."""
     jobs = workload.jobs

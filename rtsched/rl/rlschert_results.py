@@ -93,3 +93,91 @@ def evaluate_rlschert(names, sequences: list[Sequence], machine_nodes: int, slot
 
 
 __all__ = ["PAPER_TABLE7", "Sequence", "evaluate_rlschert", "scheduler", "trace_sequences", "vasplike_sequences"]
+
+
+def plot_prediction_error(fractions, running_mapes, prerun_mape: float | None = None, title: str = ""):
+    """Seed 001 Fig. 6 layout: MAPE (%) of the running runtime prediction against the share of the
+    job's runtime elapsed, with the pre-run prediction's MAPE as a reference line."""
+    from rtsched.plots import BJ_COLOR, new_figure
+
+    fig = new_figure((6.5, 3.6))
+    ax = fig.add_subplot()
+    ax.plot([100 * f for f in fractions], running_mapes, "o-", color=BJ_COLOR, label="running prediction")
+    if prerun_mape is not None:
+        ax.axhline(prerun_mape, color="#7f7f7f", linestyle="--", linewidth=1.0,
+                   label=f"pre-run prediction ({prerun_mape:.1f} %)")
+    ax.set_xlabel("share of the job's runtime elapsed (%)")
+    ax.set_ylabel("MAPE of the predicted runtime (%)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title or "runtime prediction error while jobs run")
+    return fig
+
+
+def plot_results(table, paper=None, reference: str = "SAF", title: str = ""):
+    """Seed 001 Table 7 as bars: (a) our average slowdown per scheduler (kills per run written on
+    the bar); (b) each scheduler's slowdown relative to ``reference`` (SAF), ours beside the paper's,
+    since the synthetic workload's absolute slowdowns are lighter than the paper's.  ``table``: a
+    frame indexed by scheduler label with ``slowdown`` and ``kills`` columns; ``paper``: {label:
+    slowdown} (default ``PAPER_TABLE7``)."""
+    from rtsched.plots import BJ_COLOR, new_figure
+
+    paper = PAPER_TABLE7 if paper is None else paper
+    labels = list(table.index)
+    ours = table["slowdown"].to_numpy(dtype=float)
+    fig = new_figure((12, 4.4))
+    ax_a, ax_b = fig.subplots(1, 2)
+    x = np.arange(len(labels))
+    bars = ax_a.bar(x, ours, 0.7, color=BJ_COLOR)
+    if "kills" in table.columns:
+        for b, k in zip(bars, table["kills"]):
+            ax_a.text(b.get_x() + b.get_width() / 2, b.get_height(), f"{int(k)} kills", ha="center", va="bottom",
+                      fontsize=7)
+    ax_a.set_ylabel("average slowdown")
+    ax_a.set_title("(a) average slowdown, ours")
+    ref_ours = float(table.loc[reference, "slowdown"]) if reference in table.index else float("nan")
+    ref_paper = paper.get(reference, float("nan"))
+    w = 0.38
+    ax_b.bar(x - w / 2, ours / ref_ours, w, color=BJ_COLOR, label="ours (VASP-like synthetic)")
+    ax_b.bar(x + w / 2, [paper.get(lab, float("nan")) / ref_paper for lab in labels], w, color="#7f7f7f",
+             label="paper (USTC VASP logs)")
+    ax_b.axhline(1.0, color="black", linewidth=0.8)
+    ax_b.set_ylabel(f"average slowdown / {reference}'s")
+    ax_b.set_title(f"(b) relative to {reference} (below 1: better than {reference})")
+    ax_b.legend(fontsize=8, loc="upper left")
+    for ax in (ax_a, ax_b):
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_training(histories, title: str = ""):
+    """Seed 001 Figs. 7 and 9 layout: the average slowdown and the kills per episode over training
+    epochs, one line per model ({label: history}, the ``history`` of a model file or of ``train``);
+    epochs where imitation is on are shaded."""
+    from rtsched.plots import new_figure
+
+    fig = new_figure((11, 3.8))
+    ax_s, ax_k = fig.subplots(1, 2, sharex=True)
+    for i, (label, hist) in enumerate(histories.items()):
+        ep = [h.get("epoch", j + 1) for j, h in enumerate(hist)]
+        ax_s.plot(ep, [h.get("mean_slowdown", np.nan) for h in hist], "-", color=f"C{i}", linewidth=1.2, label=label)
+        ax_k.plot(ep, [h.get("mean_kills", np.nan) for h in hist], "-", color=f"C{i}", linewidth=1.2, label=label)
+        imit = [e for e, h in zip(ep, hist) if h.get("imitation_weight")]
+        if imit:
+            ax_s.axvspan(min(imit) - 0.5, max(imit) + 0.5, color=f"C{i}", alpha=0.06)
+    ax_s.set_ylabel("average slowdown per episode")
+    ax_k.set_ylabel("kills per episode")
+    for ax in (ax_s, ax_k):
+        ax.set_xlabel("training epoch")
+        ax.grid(alpha=0.3)
+    ax_s.legend(fontsize=8)
+    ax_s.set_title("(a) slowdown (shaded: imitation term on)")
+    ax_k.set_title("(b) kills")
+    if title:
+        fig.suptitle(title)
+    return fig

@@ -261,10 +261,10 @@ def _slug(label: str) -> str:
 
 def plot_table_v(df, ax=None, title: str | None = None):
     """Grouped bars (log scale) of a ``table_v`` frame: one group per (backfilling, trace)."""
-    import matplotlib.pyplot as plt
+    from rtsched.plots import new_figure
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(9, 3.6))
+    if ax is None:  # a Figure outside pyplot: a notebook shows it once, where it is displayed
+        ax = new_figure((9, 3.6)).add_subplot()
     cols = list(df.columns)
     x = np.arange(len(df))
     w = 0.8 / len(cols)
@@ -272,8 +272,9 @@ def plot_table_v(df, ax=None, title: str | None = None):
         ax.bar(x + (i - (len(cols) - 1) / 2) * w, df[c].to_numpy(dtype=float), w, label=c)
     ax.set_xticks(x, [f"{t}\n{b}" for b, t in df.index], fontsize=8)
     ax.set_yscale("log")
-    ax.set_ylabel("mean avg bsld (τ = 10 s)")
-    ax.legend(ncol=len(cols), fontsize=8)
+    ax.set_ylabel("mean bounded slowdown (τ = 10 s)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend([("RLScheduler" if c == "RL" else c) for c in cols], ncol=len(cols), fontsize=8)
     if title:
         ax.set_title(title)
     return ax.figure
