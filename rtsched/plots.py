@@ -297,7 +297,7 @@ def learning_curve(history, *, key: str = "mean_return", label: str = "", title:
         values = [h.get(key) for h in hist]
         color = BJ_COLOR if n == 1 else f"C{i}"
         ax.plot(epochs, values, color=color, marker="o", markersize=2.5, linewidth=1.0,
-                label=f"mean over the epoch's trajectories" if key == "mean_return" else key.replace("_", " "))
+                label="mean over the epoch's trajectories" if key == "mean_return" else key.replace("_", " "))
         lows = [h.get("min_return") for h in hist]
         highs = [h.get("max_return") for h in hist]
         if key == "mean_return" and hist and all(v is not None for v in lows + highs):
