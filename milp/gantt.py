@@ -22,8 +22,7 @@ def plot_gantt(instance: Instance, schedule: Schedule, ax=None, title: str | Non
     ``time_unit``: seconds per x unit (default minutes); ``legend``: draw the key (right of the
     axes, so it never hides a job)."""
     import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.patches import Rectangle
 
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 0.35 * instance.blocks + 1.5))
@@ -52,14 +51,18 @@ def plot_gantt(instance: Instance, schedule: Schedule, ax=None, title: str | Non
     ax.set_xlabel("time (min)" if time_unit == 60 else f"time (×{time_unit:g} s)")
     ax.set_ylabel("512-node block")
     if legend:
-        ax.legend(handles=_gantt_key(Patch, Line2D), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+        ax.legend(handles=_gantt_key(), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
                   frameon=False)
     if title:
         ax.set_title(title)
     return ax
 
 
-def _gantt_key(Patch, Line2D) -> list:
+def _gantt_key() -> list:
+    """The legend handles of a schedule plot: job kinds, overheads and the submit-time marks."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     return [Patch(color=RT_COLOR, label="RTJ"), Patch(color=BJ_COLOR, label="BJ"),
             Patch(facecolor="white", edgecolor="black", hatch="//", label="checkpoint / restart"),
             Line2D([], [], color=RT_COLOR, linestyle=":", linewidth=0.8, label="RTJ submit"),
@@ -71,8 +74,6 @@ def plot_schedules(instance: Instance, schedules: dict[str, Schedule], title: st
     """One instance's schedules stacked (one panel per entry of ``schedules``, {panel title:
     schedule}) on a shared time axis, with one key below the last panel; returns the Figure."""
     import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
 
     n = len(schedules)
     fig, axes = plt.subplots(n, 1, figsize=(10, (0.16 * instance.blocks + 1.0) * n + 0.6), sharex=True,
@@ -81,7 +82,7 @@ def plot_schedules(instance: Instance, schedules: dict[str, Schedule], title: st
         plot_gantt(instance, sched, ax=ax, title=name, time_unit=time_unit, legend=False)
         if ax is not axes[-1, 0]:
             ax.set_xlabel("")
-    fig.legend(handles=_gantt_key(Patch, Line2D), loc="outside lower center", ncol=5, fontsize=8, frameon=False)
+    fig.legend(handles=_gantt_key(), loc="outside lower center", ncol=5, fontsize=8, frameon=False)
     if title:
         fig.suptitle(title)
     return fig

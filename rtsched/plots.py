@@ -25,6 +25,8 @@ from typing import Sequence
 
 from rtsched.files import atomic_write
 
+LOG_SPAN = 30.0  # study_boxplots: whisker ratio (about 1.5 decades) from which a slowdown panel is log
+
 PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974",
            "#64b5cd"]
 
@@ -58,7 +60,8 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
         tau: the bounded-slowdown bound τ in s, named in the axis label.
         turnaround_unit: ``s``, ``min`` or ``h``.
         log_slowdown: a log scale for the slowdown panels; ``None`` (default): per panel, when its
-            whiskers span 1.5 decades or more (wide-short jobs), else linear as in the paper.
+            whiskers span a factor of ``LOG_SPAN`` (30, about 1.5 decades) or more (wide-short
+            jobs), else linear as in the paper.
     Returns:
         the matplotlib Figure.
     """
@@ -108,7 +111,7 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
             ax.set_title(f"({'abcd'[r * 2 + c]}) {kind_label}")
             ax.grid(axis="y", alpha=0.3)
             if col == "bsld" and stats and (log_slowdown or (log_slowdown is None and max(
-                    st["whishi"] for st in stats) >= 30 * max(min(st["whislo"] for st in stats), 1e-9))):
+                    st["whishi"] for st in stats) >= LOG_SPAN * max(min(st["whislo"] for st in stats), 1e-9))):
                 ax.set_yscale("log")
     handles = [Patch(facecolor=PALETTE[i % len(PALETTE)], label=labels.get(s, s)) for i, s in enumerate(schemes)]
     if title:

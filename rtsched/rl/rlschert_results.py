@@ -92,8 +92,6 @@ def evaluate_rlschert(names, sequences: list[Sequence], machine_nodes: int, slot
     return rows
 
 
-__all__ = ["PAPER_TABLE7", "Sequence", "evaluate_rlschert", "scheduler", "trace_sequences", "vasplike_sequences"]
-
 
 def plot_prediction_error(fractions, running_mapes, prerun_mape: float | None = None, title: str = ""):
     """Seed 001 Fig. 6 layout: MAPE (%) of the running runtime prediction against the share of the
@@ -181,3 +179,7 @@ def plot_training(histories, title: str = ""):
     if title:
         fig.suptitle(title)
     return fig
+
+
+__all__ = ["PAPER_TABLE7", "Sequence", "evaluate_rlschert", "plot_prediction_error", "plot_results", "plot_training",
+           "scheduler", "trace_sequences", "vasplike_sequences"]
