@@ -171,14 +171,20 @@ def _policy_identity(name: str) -> Any:
     return name
 
 
-def run_key(instance: Instance, policies: Sequence[str], checkpoint: str, solve_kwargs: dict[str, Any]) -> str:
-    """SHA-256 of everything that decides one instance's comparison rows: the instance (jobs, blocks,
+def run_keys(instances: Sequence[Instance], policies: Sequence[str], checkpoint: str,
+             solve_kwargs: dict[str, Any]) -> list[str]:
+    """SHA-256 of everything that decides each instance's comparison rows: the instance (jobs, blocks,
     I/O model), the policies, the checkpoint model, the solve options (not the CPU counts) and the
-    rtsched version."""
-    payload = {"instance": instance.to_dict(), "io": repr(instance.io),
-               "policies": [_policy_identity(p) for p in policies], "checkpoint": checkpoint, "version": __version__,
-               "solve": {k: v for k, v in sorted(solve_kwargs.items()) if k not in ("workers", "threads")}}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+    rtsched version.  (The policies' model files are read once for all instances.)"""
+    shared = {"policies": [_policy_identity(p) for p in policies], "checkpoint": checkpoint, "version": __version__,
+              "solve": {k: v for k, v in sorted(solve_kwargs.items()) if k not in ("workers", "threads")}}
+    return [hashlib.sha256(json.dumps({**shared, "instance": inst.to_dict(), "io": repr(inst.io)}, sort_keys=True,
+                                      default=str).encode()).hexdigest() for inst in instances]
+
+
+def run_key(instance: Instance, policies: Sequence[str], checkpoint: str, solve_kwargs: dict[str, Any]) -> str:
+    """:func:`run_keys` of one instance."""
+    return run_keys([instance], policies, checkpoint, solve_kwargs)[0]
 
 
 def _cache_path(cache_dir: str | os.PathLike, instance: Instance, key: str) -> Path:
@@ -207,7 +213,7 @@ def compare(instances: Sequence[Instance], policies: Sequence[str], checkpoint: 
     and one MILP solver thread unless ``workers`` / ``threads`` is given); ``progress(instance,
     runs)`` is called as each instance finishes.
     ``cache_dir``: each finished instance's rows are saved there (one JSON file per instance,
-    written atomically, keyed by :func:`run_key`); a later call with the same inputs takes them from
+    written atomically, keyed by :func:`run_keys`); a later call with the same inputs takes them from
     there instead of solving again, so an interrupted comparison (Ctrl-C, SIGTERM, SIGKILL) resumes
     where it stopped.  Cached instances are reported to ``progress`` first.
     Runs are returned in instance order, the optimum first, then the policies in the given order.
@@ -218,8 +224,7 @@ def compare(instances: Sequence[Instance], policies: Sequence[str], checkpoint: 
     keys: dict[str, tuple[Path, str]] = {}
     if cache_dir is not None:
         os.makedirs(cache_dir, exist_ok=True)
-        for inst in instances:
-            key = run_key(inst, policies, checkpoint, solve_kwargs)
+        for inst, key in zip(instances, run_keys(instances, policies, checkpoint, solve_kwargs)):
             path = _cache_path(cache_dir, inst, key)
             keys[inst.name] = (path, key)
             cached = _cached(path, key)
