@@ -114,6 +114,15 @@ def test_vasplike_calibrated_set_follows_the_authors_job_set():
     assert generate_vasplike(5).workload.jobs == generate_vasplike(5, STATED).workload.jobs
 
 
+def test_training_seeds_avoid_the_held_out_range():
+    from rtsched.generators.vasplike import HELD_OUT_SEEDS, training_seed
+
+    lo, hi = HELD_OUT_SEEDS.start, HELD_OUT_SEEDS.stop
+    assert [training_seed(d) for d in (0, 15, lo - 1, hi, 2**31 - 2)] == [0, 15, lo - 1, hi, 2**31 - 2]
+    moved = [training_seed(d) for d in (lo, lo + 15, hi - 1)]
+    assert all(m not in HELD_OUT_SEEDS for m in moved) and len(set(moved)) == 3
+
+
 @pytest.mark.parametrize("mode", ["event", "slotted"])
 def test_check_env_and_registration(mode):
     import rtsched.rl.registration  # noqa: F401

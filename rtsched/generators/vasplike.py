@@ -51,6 +51,15 @@ from rtsched.jobs import Job, Workload
 SLOT_S = 300
 MAX_LEN = 100  # slots
 RUN_STEPS = 100  # entries of a running-prediction array
+# Generator seeds reserved for held-out (test) sequences: evaluation draws its sequences from the start
+# of this range (``rtsched rl evaluate --trace vasplike``: 1,000,000 + 0..15), training never uses them.
+HELD_OUT_SEEDS = range(1_000_000, 1_001_000)
+
+
+def training_seed(draw: int) -> int:
+    """A training sequence's generator seed from a raw draw: the draw itself, moved past the held-out
+    range when it falls inside it (a draw from [0, 2**31 - 1) lands there with probability 5e-7)."""
+    return draw + len(HELD_OUT_SEEDS) if draw in HELD_OUT_SEEDS else draw
 
 
 @dataclass(frozen=True)
@@ -140,5 +149,5 @@ def generate_vasplike(seed: int, params: VaspLikeParams = VaspLikeParams(), *, n
     return VaspLikeSequence(wl, p, running, short, P.slot)
 
 
-__all__ = ["CALIBRATED", "MAX_LEN", "PARAM_SETS", "RUN_STEPS", "SLOT_S", "STATED", "VaspLikeParams",
-           "VaspLikeSequence", "generate_vasplike", "param_set", "running_predictions"]
+__all__ = ["CALIBRATED", "HELD_OUT_SEEDS", "MAX_LEN", "PARAM_SETS", "RUN_STEPS", "SLOT_S", "STATED", "VaspLikeParams",
+           "VaspLikeSequence", "generate_vasplike", "param_set", "running_predictions", "training_seed"]
