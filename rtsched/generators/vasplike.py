@@ -89,6 +89,9 @@ STATED = VaspLikeParams()
 CALIBRATED = VaspLikeParams(short_median=6.96, short_sigma=0.668, long_median=24.87, long_sigma=0.787,
                             size_pmf=tuple(c / sum(_AUTHORS_SET_UNIT_COUNTS) for c in _AUTHORS_SET_UNIT_COUNTS))
 PARAM_SETS: dict[str, VaspLikeParams] = {"stated": STATED, "calibrated": CALIBRATED}
+# ``--trace`` names of the workload (it has no file) and the parameter set each stands for.
+VASPLIKE_TRACES: dict[str, str] = {"vasplike": "calibrated", "vasplike-stated": "stated"}
+UNITS = 20  # the cluster's resource units (seed 001 ``res_slot``; 10 cores each)
 
 
 def param_set(name: str) -> VaspLikeParams:
@@ -150,4 +153,5 @@ def generate_vasplike(seed: int, params: VaspLikeParams = VaspLikeParams(), *, n
 
 
 __all__ = ["CALIBRATED", "HELD_OUT_SEEDS", "MAX_LEN", "PARAM_SETS", "RUN_STEPS", "SLOT_S", "STATED", "VaspLikeParams",
-           "VaspLikeSequence", "generate_vasplike", "param_set", "running_predictions", "training_seed"]
+           "VaspLikeSequence", "generate_vasplike", "param_set", "running_predictions", "training_seed",
+           "UNITS", "VASPLIKE_TRACES"]
