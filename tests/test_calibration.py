@@ -111,7 +111,7 @@ def _lublin_1000(n: int, policies):
 
 def test_splitwindow_sjf_bsld_is_runtime_sjf_with_rlschedulers_backfilling():
     """The paper's 73.3 is reached by SJF on requested runtime with RLScheduler's backfilling (the code
-    base the paper builds on), on ten 1,000-job sequences."""
+    base whose Lublin file the paper uses), on ten 1,000-job sequences."""
     got = _lublin_1000(10, [("sjf", "rlscheduler")])
     assert_within(got[("sjf", "rlscheduler")], PAPER_DBF_SJF_BSLD, "seed 004 SJF bsld")
 
