@@ -13,7 +13,7 @@ import pytest
 from conftest import shared_data
 from rtsched.generators.vasplike import CALIBRATED, STATED
 from rtsched.rl.evaluate import sequence_starts
-from rtsched.rl.rlschert_results import PAPER_TABLE7, evaluate_rlschert, vasplike_sequences
+from rtsched.rl.rlschert.results import PAPER_TABLE7, evaluate_rlschert, vasplike_sequences
 from rtsched.rl.sequences import run_sequence
 from rtsched.rl.trace import read_rl_trace
 

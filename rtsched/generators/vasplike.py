@@ -94,6 +94,11 @@ VASPLIKE_TRACES: dict[str, str] = {"vasplike": "calibrated", "vasplike-stated": 
 UNITS = 20  # the cluster's resource units (seed 001 ``res_slot``; 10 cores each)
 
 
+def trace_param_set(name) -> str | None:
+    """The parameter set a ``--trace`` value names (``VASPLIKE_TRACES``), or None (a file, a trace)."""
+    return VASPLIKE_TRACES.get(name) if isinstance(name, str) else None
+
+
 def param_set(name: str) -> VaspLikeParams:
     """A named parameter set (``PARAM_SETS``); ValueError naming the known ones otherwise."""
     try:
@@ -153,5 +158,5 @@ def generate_vasplike(seed: int, params: VaspLikeParams = VaspLikeParams(), *, n
 
 
 __all__ = ["CALIBRATED", "HELD_OUT_SEEDS", "MAX_LEN", "PARAM_SETS", "RUN_STEPS", "SLOT_S", "STATED", "VaspLikeParams",
-           "VaspLikeSequence", "generate_vasplike", "param_set", "running_predictions", "training_seed",
-           "UNITS", "VASPLIKE_TRACES"]
+           "VaspLikeSequence", "generate_vasplike", "param_set", "running_predictions", "trace_param_set",
+           "training_seed", "UNITS", "VASPLIKE_TRACES"]

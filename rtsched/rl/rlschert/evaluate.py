@@ -17,21 +17,15 @@ from dataclasses import asdict
 from typing import Iterable
 
 from rtsched.errors import OptionError
-from rtsched.generators.vasplike import HELD_OUT_SEEDS, UNITS, VASPLIKE_TRACES, param_set
-from rtsched.metrics import job_columns
-from rtsched.pipeline import RunSpec, execute
+from rtsched.generators.vasplike import HELD_OUT_SEEDS, UNITS, param_set, trace_param_set
+from rtsched.rl.rlschert.results import sequence_columns, vasplike_sequences
 
 HEURISTICS = ("sjf", "saf", "fcfs")  # RLSchertHeuristicPolicy's names
 DEFAULT_SEQUENCES = 16  # seed 001's test set: 16 sequences of 200 arrival slots
 
 
-def is_vasplike_trace(name) -> bool:
-    """Whether a ``--trace`` value names the synthetic VASP-like workload (not a file)."""
-    return isinstance(name, str) and name.strip().lower() in VASPLIKE_TRACES
-
-
 def vasplike_scheduler(policy: str) -> str:
-    """``rtsched.rl.rlschert_results.scheduler``'s name for a ``--policies`` entry: a heuristic
+    """``rtsched.rl.rlschert.results.scheduler``'s name for a ``--policies`` entry: a heuristic
     (``saf``, ``sjf+kill``, ...) or ``model:PATH[+kill]`` for an RLSchert model; OptionError naming the
     entry for a policy that cannot run on this workload."""
     from rtsched.rl.hook import is_model_path, model_source
@@ -47,7 +41,7 @@ def vasplike_scheduler(policy: str) -> str:
     path = model_source(base)
     if not os.path.exists(path):
         raise OptionError(f"--policies {text}: model file not found ({path})")
-    from rtsched.rl.ppo import load_model
+    from rtsched.rl.modelfiles import load_model
 
     agent = load_model(path).agent
     if agent != "rlschert":
@@ -62,30 +56,23 @@ def evaluate_vasplike(policies: Iterable[str], trace: str = "vasplike", n_sequen
     (``"none"``: the RLSchert action space already picks among the visible jobs that fit now),
     ``start`` (the sequence's generator seed), ``avg_bsld`` (τ = 10 s), ``avg_wait`` (s, lost work of
     killed jobs included), ``avg_slowdown`` (Eq. 13), ``jobs``, ``kills``."""
-    from rtsched.rl.rlschert_results import scheduler, vasplike_sequences
-
-    params = param_set(VASPLIKE_TRACES[trace.strip().lower()])
+    params = trace_param_set(trace)
+    if params is None:
+        raise OptionError(f"--trace {trace}: not a name of the VASP-like workload")
     if not 1 <= n_sequences <= len(HELD_OUT_SEEDS):
         raise OptionError(f"--n-sequences: the VASP-like workload holds out {len(HELD_OUT_SEEDS)} sequences, "
                           f"got {n_sequences}")
-    names = [(p, vasplike_scheduler(p)) for p in policies]
-    sequences = vasplike_sequences(n_sequences, HELD_OUT_SEEDS.start, **asdict(params))
-    spec = RunSpec(machine=f"flat:{UNITS}")
+    names = [(str(p).strip(), vasplike_scheduler(p)) for p in policies]
+    sequences = vasplike_sequences(n_sequences, HELD_OUT_SEEDS.start, **asdict(param_set(params)))
     rows: list[dict] = []
     for label, name in names:
         for k, seq in enumerate(sequences):
-            policy = scheduler(name, seq.predictions, UNITS)
-            if hasattr(policy, "greedy"):
-                policy.greedy = greedy
-            record = execute(spec, workload=seq.workload, policy=policy)
-            # from each job's end (a killed job's turnaround includes its lost stints), not from the
-            # first start as the rigid-job sequence scores of a trace's rows are
-            cols = job_columns(record.result)
-            rows.append({"policy": str(label).strip(), "backfill": "none", "start": HELD_OUT_SEEDS.start + k,
+            cols = sequence_columns(name, seq, UNITS, greedy=greedy)
+            rows.append({"policy": label, "backfill": "none", "start": HELD_OUT_SEEDS.start + k,
                          "avg_bsld": float(cols["bsld_rl"].mean()), "avg_wait": float(cols["wait"].mean()),
                          "avg_slowdown": float(cols["sd"].mean()), "jobs": len(cols["sd"]),
                          "kills": int(cols["n_kills"].sum())})
     return rows
 
 
-__all__ = ["DEFAULT_SEQUENCES", "HEURISTICS", "evaluate_vasplike", "is_vasplike_trace", "vasplike_scheduler"]
+__all__ = ["DEFAULT_SEQUENCES", "HEURISTICS", "evaluate_vasplike", "vasplike_scheduler"]
