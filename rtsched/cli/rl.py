@@ -651,7 +651,8 @@ def register(subparsers) -> None:
                     help="rlscheduler (job picking), inspector (SchedInspector), splitwindow (Deep Back-Filling), "
                          "rlschert (RLSchert), rtmix (RTJ/BJ mixes on Mira); default rlscheduler")
     tr.add_argument("--trace", help="SWF trace (the papers' cleaning is applied; rlscheduler, inspector, splitwindow); "
-                                    "rlschert: also 'vasplike' (synthetic); rtmix: none (generated instances)")
+                                    "rlschert: also 'vasplike' (synthetic, calibrated) or 'vasplike-stated'; rtmix: none "
+                                    "(generated instances)")
     tr.add_argument("--goal", choices=GOALS, default="bsld",
                     help="optimisation goal (default bsld: bounded slowdown, τ = 10 s)")
     tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training (default none)")
