@@ -27,7 +27,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterator
 
-from rtsched.cluster import RAY_MISSING, ensure_ray  # noqa: F401 - RAY_MISSING: the CLI reads it here
+from rtsched.cluster import RAY_MISSING, join_ray  # noqa: F401 - RAY_MISSING: the CLI reads it here
 from rtsched.errors import OptionError
 from rtsched.experiments import store
 
@@ -187,11 +187,12 @@ class LocalBackend:
 # ------------------------------------------------------------------------------------ ray
 class RayBackend:
     """Each run a Ray task (one CPU).  ``address``: an existing cluster (``auto`` or HOST:PORT);
-    None: this session's Ray if one is initialised, else a local instance of ``jobs`` CPUs.  The
+    None: this session's Ray if one is initialised, else ``$RAY_ADDRESS``'s cluster or the one
+    started on this node, else a local instance of ``jobs`` CPUs (``rtsched.cluster.join_ray``).  The
     results folder must be visible at the same path on every node (a shared file system)."""
 
     def __init__(self, run: Callable[[dict], dict], jobs: int, address: str | None = None):
-        self.ray, self.started = ensure_ray(address, jobs)
+        self.ray, self.started, self.where = join_ray(address, jobs)
         self.run = run
         self.refs: dict = {}
         self.jobs = jobs
@@ -227,8 +228,7 @@ class RayBackend:
             self.started = False
 
     def describe(self) -> str:
-        where = self.address or "a local Ray instance"
-        return f"Ray ({where}, {int(self.ray.cluster_resources().get('CPU', 0))} CPUs)"
+        return f"Ray ({self.where}, {int(self.ray.cluster_resources().get('CPU', 0))} CPUs)"
 
 
 class open_backend:
