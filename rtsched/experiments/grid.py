@@ -109,7 +109,11 @@ def resolve_path(text: str, base: Path | None = None) -> Path:
 
 
 def portable_path(path: Path) -> str:
-    """The machine-independent spelling of a resolved path used in hashes."""
+    """The machine-independent spelling of a resolved path used in hashes: ``${SHARED_DATA}/...``
+    in the shared data, repository-relative in the project, else the file's name alone -- the
+    content's SHA-256 beside it in the run's ``inputs`` tells files apart, so a study copied with
+    its traces to another folder or machine keeps its keys (before 2026-11-27 the absolute path
+    was hashed; ``rtsched.experiments.migrate`` adopts such runs)."""
     path = path.resolve()
     for root, prefix in ((shared_data_dir(), "${SHARED_DATA}"), (REPO_ROOT, "")):
         try:
@@ -117,7 +121,7 @@ def portable_path(path: Path) -> str:
         except ValueError:
             continue
         return f"{prefix}/{rel.as_posix()}" if prefix else rel.as_posix()
-    return path.as_posix()
+    return path.name
 
 
 def results_dir(name: "str | Grid") -> Path:
@@ -323,15 +327,20 @@ class Grid:
             for machine_text in machines_axis or [tr.machine]:
                 inputs = {"trace": file_digest(trace_path)}
                 machine = self._machine(machine_text, tr, inputs)
+                paths = {"trace": str(trace_path)}
+                if "machine" in inputs:
+                    paths["machine"] = str(self._input(machine_text, f"{self._where()}: machine of trace {tr.name!r}"))
                 for pct, mode, runner, backfill, ckpt in itertools.product(
                         self.rt_percent, self.marking, self.runners, self.axes.get("backfill", [None]),
                         self.axes.get("checkpoint", [None])):
                     for opt_set, tau, seed in itertools.product(self.option_axes.get(runner.name, [{}]),
                                                                 self.axes.get("tau", [DEFAULT_TAU]), self.seeds):
                         run_inputs = dict(inputs)
+                        run_paths = dict(paths)
                         aps_portable = None
                         if mode == "aps":
                             aps_portable, run_inputs["aps"] = aps
+                            run_paths["aps"] = str(self._input(self.aps_path, "options.aps_path"))
                         options = self._options(runner, opt_set, backfill)
                         config = {
                             "schema": SCHEMA_VERSION,
@@ -352,6 +361,7 @@ class Grid:
                         else:
                             name = runner.name
                             if name in models:
+                                run_paths["policy"] = str(self._input(name, f"policy {name!r}"))
                                 name, run_inputs["policy"] = models[name]
                             elif (shipped := _policy_source(name)) is not None and os.path.isfile(shipped):
                                 # a shipped model named by name (rtmix): keyed by its content, like a path
@@ -364,7 +374,7 @@ class Grid:
                         key = config_hash(config)
                         detail = _detail(machine_text if machines_axis else None, backfill, ckpt, opt_set,
                                          tau if len(self.axes.get("tau", ())) > 1 else None)
-                        run = GridRun(key=key, config=config, label=tr.name, detail=detail)
+                        run = GridRun(key=key, config=config, label=tr.name, detail=detail, paths=run_paths)
                         if key in seen:
                             raise ValueError(f"{self._where()}: runs '{seen[key].describe()}' and '{run.describe()}' "
                                              f"have the same configuration ({key}); check for repeated axis values")
@@ -478,6 +488,9 @@ class GridRun:
     config: dict
     label: str
     detail: str = ""
+    # the input files as found on this machine ("trace", "machine", "aps", "policy"): the
+    # configuration holds their portable names only (``portable_path``)
+    paths: dict = field(default_factory=dict, compare=False)
 
     @property
     def runner(self) -> str:
@@ -496,14 +509,18 @@ class GridRun:
         c = self.config
         machine = c["machine"]
         policy = c.get("policy")
+
+        def where(what: str, portable: str) -> str:  # a run built without paths: from the portable name
+            return self.paths.get(what) or str(resolve_path(portable))
+
         return {
             "key": self.key,
             "label": self.label,
             "config": copy.deepcopy(c),
-            "trace_path": str(resolve_path(c["trace"]["path"])),
-            "machine": str(resolve_path(machine)) if is_file_machine(machine) else machine,
-            "policy": str(resolve_path(policy)) if policy is not None and "policy" in c["inputs"] else policy,
-            "aps_path": str(resolve_path(c["aps_path"])) if c.get("aps_path") else None,
+            "trace_path": where("trace", c["trace"]["path"]),
+            "machine": where("machine", machine) if is_file_machine(machine) else machine,
+            "policy": where("policy", policy) if policy is not None and "policy" in c["inputs"] else policy,
+            "aps_path": where("aps", c["aps_path"]) if c.get("aps_path") else None,
             "out_dir": str(out_dir),
             "validate": validate,
         }

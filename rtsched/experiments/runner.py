@@ -28,6 +28,7 @@ from rtsched.errors import InputError, OptionError
 from rtsched.experiments import store
 from rtsched.experiments.backends import open_backend
 from rtsched.experiments.grid import Grid, GridRun, canonical_json, file_digest, load_grid
+from rtsched.experiments.migrate import adopt_moved_runs
 from rtsched.pipeline import RunSpec, build_policy, load_machine, load_trace, machine_spec_for
 from rtsched.pipeline import execute as run_pipeline
 from rtsched.version import __version__
@@ -271,6 +272,7 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
     selected = runs if only is None else [r for r in runs if r.key in set(only)]
     selected = shard_of(selected, shard)
     results: list[dict] = []
+    adopted: dict[str, str] = {}
     # the backend first: an unreachable Ray cluster fails before the folder is touched
     with open_backend(backend, run_task, jobs=jobs, address=address, preload=_preload) as executor:
         store.runs_dir(out).mkdir(parents=True, exist_ok=True)
@@ -278,6 +280,9 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
             store.clean_temporaries(out)
             _write_manifest(out, grid, runs)
         problems = {r.key: store.result_problem(out, r.key) for r in selected}
+        adopted = adopt_moved_runs(out, {r.key for r in runs}, [r for r in selected if problems[r.key] == "missing"])
+        for key in adopted:  # finished under an older key (an input file moved): kept, not recomputed
+            problems[key] = None
         pending = [r for r in selected if problems[r.key] is not None]
         corrupt = [{"key": r.key, "label": r.describe(), "problem": problems[r.key]} for r in pending
                    if problems[r.key] != "missing"]
@@ -298,6 +303,9 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
         where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
         console.print(f"[bold]{grid.name}[/]{where}: {len(selected)} runs, {skipped} already finished, "
                       f"{len(pending)} to run on {executor.describe()} -> {out}")
+        if adopted:
+            console.print(f"{len(adopted)} finished run(s) found under their keys before an input file moved "
+                          "(or before the keys named files by their name alone): kept under the new keys")
         for c in corrupt:
             console.print(f"[yellow]broken result[/] {c['key']}  {c['label']}: {c['problem']}; running it again")
         if tasks:
@@ -308,7 +316,7 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
     busy = [r["key"] for r in results if r["status"] == "busy"]
     completed = sum(1 for r in results if r["status"] == "ok")
     skipped += sum(1 for r in results if r["status"] == "skipped")
-    if completed or not (out / store.SUMMARY).exists():
+    if completed or adopted or not (out / store.SUMMARY).exists():
         from rtsched.experiments.results import write_summary
 
         with store.FolderLock(out):
