@@ -241,7 +241,7 @@ def _preload(tasks: list[dict]) -> None:
 
 def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | None = None, jobs: int = 2,
              progress: bool = True, *, only=None, console=None, backend: str = "local", address: str | None = None,
-             shard: tuple[int, int] | None = None) -> dict:
+             shard: tuple[int, int] | None = None, summary: bool = True) -> dict:
     """Run every unfinished run of a grid; return a summary.
 
     Args:
@@ -255,6 +255,9 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
         backend: ``local`` or ``ray`` (``rtsched.experiments.backends``).
         address: the Ray cluster to join (``auto``, ``HOST:PORT``); None: a local instance.
         shard: ``(I, N)``: only runs I, I+N, ... of the grid.
+        summary: rewrite ``summary.parquet`` at the end (False: leave it to ``report`` or
+            ``merge``, e.g. for the shards of a job array, which would otherwise each rebuild it
+            from every record of the folder under the folder's lock as they finish).
 
     Returns:
         ``{"grid", "out_dir", "runs", "skipped", "completed", "failed": [{"key", "label", "error"}],
@@ -316,16 +319,16 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
     busy = [r["key"] for r in results if r["status"] == "busy"]
     completed = sum(1 for r in results if r["status"] == "ok")
     skipped += sum(1 for r in results if r["status"] == "skipped")
-    if completed or adopted or not (out / store.SUMMARY).exists():
+    if summary and (completed or adopted or not (out / store.SUMMARY).exists()):
         from rtsched.experiments.results import write_summary
 
         with store.FolderLock(out):
             write_summary(out)
-    summary = {"grid": grid.name, "out_dir": str(out), "runs": len(selected), "skipped": skipped,
+    outcome = {"grid": grid.name, "out_dir": str(out), "runs": len(selected), "skipped": skipped,
                "completed": completed, "failed": failed, "busy": busy, "corrupt": corrupt,
                "seconds": time.perf_counter() - t_start}
-    _print_outcome(console, grid, out, summary)
-    return summary
+    _print_outcome(console, grid, out, outcome)
+    return outcome
 
 
 def _collect(executor, total: int, progress: bool, console, by_key: dict) -> list[dict]:

@@ -1,0 +1,82 @@
+"""`rtsched experiment merge` and `run --no-summary` (issue 26): shards written into separate folders
+merge into one study folder with the summary of a single run; folders of other grids are refused;
+a shard can leave summary.parquet to report/merge."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from rtsched import pipeline
+from rtsched.cli import main
+from rtsched.experiments import expand_grid, run_grid, store
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    pipeline.clear_caches()
+
+
+def write_swf(path: Path, n: int = 30, seed: int = 1, procs: int = 64) -> Path:
+    rng = random.Random(seed)
+    lines = [f"; MaxProcs: {procs}", "; UnixStartTime: 1516492800"]
+    t = 0
+    for i in range(1, n + 1):
+        t += rng.randint(0, 300)
+        run = rng.randint(30, 2400)
+        size = rng.choice([1, 4, 16, 32, procs])
+        lines.append(f"{i} {t} -1 {run} {size} -1 -1 {size} {run + rng.randint(0, 900)} -1 1 1 1 -1 1 -1 -1 -1")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def grid_file(tmp_path: Path, name: str = "m", seeds: int = 2) -> Path:
+    write_swf(tmp_path / "t.swf")
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'name = "{name}"\n[trace]\npath = "t.swf"\n[grid]\npolicy = ["fcfs", "sjf"]\nrt_percent = 10\n'
+                    f'seeds = {seeds}\n')
+    return path
+
+
+def test_shards_in_separate_folders_merge_into_the_whole_study(tmp_path, capsys):
+    grid = grid_file(tmp_path)
+    whole = tmp_path / "whole"
+    run_grid(grid, out_dir=whole, jobs=1, progress=False)
+    shards = [tmp_path / f"shard{i}" for i in range(3)]
+    for i, folder in enumerate(shards):
+        result = run_grid(grid, out_dir=folder, jobs=1, progress=False, shard=(i, 3), summary=False)
+        assert result["completed"] >= 1
+        assert not (folder / store.SUMMARY).exists()  # --no-summary: left to merge/report
+    merged = tmp_path / "merged"
+    assert main(["experiment", "merge", *map(str, shards), "--out", str(merged)]) == 0
+    assert "4 run(s) copied" in capsys.readouterr().out
+    assert (merged / store.SUMMARY).read_bytes() == (whole / store.SUMMARY).read_bytes()
+    for run in expand_grid(grid):
+        assert store.table_path(merged, run.key).read_bytes() == store.table_path(whole, run.key).read_bytes()
+    # idempotent, and into the first folder by default
+    assert main(["experiment", "merge", *map(str, shards)]) == 0
+    assert "4 run(s) copied" not in capsys.readouterr().out
+    assert (shards[0] / store.SUMMARY).read_bytes() == (whole / store.SUMMARY).read_bytes()
+
+
+def test_merge_refuses_folders_of_another_grid(tmp_path, capsys):
+    a = run_grid(grid_file(tmp_path, "a"), out_dir=tmp_path / "a", jobs=1, progress=False)
+    b = run_grid(grid_file(tmp_path, "b", seeds=3), out_dir=tmp_path / "b", jobs=1, progress=False)
+    assert a["completed"] == 4 and b["completed"] == 6
+    assert main(["experiment", "merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out",
+                 str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "grid 'b' (6 runs)" in err[0] and "grid 'a' (4 runs)" in err[0] and str(tmp_path / "b") in err[0]
+    assert not (tmp_path / "m").exists()
+    assert main(["experiment", "merge", str(tmp_path / "nothing")]) == 1
+    assert "not a results folder" in capsys.readouterr().err
+
+
+def test_cli_run_no_summary_and_report_writes_it(tmp_path, capsys):
+    grid = grid_file(tmp_path)
+    out = tmp_path / "out"
+    assert main(["experiment", "run", str(grid), "--out", str(out), "-j", "1", "--no-progress", "--no-summary"]) == 0
+    assert not (out / store.SUMMARY).exists()
+    assert main(["experiment", "report", str(out)]) == 0
+    assert (out / store.SUMMARY).exists()
