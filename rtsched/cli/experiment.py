@@ -145,6 +145,8 @@ def cmd_report(args) -> int:
         out = Path(args.csv)
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in tables.items():
+            if name == "checks":  # warnings, printed in the report
+                continue
             atomic_write(out / f"{name}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
         print(f"tables written to {out}/")
     return 0
