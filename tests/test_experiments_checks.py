@@ -84,3 +84,37 @@ def test_a_failure_a_later_run_fixed_is_listed_as_fixed(tmp_path, monkeypatch):
     assert [e["error"] for e in checks["failed"]] == ["Boom: still failing"]
     text = report(out)
     assert "2 failure(s) fixed by a later run" in text and "1 failed run(s)" in text
+
+
+# ------------------------------------------------------------------ summary.parquet's layout (issue 26)
+SQL_RESERVED = {"group", "window", "order", "select", "from", "where", "table", "user", "end", "range", "rows"}
+
+
+def test_summary_columns_avoid_sql_words_record_units_and_the_rl_tau(tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from rtsched.experiments.results import SUMMARY_RENAMES, read_summary, summary_is_stale
+
+    g = grid(tmp_path, 'policy = "fcfs"\nrt_percent = 10\nseeds = 1')
+    out = tmp_path / "out"
+    run_grid(g, out_dir=out, jobs=1, progress=False)
+    path = out / store.SUMMARY
+    schema = pq.read_schema(path)
+    assert not SQL_RESERVED & set(schema.names)
+    assert {"job_group", "results_window", "tau", "tau_rl"} <= set(schema.names)
+    units = json.loads(schema.metadata[b"rtsched.units"])
+    assert units["mean_wait"] == units["p95_turnaround"] == "s"
+    assert units["tau_rl"].startswith("s") and "tau_rl" in units["mean_bsld_rl"]
+    frame = read_summary(path)
+    assert set(frame["tau_rl"]) == {10} and set(frame["tau"]) == {600}  # the RL papers' τ; seed 002's
+    # a summary written before: old names read as today's, and report rewrites it in the new layout
+    old = frame.rename(columns={new: old for old, new in SUMMARY_RENAMES.items()}).drop(columns="tau_rl")
+    old.to_parquet(path, index=False)
+    assert list(read_summary(path).columns) == [c for c in frame.columns if c != "tau_rl"]
+    assert summary_is_stale(out)
+    from rtsched.cli import main
+
+    assert main(["experiment", "report", str(out)]) == 0
+    assert "job_group" in pq.read_schema(path).names and not summary_is_stale(out)

@@ -118,7 +118,7 @@ def test_a_grid_over_policies_backfill_and_traces_runs_and_reports(tmp_path, mon
         c = run.config
         spec = RunSpec(trace=str(path), policy=c["policy"], policy_options=c["policy_options"], seed=c["seed"])
         want = pipeline.execute(spec).summary["summary"]["all"]
-        got = rows[(rows["group"] == "all") & (rows["category"] == "all")].iloc[0]
+        got = rows[(rows["job_group"] == "all") & (rows["category"] == "all")].iloc[0]
         assert got["n"] == want["n"] == (40 if run.label == "a" else 30)
         for m in ("mean_bsld", "median_sd", "p95_wait"):
             assert got[m] == pytest.approx(want[m]), m
@@ -133,7 +133,7 @@ def test_a_grid_over_policies_backfill_and_traces_runs_and_reports(tmp_path, mon
     assert list(table.attrs["axes"]) == ["trace", "policy", "backfill"]
     assert len(table) == 8 and set(table["runs"]) == {2}  # 2 seeds behind each row
     row = table[(table["trace"] == "a") & (table["policy"] == "sjf") & (table["backfill"] == "easy")].iloc[0]
-    sel = summary[(summary["group"] == "all") & (summary["category"] == "all") & (summary["trace"] == "a")
+    sel = summary[(summary["job_group"] == "all") & (summary["category"] == "all") & (summary["trace"] == "a")
                   & (summary["policy"] == "sjf") & (summary["backfill"] == "easy")]
     assert row["p95_bsld"] == pytest.approx(sel["p95_bsld"].mean())
     for needle in ("## All jobs", "SD mean", "BSLD p95", "WAIT median", "sjf", "easy"):
@@ -148,7 +148,7 @@ def test_a_grid_over_policies_backfill_and_traces_runs_and_reports(tmp_path, mon
     assert fig._suptitle.get_text() == "wait · all jobs · 2 seeds, identical results (no spread)"
     ax = fig.axes[0]
     assert ax.get_ylabel() == "mean wait (h)" and ax.get_title() == "trace a"
-    sel_w = summary[(summary["group"] == "all") & (summary["category"] == "all") & (summary["trace"] == "a")
+    sel_w = summary[(summary["job_group"] == "all") & (summary["category"] == "all") & (summary["trace"] == "a")
                     & (summary["policy"] == "fcfs") & (summary["backfill"] == "none")]["mean_wait"]
     assert ax.patches[0].get_height() == pytest.approx(sel_w.mean() / 3600.0)  # hours
 
@@ -161,7 +161,7 @@ def test_duckdb_query_from_the_docs_reads_the_summary(tmp_path):
     rows = duckdb.sql(f"""
         SELECT policy, backfill, count(*) AS runs, avg(mean_bsld) AS bsld, avg(p95_wait) AS p95_wait
         FROM '{tmp_path / "out" / "summary.parquet"}'
-        WHERE "group" = 'all' AND category = 'all'
+        WHERE job_group = 'all' AND category = 'all'
         GROUP BY policy, backfill ORDER BY policy, backfill""").fetchall()
     assert [(r[0], r[1], r[2]) for r in rows] == [(p, b, 1) for p in ("f1", "fcfs", "sjf") for b in ("easy", "none")]
 

@@ -107,7 +107,8 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
     ``metric`` any of its statistic columns (e.g. ``mean_bsld_rl``, ``mean_wait``, ``p95_sd``).
     Returns a matplotlib Figure (no pyplot)."""
     frame = summary_frame(results) if isinstance(results, (str, os.PathLike)) else results
-    sel = frame[(frame["group"] == group) & (frame["category"] == "all")]
+    frame = frame.rename(columns={"group": "job_group"})  # a frame read from a summary of before 2026-11-27
+    sel = frame[(frame["job_group"] == group) & (frame["category"] == "all")]
     if isinstance(results, (str, os.PathLike)):  # the grid's order, not the key order
         rank = _manifest_rank(Path(results))
         sel = sel.assign(_rank=sel["key"].map(rank).fillna(len(rank))).sort_values(["_rank", "key"], kind="stable")

@@ -244,7 +244,7 @@ def generic_table(out_dir: str | os.PathLike, summary=None, *, group: str = "all
     frame = summary_frame(out_dir) if summary is None else summary
     if frame.empty:
         return pd.DataFrame()
-    sel = frame[(frame["category"] == "all") & (frame["group"] == group)].copy()
+    sel = frame[(frame["category"] == "all") & (frame["job_group"] == group)].copy()
     rank = _manifest_rank(Path(out_dir))
     sel["_rank"] = sel["key"].map(rank).fillna(len(rank))
     sel = sel.sort_values(["_rank", "key"], kind="stable")
