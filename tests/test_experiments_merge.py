@@ -80,3 +80,55 @@ def test_cli_run_no_summary_and_report_writes_it(tmp_path, capsys):
     assert not (out / store.SUMMARY).exists()
     assert main(["experiment", "report", str(out)]) == 0
     assert (out / store.SUMMARY).exists()
+
+
+# ------------------------------------------------------------------ a full disk (issue 26)
+import errno  # noqa: E402
+
+from rtsched import files  # noqa: E402
+
+
+def _full_disk(monkeypatch, when=lambda path: True):
+    real = files.atomic_write
+
+    def atomic_write(path, writer):
+        if when(Path(path)):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, writer)
+
+    monkeypatch.setattr(files, "atomic_write", atomic_write)
+
+
+def test_run_on_a_full_disk_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    grid = grid_file(tmp_path)
+    _full_disk(monkeypatch)
+    out = tmp_path / "out"
+    assert main(["experiment", "run", str(grid), "--out", str(out), "-j", "1", "--no-progress"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"rtsched experiment run: error: {out / store.GRID_COPY}: no space left on device (nothing "
+                   "half-written is kept; free some space and run the command again)"]
+
+
+def test_a_disk_that_fills_during_a_run_stops_the_grid_in_one_line(tmp_path, capsys, monkeypatch):
+    grid = grid_file(tmp_path)
+    _full_disk(monkeypatch, when=lambda path: path.suffix == ".parquet" and path.parent.name == store.RUNS)
+    out = tmp_path / "out"
+    assert main(["experiment", "run", str(grid), "--out", str(out), "-j", "1", "--no-progress"]) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith(f"rtsched experiment run: error: {store.runs_dir(out)}/") and ".parquet: no space left" in last
+    assert not list(store.runs_dir(out).glob("*.json"))  # no run recorded as failed, nothing half-written
+
+
+def test_plot_on_a_full_disk_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    import rtsched.plots
+
+    grid = grid_file(tmp_path)
+    run_grid(grid, out_dir=tmp_path / "out", jobs=1, progress=False)
+    def full(path, writer):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(rtsched.plots, "atomic_write", full)
+    assert main(["experiment", "plot", str(tmp_path / "out"), "--out", str(tmp_path / "figs"), "--dpi", "20"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no space left on device" in err[0] and str(tmp_path / "figs") in err[0]
+    assert err[0].split(": error: ")[1].split(":")[0].endswith(".png")

@@ -13,6 +13,7 @@ import numpy as np
 from rtsched.experiments.report import (SCHEME_LABELS, _manifest_rank, _scheme_order, is_seed002, report_settings,
                                        slowdown_table)
 from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results, summary_frame, variant_labels
+from rtsched.experiments.store import disk_full_names
 from rtsched.plots import PALETTE, new_figure, save_figure, study_boxplots
 
 FIGURE_CATEGORIES = ("overall",) + CATEGORIES
@@ -94,7 +95,9 @@ def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *
                      f"(whiskers 5/95 %, box 25/50/75 %, dot = mean)")
             fig = study_boxplots(sel, schemes=order, rt_percents=pcts, labels=labels, title=title, tau=tau,
                                  kinds=kinds)
-            written.append(save_figure(fig, fig_dir / f"{trace}_{marking}_{cat}.png", dpi=dpi))
+            target = fig_dir / f"{trace}_{marking}_{cat}.png"
+            with disk_full_names(target):
+                written.append(save_figure(fig, target, dpi=dpi))
     return written
 
 

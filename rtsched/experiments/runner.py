@@ -127,6 +127,9 @@ def _compute(task: dict, out: Path, key: str, t0: float, cpu0: float) -> dict:
         store.error_path(out, key).unlink(missing_ok=True)
         return {"key": key, "status": "ok", "error": None, "seconds": time.perf_counter() - t0}
     except Exception as exc:  # recorded and reported, never swallowed
+        if store.is_disk_full(exc):  # no run can be written: the grid stops (``_collect``) with one line
+            return {"key": key, "status": "error", "error": str(exc), "seconds": time.perf_counter() - t0,
+                    "disk_full": True}
         message = f"{type(exc).__name__}: {exc}"
         try:
             store.atomic_write_json(store.error_path(out, key), {
@@ -278,8 +281,9 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
     adopted: dict[str, str] = {}
     # the backend first: an unreachable Ray cluster fails before the folder is touched
     with open_backend(backend, run_task, jobs=jobs, address=address, preload=_preload) as executor:
-        store.runs_dir(out).mkdir(parents=True, exist_ok=True)
-        with store.FolderLock(out):
+        with store.disk_full_names(store.runs_dir(out)):
+            store.runs_dir(out).mkdir(parents=True, exist_ok=True)
+        with store.disk_full_names(out / store.LOCK), store.FolderLock(out):
             store.clean_temporaries(out)
             _write_manifest(out, grid, runs)
         problems = {r.key: store.result_problem(out, r.key) for r in selected}
@@ -344,6 +348,9 @@ def _collect(executor, total: int, progress: bool, console, by_key: dict) -> lis
         with bar:
             tid = bar.add_task(f"{total} runs", total=total, failed="")
             for res in executor.results():
+                if res.get("disk_full"):
+                    raise store.DiskFullError(f"{res['error'].split(' (nothing half-written')[0]} (finished runs "
+                                              "are kept; free some space and run the grid again to resume)")
                 results.append(res)
                 if res["status"] == "error":
                     n_failed += 1
