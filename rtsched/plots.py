@@ -121,13 +121,17 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
     handles = [Patch(facecolor=PALETTE[i % len(PALETTE)], label=labels.get(s, s)) for i, s in enumerate(schemes)]
     if title:
         fig.suptitle(title, fontsize="medium")
-    # legend below the panels ("outside": constrained layout makes room for it), in as
-    # many rows as its entries need to fit the figure's width (an entry: about 0.075 in a character
-    # at the legend's 10 pt, plus 0.7 in for the patch and the gap)
+    _legend_below(fig, handles, fig_width)
+    return fig
+
+
+def _legend_below(fig, handles: list, fig_width: float) -> None:
+    """The legend below the panels ("outside": constrained layout makes room for it), in as many
+    rows as its entries need to fit the figure's width (an entry: about 0.075 in a character at
+    the legend's 10 pt, plus 0.7 in for the patch and the gap), so that every entry shows."""
     entry_in = 0.7 + 0.075 * max((len(h.get_label()) for h in handles), default=1)
     ncol = max(1, min(len(handles), int(fig_width // entry_in)))
     fig.legend(handles=handles, loc="outside lower center", ncol=ncol, frameon=False)
-    return fig
 
 
 def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> Path:

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from rtsched import pipeline
-from rtsched.experiments import expand_grid, grid as grid_module, run_grid, store
+from rtsched.experiments import expand as expand_module, expand_grid, grid as grid_module, run_grid, store
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +60,7 @@ def test_runs_under_the_old_absolute_path_keys_are_adopted(tmp_path, monkeypatch
     grid = make_study(tmp_path / "a")
     new_keys = {r.key for r in expand_grid(grid)}
     with monkeypatch.context() as m:  # the rule before 2026-11-27: an absolute path outside the project
-        m.setattr(grid_module, "portable_path", lambda path: Path(path).resolve().as_posix())
+        m.setattr(expand_module, "portable_path", lambda path: Path(path).resolve().as_posix())
         old_runs = expand_grid(grid)
         assert run_grid(grid, jobs=1, progress=False)["completed"] == 4
     old_keys = {r.key for r in old_runs}
@@ -81,7 +81,7 @@ def test_runs_under_the_old_absolute_path_keys_are_adopted(tmp_path, monkeypatch
 def test_a_changed_trace_is_never_adopted(tmp_path, monkeypatch):
     grid = make_study(tmp_path / "a")
     with monkeypatch.context() as m:
-        m.setattr(grid_module, "portable_path", lambda path: Path(path).resolve().as_posix())
+        m.setattr(expand_module, "portable_path", lambda path: Path(path).resolve().as_posix())
         assert run_grid(grid, jobs=1, progress=False)["completed"] == 4
     write_swf(tmp_path / "a" / "t.swf", seed=2)  # other content under the same name
     grid_module._DIGESTS.clear()

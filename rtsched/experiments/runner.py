@@ -242,6 +242,32 @@ def _preload(tasks: list[dict]) -> None:
         load_machine(machine_spec_for(spec, trace))
 
 
+def _pending(out: Path, grid: Grid, runs: list[GridRun], selected: list[GridRun]) -> dict:
+    """What ``selected`` leaves to run in ``out``: ``{"pending": runs without a whole result,
+    "corrupt": [{"key", "label", "problem"}], "adopted": {new key: old key} (finished under an
+    older key, ``migrate``), "tasks": the pending runs' work items}``."""
+    problems = {r.key: store.result_problem(out, r.key) for r in selected}
+    adopted = adopt_moved_runs(out, {r.key for r in runs}, [r for r in selected if problems[r.key] == "missing"])
+    for key in adopted:  # finished under an older key (an input file moved): kept, not recomputed
+        problems[key] = None
+    pending = [r for r in selected if problems[r.key] is not None]
+    corrupt = [{"key": r.key, "label": r.describe(), "problem": problems[r.key]} for r in pending
+               if problems[r.key] != "missing"]
+    # A holder killed between finishing its run and releasing the lock leaves the lock file of a
+    # finished run behind; nothing would take that lock again, so remove it (only when free).
+    finished = {r.key for r in selected if problems[r.key] is None}
+    stale = {p.stem for p in store.runs_dir(out).glob("*.lock")} & finished
+    for key in stale:
+        lock = store.RunLock(out, key)
+        if lock.acquire():
+            lock.release()  # removes the file
+    tasks = [r.task(out, grid.validate) for r in pending]
+    leftovers = store.run_temporaries(out)  # a killed writer's temporaries, removed by the run's next holder
+    for task in tasks:
+        task["leftovers"] = leftovers.get(task["key"], [])
+    return {"pending": pending, "corrupt": corrupt, "adopted": adopted, "tasks": tasks}
+
+
 def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | None = None, jobs: int = 2,
              progress: bool = True, *, only=None, console=None, backend: str = "local", address: str | None = None,
              shard: tuple[int, int] | None = None, summary: bool = True) -> dict:
@@ -286,27 +312,10 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
         with store.disk_full_names(out / store.LOCK), store.FolderLock(out):
             store.clean_temporaries(out)
             _write_manifest(out, grid, runs)
-        problems = {r.key: store.result_problem(out, r.key) for r in selected}
-        adopted = adopt_moved_runs(out, {r.key for r in runs}, [r for r in selected if problems[r.key] == "missing"])
-        for key in adopted:  # finished under an older key (an input file moved): kept, not recomputed
-            problems[key] = None
-        pending = [r for r in selected if problems[r.key] is not None]
-        corrupt = [{"key": r.key, "label": r.describe(), "problem": problems[r.key]} for r in pending
-                   if problems[r.key] != "missing"]
+        plan_ = _pending(out, grid, runs, selected)
+        pending, corrupt, adopted, tasks = plan_["pending"], plan_["corrupt"], plan_["adopted"], plan_["tasks"]
         skipped = len(selected) - len(pending)
-        # A holder killed between finishing its run and releasing the lock leaves the lock file of a
-        # finished run behind; nothing would take that lock again, so remove it (only when free).
-        finished = {r.key for r in selected if problems[r.key] is None}
-        stale = {p.stem for p in store.runs_dir(out).glob("*.lock")} & finished
-        for key in stale:
-            lock = store.RunLock(out, key)
-            if lock.acquire():
-                lock.release()  # removes the file
         by_key = {r.key: r for r in pending}
-        tasks = [r.task(out, grid.validate) for r in pending]
-        leftovers = store.run_temporaries(out)  # a killed writer's temporaries, removed by the run's next holder
-        for task in tasks:
-            task["leftovers"] = leftovers.get(task["key"], [])
         where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
         console.print(f"[bold]{grid.name}[/]{where}: {len(selected)} runs, {skipped} already finished, "
                       f"{len(pending)} to run on {executor.describe()} -> {out}")
