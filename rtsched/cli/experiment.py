@@ -25,8 +25,9 @@ def register(subparsers) -> None:
     run.add_argument("--backend", choices=BACKENDS, default="local",
                      help="local: worker processes on this machine (default); ray: each run a Ray task "
                           "(needs the ray extra)")
-    run.add_argument("--address", help="Ray cluster to join with --backend ray: auto or HOST:PORT "
-                                       "(default: start a local Ray instance)")
+    run.add_argument("--address", help="Ray cluster to join with --backend ray: auto or HOST:PORT (default: "
+                                       "$RAY_ADDRESS, else a cluster started with `ray start` on this node, else a "
+                                       "new local Ray instance); nothing answering there fails within 10 s")
     run.add_argument("--shard", help="run only shard I of N (I/N, 0 <= I < N): runs I, I+N, I+2N, ... of the "
                                      "grid, e.g. a Slurm array task's $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT")
     run.add_argument("--no-summary", action="store_true",
