@@ -2,11 +2,12 @@
 a legend that shows every entry; summary_bars with seeds that gave identical results draws."""
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+import conftest
 
 from rtsched import pipeline
 from rtsched.experiments import figures, run_grid
@@ -19,17 +20,9 @@ def fresh_caches():
     pipeline.clear_caches()
 
 
+
 def write_swf(path: Path, n: int = 40, seed: int = 1, procs: int = 64) -> Path:
-    rng = random.Random(seed)
-    lines = [f"; MaxProcs: {procs}", "; UnixStartTime: 1516492800"]
-    t = 0
-    for i in range(1, n + 1):
-        t += rng.randint(0, 300)
-        run = rng.randint(30, 2400)  # all short (< 120 min) and narrow: two of five categories have no job
-        size = rng.choice([1, 4, 16, 32, procs])
-        lines.append(f"{i} {t} -1 {run} {size} -1 -1 {size} {run + rng.randint(0, 900)} -1 1 1 1 -1 1 -1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return conftest.write_swf(path, n=n, seed=seed, procs=procs)
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,10 @@ merge into one study folder with the summary of a single run; folders of other g
 a shard can leave summary.parquet to report/merge."""
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
+from conftest import write_swf
 
 from rtsched import pipeline
 from rtsched.cli import main
@@ -18,17 +18,6 @@ def fresh_caches():
     pipeline.clear_caches()
 
 
-def write_swf(path: Path, n: int = 30, seed: int = 1, procs: int = 64) -> Path:
-    rng = random.Random(seed)
-    lines = [f"; MaxProcs: {procs}", "; UnixStartTime: 1516492800"]
-    t = 0
-    for i in range(1, n + 1):
-        t += rng.randint(0, 300)
-        run = rng.randint(30, 2400)
-        size = rng.choice([1, 4, 16, 32, procs])
-        lines.append(f"{i} {t} -1 {run} {size} -1 -1 {size} {run + rng.randint(0, 900)} -1 1 1 1 -1 1 -1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def grid_file(tmp_path: Path, name: str = "m", seeds: int = 2) -> Path:

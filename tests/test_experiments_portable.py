@@ -4,12 +4,12 @@ adopted, not recomputed; a changed trace is never adopted."""
 from __future__ import annotations
 
 import json
-import random
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import write_swf
 
 from rtsched import pipeline
 from rtsched.experiments import expand as expand_module, expand_grid, grid as grid_module, run_grid, store
@@ -21,17 +21,6 @@ def fresh_caches():
     grid_module._DIGESTS.clear()
 
 
-def write_swf(path: Path, n: int = 30, seed: int = 1, procs: int = 64) -> Path:
-    rng = random.Random(seed)
-    lines = [f"; MaxProcs: {procs}", "; UnixStartTime: 1516492800"]
-    t = 0
-    for i in range(1, n + 1):
-        t += rng.randint(0, 300)
-        run = rng.randint(30, 2400)
-        size = rng.choice([1, 4, 16, 32, procs])
-        lines.append(f"{i} {t} -1 {run} {size} -1 -1 {size} {run + rng.randint(0, 900)} -1 1 1 1 -1 1 -1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def make_study(folder: Path) -> Path:

@@ -3,10 +3,11 @@ CPUs) writes the same result store as the local backend, byte for byte in summar
 the job tables.  Skipped only when the ``ray`` extra is not installed; CI installs it."""
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
+
+import conftest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]'); "
                                         "the Ray backend test needs it")
@@ -16,16 +17,7 @@ from rtsched.experiments import expand_grid, run_grid, store  # noqa: E402
 
 
 def write_swf(path: Path, n: int = 50, seed: int = 3, procs: int = 64) -> Path:
-    rng = random.Random(seed)
-    lines = [f"; MaxProcs: {procs}", "; UnixStartTime: 1516492800"]
-    t = 0
-    for i in range(1, n + 1):
-        t += rng.randint(0, 300)
-        run = rng.randint(30, 2400)
-        size = rng.choice([1, 4, 16, 32, procs])
-        lines.append(f"{i} {t} -1 {run} {size} -1 -1 {size} {run + rng.randint(0, 900)} -1 1 1 1 -1 1 -1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return conftest.write_swf(path, n=n, seed=seed, procs=procs)
 
 
 @pytest.fixture(scope="module")
