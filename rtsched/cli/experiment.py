@@ -130,7 +130,6 @@ def cmd_report(args) -> int:
 
     from rtsched.experiments import store
     from rtsched.experiments.report import report, report_tables
-    from rtsched.files import atomic_write
     from rtsched.experiments.results import summary_is_stale, write_summary
 
     check_output(args.csv, "--csv", folder=True)  # before any output: not a report, then an error
@@ -148,7 +147,7 @@ def cmd_report(args) -> int:
         for name, frame in tables.items():
             if name == "checks":  # warnings, printed in the report
                 continue
-            atomic_write(out / f"{name}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
+            store.atomic_write(out / f"{name}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
         print(f"tables written to {out}/")
     return 0
 
