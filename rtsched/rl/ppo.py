@@ -43,7 +43,7 @@ import numpy as np
 import torch
 
 from rtsched.errors import OptionError, RtschedError
-from rtsched.files import atomic_write, atomic_write_text
+from rtsched.files import atomic_write_stream, atomic_write_text
 from rtsched.rl.nets import NumpyActor, build_networks
 from rtsched.rl.rollouts import MODES, make_pool
 
@@ -546,7 +546,7 @@ class PPOTrainer:
         moment leaves the previous epoch's files whole)."""
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         state = self.state()
-        atomic_write(path, lambda tmp: torch.save(state, tmp))
+        atomic_write_stream(path, lambda fh: torch.save(state, fh))
         atomic_write_text(os.path.join(os.path.dirname(os.path.abspath(path)), PROGRESS),
                           json.dumps(self.history, indent=1) + "\n")
 
@@ -676,7 +676,7 @@ def export_model(src: str, dst: str) -> dict:
     out["env"] = env
     out["exported_from"] = os.path.basename(os.path.normpath(os.fspath(src)))
     os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
-    atomic_write(dst, lambda tmp: torch.save(out, tmp))
+    atomic_write_stream(dst, lambda fh: torch.save(out, fh))
     return {"path": dst, "bytes": os.path.getsize(dst), "agent": out["agent"], "epoch": int(out.get("epoch", 0))}
 
 
