@@ -134,8 +134,10 @@ def _replace(path: Path, writer: Callable[[Path], None]) -> None:
 
 
 def _copy_into(tmp: Path, path: Path) -> None:
-    """Copy ``tmp``'s bytes into the special file ``path`` (opened for writing, never created)."""
-    fd = os.open(path, os.O_WRONLY)
+    """Copy ``tmp``'s bytes into the special file ``path`` (opened for writing, never created;
+    appending, so that ``/dev/stdout`` redirected to a file adds to it instead of writing over
+    what is already there)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:
         with open(tmp, "rb") as src:
             while chunk := src.read(COPY_CHUNK):

@@ -246,3 +246,34 @@ def test_a_ppo_checkpoint_on_a_full_disk(full_disk):
     with pytest.raises(WriteError, match="no space left"):
         ppo.PPOTrainer.save(Trainer(), str(full_disk / "checkpoint.pt"))
     assert list(full_disk.iterdir()) == []
+
+
+def test_solve_write_model_writes_lp_and_mps_and_reports_a_failed_highs_write(tmp_path, monkeypatch, capsys):
+    highspy = pytest.importorskip("highspy")
+    from milp.instance import random_instance
+
+    tiny = tmp_path / "tiny.json"
+    tiny.write_text(json.dumps(random_instance(1, 2, 1, 4).to_dict()))
+    for name, first in (("m.lp", b"\\"), ("m.mps", b"NAME")):  # LP opens with a comment, MPS with NAME
+        assert main(["solve", str(tiny), "--method", "milp", "--write-model", str(tmp_path / name), "--json"]) == 0
+        assert (tmp_path / name).read_bytes().lstrip().startswith(first), name
+    monkeypatch.setattr(highspy.Highs, "writeModel", lambda self, path: highspy.HighsStatus.kError)
+    rc = main(["solve", str(tiny), "--method", "milp", "--write-model", str(tmp_path / "x.lp"), "--json"])
+    err = capsys.readouterr().err
+    assert rc == 1 and err.count("\n") == 1 and "x.lp: cannot write: HiGHS could not write the model" in err
+    assert not (tmp_path / "x.lp").exists()
+
+
+def test_a_processs_open_file_is_appended_to_not_replaced(tmp_path):
+    """``--schedule-out /dev/stdout`` with standard output sent to a file: /dev/stdout is a link
+    through /proc to that open file, which is written through (appended), never replaced."""
+    log = tmp_path / "log.txt"
+    with open(log, "w") as fh:
+        fh.write("head\n")
+        fh.flush()
+        link = tmp_path / "stdout"
+        link.symlink_to(f"/proc/self/fd/{fh.fileno()}")
+        assert target_kind(link) == "direct"
+        atomic_write_text(link, "tail\n")
+    assert log.read_text() == "head\ntail\n" and link.is_symlink()
+    assert target_kind(log) == "replace" and target_kind(tmp_path / "new") == "replace"

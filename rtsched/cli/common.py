@@ -119,7 +119,9 @@ CONVERT_FORMATS = {**SWF_FORMATS, ".json": "a Batsim workload"}
 def check_extension(path: str | None, option: str, formats: dict[str, str]) -> None:
     """Refuse an output name whose ending is none of ``formats`` (ending -> what is written there).
     Standard output (``-``) and an existing special file (``/dev/null``, a FIFO) take any name."""
-    if path is None or path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
+    from rtsched.files import target_kind
+
+    if path is None or path == "-" or target_kind(path) == "direct":
         return
     if any(str(path).lower().endswith(ending) for ending in formats):
         return
