@@ -201,7 +201,7 @@ def _full_disk_writers(out: Path):
         import torch  # noqa: F401
     except ImportError:
         return
-    from rtsched.rl.ppo import PPOConfig, PPOTrainer  # noqa: F401
+    from rtsched.rl.trainer import PPOTrainer  # noqa: F401
 
     def checkpoint(p):
         from rtsched.files import atomic_write_stream
@@ -237,7 +237,7 @@ def test_a_full_disk_keeps_the_old_file(full_disk):
 
 def test_a_ppo_checkpoint_on_a_full_disk(full_disk):
     pytest.importorskip("torch")
-    from rtsched.rl import ppo
+    from rtsched.rl import trainer as ppo
 
     class Trainer:  # the real save(), with a small state
         state = lambda self: {"x": 1}  # noqa: E731
