@@ -238,3 +238,12 @@ def test_describe_policy_reads_the_built_policy():
     assert describe_policy(scheme("wcjs-jit")[0]) == "wfp2 utility, first-fit backfilling"
     assert describe_policy(make_policy("fcfs", backfill="rlscheduler")) == "fcfs utility, RLScheduler's strict backfilling"
     assert describe_policy(object()) == ""
+
+
+def test_an_ending_in_capitals_is_written_in_its_format(tmp_path, capsys):
+    assert main(["traces", "convert", SAMPLE, str(tmp_path / "T.SWF.GZ")]) == 0
+    assert (tmp_path / "T.SWF.GZ").read_bytes()[:2] == b"\x1f\x8b"  # gzip, as ".swf.gz" promises
+    assert main(["simulate", SAMPLE, "--policy", "fcfs", "--first-n", "20", "--json",
+                 "--schedule-out", str(tmp_path / "S.PARQUET")]) == 0
+    assert (tmp_path / "S.PARQUET").read_bytes()[:4] == b"PAR1"
+    capsys.readouterr()

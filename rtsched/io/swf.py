@@ -652,7 +652,7 @@ def write_swf(workload: Workload, path: str | os.PathLike[str]) -> None:
 
 def _atomic_write(path: str, chunks: Iterable[str]) -> None:
     def fill(raw) -> None:
-        if path.endswith(".gz"):
+        if path.lower().endswith(".gz"):
             with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
                 for chunk in chunks:
                     gz.write(chunk.encode("utf-8"))
