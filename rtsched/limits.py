@@ -10,4 +10,5 @@ MAX_SOLVE_JOBS = 5000
 # 10^8, ten times the largest machine built so far (Sunway TaihuLight: 10.6 million cores).  A
 # larger number is a typo or a corrupt header (10^11 was accepted and ran as a machine that never
 # fills), not a machine.
+# The same bound as the readers' largest job and header size (rtsched.io.cleaning.MAX_SIZE).
 MAX_FLAT_NODES = 100_000_000

@@ -277,3 +277,21 @@ def test_a_processs_open_file_is_appended_to_not_replaced(tmp_path):
         atomic_write_text(link, "tail\n")
     assert log.read_text() == "head\ntail\n" and link.is_symlink()
     assert target_kind(log) == "replace" and target_kind(tmp_path / "new") == "replace"
+
+
+def test_a_system_error_outside_the_writers_is_still_one_line(monkeypatch, capsys):
+    from rtsched.cli import traces as cli_traces
+
+    def full(args):
+        raise OSError(errno.ENOSPC, "No space left on device", "/somewhere/runs")
+
+    monkeypatch.setattr(cli_traces, "stats", full)
+    assert main(["traces", "stats", SAMPLE]) == 1
+    assert capsys.readouterr().err == "rtsched traces stats: error: no space left on device: /somewhere/runs\n"
+
+    def library(args):
+        raise OSError("a library's own message, no errno")
+
+    monkeypatch.setattr(cli_traces, "stats", library)
+    with pytest.raises(OSError, match="library's own"):  # not dressed up as a system error
+        main(["traces", "stats", SAMPLE])
