@@ -167,12 +167,17 @@ def simulate(trace=None, *, machine: str | None = None, policy: str = "wfp2", ba
             (its header's machine or size; Mira for Cobalt logs and the default week).
         policy, backfill, **policy_options: the policy by name (``heuristics.registry``) and its
             options; or ``scheme`` (a seed-002 scheme, which also sets the checkpoint model).
+            ``backfill`` is a name (``heuristics.backfill.BACKFILLS``) or None; True and False
+            are refused (True once meant RLScheduler's backfilling, silently).
         checkpoint: ``no``, ``sys[:S]``, ``app-PCT``, ``jit`` (default: the scheme's, else ``no``).
         rt_percent, marking, seed: real-time marking (``rtsched.rtmarking``).
         window: a results window, ``"2018-01-21/7"`` or a ``WindowSpec``.
         tau, tau_rl, bsld_form: the bounded-slowdown bounds (s) and which form ``mean_bsld`` reports.
         event_order: ``design`` or ``rlscheduler`` (the RL papers' compatibility order).
-        first_n: only the first N jobs of a trace file.
+        first_n: only the first N >= 1 jobs of a trace file (None: every job; 0 is refused).
+
+    A bad value raises an ``OptionError`` (a ``ValueError``) whose message starts with the
+    parameter's name and says what it takes.
     """
     _check_arguments(first_n=first_n, backfill=backfill)
     options = dict(policy_options)
