@@ -38,6 +38,10 @@ from rtsched.machines.flat import FLAT
 from rtsched.sim.state import WAITING, JobState
 
 BACKFILLS = ("none", "easy", "ff", "bf", "sjf", "rlscheduler")
+# Each name in words, for what a run prints about itself (`rtsched simulate`'s header).
+BACKFILL_WORDS = {"none": "no backfilling", "easy": "EASY backfilling", "ff": "first-fit backfilling",
+                  "bf": "best-fit backfilling", "sjf": "SJF backfilling",
+                  "rlscheduler": "RLScheduler's strict backfilling"}
 # Spellings accepted for the names above (command lines, model files, older grids).
 _ALIASES = {"off": "none", "no": "none", "false": "none", "rl": "rlscheduler", "strict": "rlscheduler",
             "first-fit": "ff", "best-fit": "bf"}
@@ -242,6 +246,6 @@ def count_strict_backfillable(candidates: Iterable[JobState], head: JobState, fr
     return count
 
 
-__all__ = ["BACKFILLS", "NEVER", "Reservation", "normalize_backfill", "rule_of", "busy_of", "flat_reservation",
+__all__ = ["BACKFILLS", "BACKFILL_WORDS", "NEVER", "Reservation", "normalize_backfill", "rule_of", "busy_of", "flat_reservation",
            "partition_reservation", "reserve", "scan_flat", "scan_partitioned", "best_fit",
            "count_strict_backfillable"]

@@ -234,6 +234,23 @@ def scheme(name: str, **options: Any) -> tuple[Any, CheckpointModel]:
     return policy, model
 
 
-__all__ = ["BATCH_POLICIES", "REALTIME_POLICIES", "SCHEMES", "PolicyLoader", "available_policies",
+def describe_policy(policy) -> str:
+    """The batch queue's utility (priority) and the backfilling a built policy actually uses, in
+    words (``"wfp2 utility, first-fit backfilling"``): what a scheme or a default leaves unsaid.
+    Empty for a policy that has neither attribute (a user's class)."""
+    from heuristics.backfill import BACKFILL_WORDS
+
+    parts = []
+    priority = getattr(policy, "priority", None)
+    priority = getattr(priority, "name", priority)
+    if isinstance(priority, str) and priority:
+        parts.append(f"{priority} utility")
+    backfill = getattr(policy, "backfill", None)
+    if isinstance(backfill, str) and backfill:
+        parts.append(BACKFILL_WORDS.get(backfill, f"{backfill} backfilling"))
+    return ", ".join(parts)
+
+
+__all__ = ["BATCH_POLICIES", "REALTIME_POLICIES", "SCHEMES", "PolicyLoader", "available_policies", "describe_policy",
            "available_schemes", "make_policy", "policy_loaders", "register_policy_loader", "scheme",
            "scheme_checkpoint"]

@@ -8,7 +8,10 @@ JSON format (times in integer seconds)::
               ...]}
 
 ``walltime`` is optional (default: the runtime).  The offline model ignores it (offline solvers
-use the actual runtime) but it is carried so that heuristics can run the same instance.
+use the actual runtime) but it is carried so that heuristics can run the same instance.  It is
+the limit the job never runs past, so it is at least the runtime: a walltime below the runtime
+is refused (unlike an SWF trace, whose killed jobs can log a runtime past their request and
+whose readers clip it: docs/formats.md).
 
 Partition convention (identical to :class:`rtsched.machines.mira.AlignedMira`): partitions are
 enumerated by size k in (1, 2, 4, 8, 16, 24, 32, 48, 64, 96) ascending with k <= M, then by offset
@@ -251,6 +254,9 @@ def _parse(data: Any, path: str | None, name: str | None) -> Instance:
         walltime = raw.get("walltime", raw["runtime"])
         if walltime < 1:
             raise fail(f"job index {idx}{jid_txt}: 'walltime' must be >= 1 s, got {walltime}", f"{where}.walltime")
+        if walltime < raw["runtime"]:  # an instance's walltime is the limit its job never passes (module docstring)
+            raise fail(f"job index {idx}{jid_txt}: 'walltime' {walltime} s is below the runtime {raw['runtime']} s; "
+                       "give a walltime >= the runtime, or leave it out (it is then the runtime)", f"{where}.walltime")
         for key, value in (("submit", raw["submit"]), ("runtime", raw["runtime"]), ("walltime", walltime)):
             if value > MAX_TIME_S:
                 raise fail(f"job index {idx}{jid_txt}: {key!r} {value} is larger than the largest accepted value, "

@@ -530,15 +530,22 @@ def _finite(x) -> float | None:
 def write_model(model: LinearModel, objective: str, path: str | os.PathLike) -> None:
     """Write ``model`` with ``objective`` as MPS (``.mps``) or CPLEX LP (``.lp``), atomically
     (:func:`rtsched.files.atomic_write_bytes`), through HiGHS's writer."""
-    from rtsched.files import atomic_write_bytes
+    import highspy
+
+    from rtsched.files import WriteError, atomic_write_bytes
 
     suffix = os.path.splitext(str(path))[1].lower()
     if suffix not in (".mps", ".lp"):
         raise ValueError(f"model file {path}: the name must end in .mps or .lp")
     h = highs_model(model, objective)
+    # HiGHS chooses the format by the name's ending, which atomic_write's temporary name hides:
+    # it writes into a folder of its own first
     with tempfile.TemporaryDirectory(prefix="rtsched-model-") as tmp:
         out = os.path.join(tmp, "model" + suffix)
-        h.writeModel(out)
+        status = h.writeModel(out)
+        if status != highspy.HighsStatus.kOk or not os.path.isfile(out):  # HiGHS reports, never raises
+            raise WriteError(path, f"HiGHS could not write the model in the temporary folder {tmp} "
+                                   f"(status {status}; is that disk full?); nothing written")
         with open(out, "rb") as fh:
             data = fh.read()
     atomic_write_bytes(path, data)

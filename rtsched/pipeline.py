@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from heuristics.registry import SCHEMES, make_policy, scheme, scheme_checkpoint
+from heuristics.registry import SCHEMES, available_policies, describe_policy, make_policy, scheme, scheme_checkpoint
 from rtsched import metrics
 from rtsched.version import __version__
 from rtsched.checkpoint import DEFAULT_IO, CheckpointKind, CheckpointModel, IOModel
@@ -111,9 +111,16 @@ class RunSpec:
     def check(self) -> "RunSpec":
         """Refuse an option that cannot run, before any long work starts (raises ``SpecError``
         naming the option and the allowed values); returns self."""
-        if not (isinstance(self.rt_percent, (int, float)) and math.isfinite(self.rt_percent)
-                and 0 <= self.rt_percent <= 100):
+        if isinstance(self.rt_percent, bool) or not isinstance(self.rt_percent, (int, float)):
+            raise SpecError(f"must be a number in [0, 100] (a percentage), got {self.rt_percent!r} "
+                            f"(a {type(self.rt_percent).__name__})", "rt_percent")
+        if not (math.isfinite(self.rt_percent) and 0 <= self.rt_percent <= 100):
             raise SpecError(f"must be in [0, 100] %, got {self.rt_percent!r}", "rt_percent")
+        if self.scheme is not None and not isinstance(self.scheme, str):
+            raise SpecError(f"must be a scheme name ({', '.join(SCHEMES)}) or None, got {self.scheme!r}", "scheme")
+        if self.scheme is None and (not isinstance(self.policy, str) or not self.policy.strip()):
+            raise SpecError(f"must be a policy name ({', '.join(available_policies())}), a model file or "
+                            f"package.module:Class, got {self.policy!r}", "policy")
         if self.trace_format is not None and self.trace_format not in FORMATS:
             raise SpecError(f"unknown trace format {self.trace_format!r}; choose from {', '.join(FORMATS)}",
                             "trace_format")
@@ -349,6 +356,9 @@ class RunRecord:
         self.provenance = provenance
         self.timings = timings
         self.cleaning = cleaning
+        # the utility and backfilling the policy used, in words (heuristics.registry.describe_policy);
+        # for the printed header only: not in the JSON record, whose keys stay as they were
+        self.policy_description = ""
         self._summary: dict | None = None
         self._table = None
 
@@ -478,6 +488,7 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
         trace = load_trace(spec)
     machine_text = machine_spec_for(spec, trace)
     machine = load_machine(machine_text)
+    description = describe_policy(policy)  # before any wrapper
     if time_decisions:
         policy = _TimedPolicy(policy)
     timings["load_s"] = time.perf_counter() - t
@@ -536,8 +547,10 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
         "validated": spec.validate,
         "rtsched_version": __version__,
     }
-    return RunRecord(spec, marked, machine, result, policy_name, ckpt, window, provenance, timings,
-                     dict(cleaning) if cleaning else {})
+    record = RunRecord(spec, marked, machine, result, policy_name, ckpt, window, provenance, timings,
+                       dict(cleaning) if cleaning else {})
+    record.policy_description = description
+    return record
 
 
 def with_options(spec: RunSpec, **changes: Any) -> RunSpec:

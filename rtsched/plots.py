@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+from rtsched.errors import OptionError
 from rtsched.files import atomic_write
 
 LOG_SPAN = 30.0  # study_boxplots: whisker ratio (about 1.5 decades) from which a slowdown panel is log
@@ -155,6 +156,14 @@ BJ_COLOR = "#1f77b4"
 TIME_UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
+def time_unit_seconds(time_unit) -> float:
+    """Seconds per ``time_unit``; an unknown unit is an ``OptionError`` naming the parameter and
+    the units it takes (never a KeyError from inside the plot)."""
+    if not isinstance(time_unit, str) or time_unit not in TIME_UNITS:
+        raise OptionError(f"time_unit: unknown unit {time_unit!r}; choose from {', '.join(TIME_UNITS)}")
+    return TIME_UNITS[time_unit]
+
+
 def gantt(schedule, machine, workload=None, *, time_unit: str = "h", title: str = "", label_jobs: int = 40,
           size: tuple[float, float] | None = None):
     """The schedule as rectangles: time on x (``time_unit``), the machine's resource units on y.
@@ -169,7 +178,7 @@ def gantt(schedule, machine, workload=None, *, time_unit: str = "h", title: str 
 
     rmap = segment_ranges(schedule, machine)
     kinds = {j.id: j.kind for j in workload.jobs} if workload is not None else {}
-    div = TIME_UNITS[time_unit]
+    div = time_unit_seconds(time_unit)
     segs = schedule.segments
     fig = new_figure(size or (11, min(2.0 + 0.12 * min(rmap.units, 96), 9.0)))
     ax = fig.add_subplot()
@@ -206,7 +215,7 @@ def utilization_over_time(result, *, time_unit: str = "h", title: str = ""):
     from rtsched.series import step_series  # NumPy on first use: plotting is never on a start-up path
 
     segs = result.schedule.segments
-    div = TIME_UNITS[time_unit]
+    div = time_unit_seconds(time_unit)
     times, deltas = [], []
     for sg in segs:
         times += [sg.start, sg.end]
@@ -368,7 +377,7 @@ def window_sweep(rows, *, references: dict | None = None, title: str = ""):
 def queue_over_time(series: dict, *, time_unit: str = "d", title: str = ""):
     """Queue length over time, one step line per label: ``series`` {label: (times, lengths)} (the
     ``queue_series`` of ``rtsched.rl.evaluate.evaluate_online``; times in s)."""
-    scale = TIME_UNITS[time_unit]
+    scale = time_unit_seconds(time_unit)
     fig = new_figure((8, 3.6))
     ax = fig.add_subplot()
     t0 = min((float(t[0]) for t, _ in series.values() if len(t)), default=0.0)

@@ -90,7 +90,7 @@ class Schedule:
         a missing column is an ``InputError`` naming the file and the column."""
         import pandas as pd
 
-        frame = pd.read_parquet(path) if str(path).endswith(".parquet") else pd.read_csv(path)
+        frame = pd.read_parquet(path) if str(path).lower().endswith(".parquet") else pd.read_csv(path)
         missing = [c for c in SEGMENT_COLUMNS if c not in frame.columns]
         if missing:
             raise InputError(f"not a schedule file: no column(s) {missing}", path=str(path))
@@ -101,7 +101,7 @@ class Schedule:
         frame = self.to_frame()
         if partition_names is not None:
             frame["partition_name"] = [partition_names[p] if p >= 0 else "" for p in frame["partition"]]
-        if str(path).endswith(".parquet"):
+        if str(path).lower().endswith(".parquet"):
             atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
         else:
             atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))

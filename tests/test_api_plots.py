@@ -140,3 +140,20 @@ def test_study_boxplots_use_a_log_scale_only_where_slowdowns_span_decades():
     assert (rt_sd.get_yscale(), bj_sd.get_yscale(), bj_ta.get_yscale()) == ("linear", "log", "linear")
     fig = study_boxplots(pd.DataFrame(rows), schemes=["baseline"], log_slowdown=False)
     assert fig.axes[1].get_yscale() == "linear"
+
+
+@pytest.mark.parametrize("plot", ["plot_gantt", "plot_utilization"])
+@pytest.mark.parametrize("unit", ["weeks", None, 3])
+def test_an_unknown_time_unit_names_the_parameter_and_the_units(plot, unit):
+    import matplotlib.pyplot as plt
+
+    import rtsched
+    from rtsched.errors import OptionError
+
+    run = rtsched.simulate(SAMPLE, policy="fcfs", first_n=20)
+    figures = plt.get_fignums()
+    with pytest.raises(OptionError) as info:
+        getattr(run, plot)(time_unit=unit)
+    assert str(info.value) == f"time_unit: unknown unit {unit!r}; choose from s, min, h, d"
+    assert plt.get_fignums() == figures  # refused before a figure was made
+    assert getattr(run, plot)(time_unit="d") is not None

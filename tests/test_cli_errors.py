@@ -344,7 +344,14 @@ def test_report_of_a_missing_folder_creates_nothing_and_status_names_a_folder_gi
                                                                                           monkeypatch):
     monkeypatch.chdir(tmp_path)
     rc, _, err = _run(capsys, ["experiment", "report", "nosuch"])
-    assert rc == 1 and "nosuch: not a results folder" in err and not (tmp_path / "nosuch").exists()
+    assert rc == 1 and "nosuch: no such folder" in err and not (tmp_path / "nosuch").exists()
+    (tmp_path / "empty").mkdir()
+    rc, _, err = _run(capsys, ["experiment", "report", "empty"])
+    assert rc == 1 and "empty: not a results folder (no runs/ inside)" in err
+    (tmp_path / "afile").write_text("x")
+    for command in ("report", "plot"):
+        rc, _, err = _run(capsys, ["experiment", command, "afile"])
+        assert rc == 1 and "afile: a file, not a results folder" in err, err
     (tmp_path / "adir").mkdir()
     rc, _, err = _run(capsys, ["experiment", "status", "adir"])
     assert rc == 1 and "adir is a folder, not a grid TOML file" in err and "Traceback" not in err

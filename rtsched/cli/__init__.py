@@ -91,6 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        if exc.errno is None:  # not the system's: a library's own error, shown as it is
+            raise
+        # a system error no writer turned into a WriteError (a folder made on a full disk, ...):
+        # still one line, naming the file when the system names one
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"{name}: error: {(exc.strerror or str(exc)).lower()}{where}", file=sys.stderr)
+        return 1
     finally:
         if previous in (signal.SIG_DFL, None):
             signal.signal(signal.SIGTERM, signal.SIG_DFL)

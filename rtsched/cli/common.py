@@ -81,8 +81,20 @@ def name_list(text: str, option: str) -> list[str]:
     """A comma-separated list of names; an empty list is a usage error naming ``option``."""
     names = [x.strip() for x in str(text).split(",") if x.strip()]
     if not names:
-        raise UsageError(f"{option}: no name given")
+        raise UsageError(f"{option}: no name given (got {text!r})")
     return names
+
+
+def int_list(text: str, option: str) -> list[int]:
+    """A comma-separated list of whole numbers; an empty list (``--sizes ""``) is a usage error
+    naming ``option``, never a silent fall-back to the default."""
+    items = [x.strip() for x in str(text).split(",") if x.strip()]
+    if not items:
+        raise UsageError(f"{option}: no number given (got {text!r}); leave the option out for the default")
+    try:
+        return [int(x) for x in items]
+    except ValueError:
+        raise UsageError(f"{option}: expected comma-separated whole numbers, got {text!r}") from None
 
 
 def changed_options(args, defaults: dict) -> list[str]:
@@ -96,6 +108,40 @@ def changed_options(args, defaults: dict) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------- output paths
+# What each writer writes, by the name's ending (lower case); a name with another ending is refused
+# rather than written in a format it does not announce (`traces convert x.csv` wrote SWF).
+SCHEDULE_FORMATS = {".csv": "CSV", ".parquet": "Parquet"}
+EVALYS_FORMATS = {".csv": "an evalys jobs CSV"}
+SWF_FORMATS = {".swf": "SWF", ".swf.gz": "gzip-compressed SWF"}
+CONVERT_FORMATS = {**SWF_FORMATS, ".json": "a Batsim workload"}
+
+
+def check_extension(path: str | None, option: str, formats: dict[str, str]) -> None:
+    """Refuse an output name whose ending is none of ``formats`` (ending -> what is written there).
+    Standard output (``-``) and an existing special file (``/dev/null``, a FIFO) take any name."""
+    from rtsched.files import target_kind
+
+    if path is None or path == "-" or target_kind(path) == "direct":
+        return
+    if any(str(path).lower().endswith(ending) for ending in formats):
+        return
+    said = "; ".join(f"{ending} writes {what}" for ending, what in formats.items())
+    raise UsageError(f"{option}: {path}: the name must end in {' or '.join(formats)} ({said})")
+
+
+def check_distinct_outputs(outputs: dict[str, str | None]) -> None:
+    """Refuse one file given to two output options (option -> path; None: not given): the second
+    writer would silently replace what the first wrote."""
+    seen: dict[str, str] = {}
+    for option, path in outputs.items():
+        if path is None or path == "-":
+            continue
+        real = os.path.realpath(path)
+        if real in seen and not (os.path.exists(path) and not os.path.isfile(path)):  # /dev/null twice is fine
+            raise UsageError(f"{option}: {path} is also given to {seen[real]}; give each output its own file")
+        seen.setdefault(real, option)
+
+
 def check_output(path: str | None, option: str, *, folder: bool = False, stdout: bool = False,
                  inputs: tuple = ()) -> None:
     """Refuse an output path that cannot be written, before any long work starts.
@@ -190,5 +236,7 @@ def pct(x) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x * 100:+.0f} %"
 
 
-__all__ = ["UsageError", "changed_options", "check_output", "console", "float_in", "fmt", "int_in", "name_list",
+__all__ = ["CONVERT_FORMATS", "EVALYS_FORMATS", "SCHEDULE_FORMATS", "SWF_FORMATS", "UsageError", "changed_options",
+           "check_distinct_outputs", "check_extension", "check_output", "console", "float_in", "fmt", "int_in", "int_list",
+           "name_list",
            "nonneg_float", "nonneg_int", "pct", "percent", "positive_float", "positive_int", "progress_bar"]

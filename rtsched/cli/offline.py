@@ -14,7 +14,8 @@ import os
 import sys
 from typing import Any
 
-from rtsched.cli.common import (UsageError, changed_options, check_output, console, float_in, fmt, int_in, name_list,
+from rtsched.cli.common import (SCHEDULE_FORMATS, UsageError, changed_options, check_distinct_outputs, check_extension,
+                                check_output, console, float_in, fmt, int_in, int_list, name_list,
                                 nonneg_int, pct, positive_float, positive_int, progress_bar)
 from rtsched.limits import MAX_SOLVE_JOBS
 
@@ -219,9 +220,11 @@ def cmd_solve(args) -> int:
     from rtsched.errors import InputError
 
     check_output(args.schedule_out, "--schedule-out", inputs=(args.instance,))
+    check_extension(args.schedule_out, "--schedule-out", SCHEDULE_FORMATS)
     kwargs = _solve_kwargs(args)
     if args.write_model:
         check_output(args.write_model, "--write-model", inputs=(args.instance,))
+        check_distinct_outputs({"--schedule-out": args.schedule_out, "--write-model": args.write_model})
         if not args.method.startswith("milp"):
             raise UsageError(f"--write-model needs a milp* method, not --method {args.method}")
         if os.path.splitext(args.write_model)[1].lower() not in (".mps", ".lp"):
@@ -308,10 +311,7 @@ def cmd_instances_generate(args) -> int:
     if args.bj + args.rt > MAX_SOLVE_JOBS:
         raise UsageError(f"--bj + --rt = {args.bj + args.rt:,} jobs: more than an exact solve accepts "
                          f"(MAX_SOLVE_JOBS = {MAX_SOLVE_JOBS:,})")
-    try:
-        sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else None
-    except ValueError:
-        raise UsageError(f"--sizes: expected comma-separated node counts, got {args.sizes!r}") from None
+    sizes = int_list(args.sizes, "--sizes") if args.sizes is not None else None
     for size in sizes or ():
         from rtsched.machines.sizes import partition_blocks_for
 

@@ -19,7 +19,7 @@ import json
 import os
 import sys
 
-from rtsched.cli.common import (UsageError, changed_options, check_output, float_in, int_in, name_list, nonneg_float,
+from rtsched.cli.common import (UsageError, changed_options, check_output, float_in, int_in, int_list, name_list, nonneg_float,
                                 nonneg_int, positive_float, positive_int)
 from rtsched.errors import InputError, RtschedError
 
@@ -50,13 +50,6 @@ EVALUATE_DRAW_DEFAULTS = {"n_sequences": 10, "seed": 1}
 
 
 # ---------------------------------------------------------------------------------------- parsing helpers
-def _int_list(text: str, option: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError(f"{option}: expected comma-separated integers, got {text!r}") from None
-
-
 def _name_list(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
@@ -231,7 +224,7 @@ def cmd_train(args) -> int:
             if v is not None:
                 options[name] = v
         if args.hidden is not None:
-            options["hidden"] = tuple(_int_list(args.hidden, "--hidden"))
+            options["hidden"] = tuple(int_list(args.hidden, "--hidden"))
             if not options["hidden"] or min(options["hidden"]) < 1:
                 raise UsageError(f"--hidden: expected positive layer sizes, got {args.hidden!r}")
     elif args.agent == "rlschert":
@@ -537,7 +530,7 @@ def cmd_evaluate(args) -> int:
     if _is_vasplike(args.trace):
         return _evaluate_vasplike(args, policies)
     _check_trace(args.trace)
-    starts = _int_list(args.starts, "--starts") if args.starts else None
+    starts = int_list(args.starts, "--starts") if args.starts is not None else None
     if starts is not None:
         given = changed_options(args, dict.fromkeys(EVALUATE_DRAW_DEFAULTS))  # given at all
         if given:

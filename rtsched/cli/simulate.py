@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-from rtsched.cli.common import (UsageError, check_output, console, fmt, nonneg_int, percent, positive_int,
+from rtsched.cli.common import (SCHEDULE_FORMATS, EVALYS_FORMATS, UsageError, check_distinct_outputs, check_extension,
+                                check_output, console, fmt, nonneg_int, percent, positive_int,
                                 progress_bar)
 
 EMBEDDED_DEFAULT_SCHEME = "wcjs-jit"  # the seed-002 headline scheme
@@ -119,6 +120,9 @@ def run(args) -> int:
     inputs = (args.trace or str(DEFAULT_TRACE), args.machine, args.policy)
     check_output(args.schedule_out, "--schedule-out", inputs=inputs)
     check_output(args.evalys_out, "--evalys-out", inputs=inputs)
+    check_extension(args.schedule_out, "--schedule-out", SCHEDULE_FORMATS)
+    check_extension(args.evalys_out, "--evalys-out", EVALYS_FORMATS)
+    check_distinct_outputs({"--schedule-out": args.schedule_out, "--evalys-out": args.evalys_out})
     try:
         with progress_bar("simulating", not args.json and not args.no_progress) as update:
             record = execute(spec, progress=update, refuse_idle_checkpoint=True)
@@ -137,17 +141,21 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
-        print_summary(console(), out)
+        print_summary(console(), {**out, "ran_as": record.policy_description})
     return 0
 
 
 def title(out: dict) -> str:
     """One line that says what ran."""
     sha = f", sha256 {out['trace_sha256'][:12]}…" if out.get("trace_sha256") else ""
-    rt = (f"{out['rt_jobs']:,} RTJs ({out['rt_percent']:g} % {out['marking']}, seed {out['seed']})"
+    # "RNG seed": the marking's random seed, never to be read as the seed-002 paper
+    rt = (f"{out['rt_jobs']:,} RTJs ({out['rt_percent']:g} % {out['marking']}, RNG seed {out['seed']})"
           if out["rt_percent"] else "no RTJs")
     how = f"scheme {out['scheme']}" if out.get("scheme") else f"policy {out['policy']}"
-    extra = ", ".join(f"{k} {v}" for k, v in (out.get("policy_options") or {}).items())
+    # what the policy ran with (utility, backfilling), then the options given
+    extra = ", ".join([out["ran_as"]] if out.get("ran_as") else []
+                      + [f"{k} {v}" for k, v in (out.get("policy_options") or {}).items()
+                         if not (k == "backfill" and out.get("ran_as"))])
     window = f"window {out['window_spec']}" if out.get("window_spec") else "all jobs"
     # the policy that ran, when its name says more than the scheme or policy asked for
     ran = f" = {out['policy']}" if out["policy"] not in (out.get("scheme"), how.split(" ", 1)[1]) else ""
@@ -171,8 +179,8 @@ def print_summary(con, out: dict) -> None:
     con.print(f"utilization {out['utilization']:.4f} · productive utilization {out['productive_utilization']:.4f} "
               f"(window {out['window'][0]:,}–{out['window'][1]:,} s)")
     tau = out["bsld_tau"]
-    form = ("(wait + max(runtime, τ)) / max(runtime, τ), seed 002" if out["bsld_form"] == "seed002"
-            else "max(1, turnaround / max(runtime, τ)), RL papers")
+    form = ("(wait + max(runtime, τ)) / max(runtime, τ), the seed-002 paper's form" if out["bsld_form"] == "seed002"
+            else "max(1, turnaround / max(runtime, τ)), the RL papers' form")
     con.print(f"SD = slowdown = turnaround / runtime; BSLD = bounded slowdown = {form}, τ = {tau} s; "
               "wait and turnaround in s; RT = real-time jobs, batch = batch jobs.", style="dim")
     cleaning = out.get("cleaning") or {}

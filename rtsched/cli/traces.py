@@ -5,7 +5,8 @@ import json
 import sys
 from pathlib import Path
 
-from rtsched.cli.common import (UsageError, changed_options, check_output, console, float_in, fmt, int_in, nonneg_int,
+from rtsched.cli.common import (CONVERT_FORMATS, SWF_FORMATS, UsageError, changed_options, check_extension,
+                                check_output, console, float_in, fmt, int_in, nonneg_int,
                                 positive_int)
 
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "traces"
@@ -74,6 +75,7 @@ def generate(args) -> int:
                          + ("" if args.model == "lublin" else " (the Mira-like model has Mira's sizes and draws "
                             "its jobs over --days)"))
     check_output(args.out, "--out")
+    check_extension(args.out, "--out", SWF_FORMATS)
     if args.model == "lublin":
         wl = generators.generate_lublin(n_jobs=args.jobs, nodes=args.nodes or 256, seed=args.seed)
     else:
@@ -112,6 +114,7 @@ def convert(args) -> int:
     from rtsched.io.swf import write_swf
 
     check_output(args.output, "output", stdout=True, inputs=(args.input,))
+    check_extension(args.output, "output", CONVERT_FORMATS)
     batsim = args.output.lower().endswith(".json")
     if args.nb_res is not None and not batsim:
         raise UsageError("--nb-res applies to a Batsim workload output (a name ending in .json) only")

@@ -109,6 +109,10 @@ def read_record(out_dir: Path, key: str) -> tuple[dict | None, str | None]:
 def _record_paths(out_dir: Path) -> list[Path]:
     folder = store.runs_dir(Path(out_dir))
     if not folder.is_dir():
+        if not Path(out_dir).exists():
+            raise FileNotFoundError(f"{out_dir}: no such folder (give the results folder of `rtsched experiment run`)")
+        if not Path(out_dir).is_dir():
+            raise FileNotFoundError(f"{out_dir}: a file, not a results folder")
         raise FileNotFoundError(f"{out_dir}: not a results folder (no {store.RUNS}/ inside)")
     return [p for p in sorted(folder.glob("*.json")) if not p.name.endswith(".error.json")]
 

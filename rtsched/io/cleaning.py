@@ -39,7 +39,8 @@ def too_large(text: str, limit: float) -> str:
 
 
 __all__ = ["LIMIT_NAMES", "MAX_ID", "MAX_SIZE", "MAX_TIME_S", "ReadOptions", "RowErrors", "bump", "check_sizes",
-           "first_n_positions", "gc_paused", "no_jobs_left", "round_seconds", "settle_runtimes", "too_large"]
+           "first_n_positions", "gc_paused", "no_jobs_left", "round_seconds", "settle_runtimes", "submit_seconds",
+           "too_large"]
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,13 @@ def round_seconds(values: np.ndarray | float) -> np.ndarray:
     """Durations in s (an array or one value) rounded to the nearest whole second, halves away
     from zero, as int64.  The values must be finite and within int64; -1 (unknown) stays -1."""
     return (np.sign(values) * np.floor(np.abs(values) + 0.5)).astype(np.int64)
+
+
+def submit_seconds(values: np.ndarray | float) -> np.ndarray:
+    """Submit times in s (an array or one value) as whole seconds, rounded down (a job submitted
+    during second s is in the queue at s), as int64.  The one rule of every reader and of the
+    API's DataFrames; durations use ``round_seconds``."""
+    return np.floor(values).astype(np.int64)
 
 
 def settle_runtimes(runtime: np.ndarray, walltime: np.ndarray, alive: np.ndarray, opts: ReadOptions,

@@ -27,11 +27,11 @@ from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, Typ
 import numpy as np
 
 from rtsched.errors import InputError
-from rtsched.files import atomic_write
+from rtsched.files import atomic_write_stream
 from rtsched.io import TraceHeader, trace_name
 from rtsched.io.cleaning import (MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, RowErrors, bump, check_sizes,
                                  first_n_positions, gc_paused, no_jobs_left, round_seconds,
-                                 settle_runtimes, too_large)
+                                 settle_runtimes, submit_seconds, too_large)
 from rtsched.io.numbers import NUMBER, parse_block
 from rtsched.io.source import TraceInput, display_name
 from rtsched.jobs import BATCH, Job, Workload
@@ -325,7 +325,7 @@ class _Scan:
         o, counts = self.opts, self.counts
         assert self.machine is not None
         max_nodes, ratio = self.machine
-        submit = np.floor(v[:, _SUBMIT]).astype(np.int64)
+        submit = submit_seconds(v[:, _SUBMIT])
         runtime = v[:, _RUN]
         if o.unknown_runtime is not None:
             runtime = np.where(runtime == -1, float(o.unknown_runtime), runtime)
@@ -651,13 +651,12 @@ def write_swf(workload: Workload, path: str | os.PathLike[str]) -> None:
 
 
 def _atomic_write(path: str, chunks: Iterable[str]) -> None:
-    def fill(tmp) -> None:
-        with open(tmp, "wb") as raw:
-            if path.endswith(".gz"):
-                with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
-                    for chunk in chunks:
-                        gz.write(chunk.encode("utf-8"))
-            else:
-                raw.write("".join(chunks).encode("utf-8"))
+    def fill(raw) -> None:
+        if path.lower().endswith(".gz"):
+            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+                for chunk in chunks:
+                    gz.write(chunk.encode("utf-8"))
+        else:
+            raw.write("".join(chunks).encode("utf-8"))
 
-    atomic_write(path, fill)
+    atomic_write_stream(path, fill)

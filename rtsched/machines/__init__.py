@@ -1,6 +1,7 @@
 """Machine models: flat clusters and partitioned (Mira) machines."""
 from __future__ import annotations
 
+from rtsched.limits import MAX_FLAT_NODES
 from rtsched.machines.base import Machine, MachineState
 from rtsched.machines.flat import FLAT, FlatCluster
 from rtsched.machines.mira import AlignedMira, load_cobalt_partitions
@@ -33,6 +34,9 @@ def check_machine_spec(spec: str) -> tuple[str, int | None]:
             raise ValueError(f"machine {spec!r}: a flat machine needs a size: flat:N (N processors)")
         if not arg.isdigit() or int(arg) < 1:
             raise ValueError(f"machine {spec!r}: flat:N needs a whole number N >= 1")
+        if int(arg) > MAX_FLAT_NODES:
+            raise ValueError(f"machine {spec!r}: flat:N allows at most {MAX_FLAT_NODES:,} processors "
+                             "(rtsched.limits.MAX_FLAT_NODES, ten times the largest machine built)")
         return "flat", int(arg)
     raise ValueError(f"unknown machine {spec!r}; use {MACHINE_SPECS}")
 

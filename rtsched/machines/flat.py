@@ -1,6 +1,7 @@
 """A flat cluster of N interchangeable processors (the SWF traces of the RL papers)."""
 from __future__ import annotations
 
+from rtsched.limits import MAX_FLAT_NODES
 from rtsched.machines.base import Machine, MachineState
 
 FLAT = -1  # the allocation id on a flat cluster
@@ -43,6 +44,9 @@ class FlatCluster(Machine):
     def __init__(self, nodes: int, name: str | None = None) -> None:
         if nodes < 1:
             raise ValueError("a cluster needs at least one processor")
+        if nodes > MAX_FLAT_NODES:
+            raise ValueError(f"a cluster of {nodes:,} processors: at most {MAX_FLAT_NODES:,} are allowed "
+                             "(rtsched.limits.MAX_FLAT_NODES)")
         self.total_nodes = nodes
         self.name = name or f"flat-{nodes}"
 

@@ -58,10 +58,14 @@ def load_cobalt_partitions(path: str, name: str | None = None) -> PartitionedMac
         raise InputError(f"cannot read partition file: {exc}", path=path) from exc
     card_index: dict[str, int] = {}
     raw: list[tuple[str, int]] = []
+    seen: set[str] = set()
     for elem in tree.getroot().iter("Partition"):
         pname = elem.get("name")
         if not pname:
             raise InputError("a <Partition> has no name attribute", path=path, field="name")
+        if pname in seen:  # schedules and logs name partitions: two of one name would be confused
+            raise InputError(f"partition {pname} is defined twice", path=path, field="name")
+        seen.add(pname)
         hw = 0
         for card in elem.iter("NodeCard"):
             cid = card.get("id")

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from rtsched.errors import OptionError, RtschedError
-from rtsched.files import atomic_write
+from rtsched.files import atomic_write_stream
 from rtsched.rl.features import INSPECT_FEATURE_SETS, PICK_FEATURE_SETS
 from rtsched.rl.inference import MASKED_LOGIT
 from rtsched.rl.nets import build_networks
@@ -96,7 +96,7 @@ def export_model(src: str, dst: str) -> dict:
     out["env"] = env
     out["exported_from"] = os.path.basename(os.path.normpath(os.fspath(src)))
     os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
-    atomic_write(dst, lambda tmp: torch.save(out, tmp))
+    atomic_write_stream(dst, lambda fh: torch.save(out, fh))
     return {"path": dst, "bytes": os.path.getsize(dst), "agent": out["agent"], "epoch": int(out.get("epoch", 0))}
 
 

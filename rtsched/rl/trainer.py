@@ -42,7 +42,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from rtsched.files import atomic_write, atomic_write_text
+from rtsched.files import atomic_write_stream, atomic_write_text
 from rtsched.rl.modelfiles import CHECKPOINT, FORMAT, PROGRESS, VERSION, ModelFileError, jsonable, read_model_file
 from rtsched.rl.nets import NumpyActor, build_networks
 from rtsched.rl.rollouts import MODES, make_pool
@@ -530,7 +530,7 @@ class PPOTrainer:
         moment leaves the previous epoch's files whole)."""
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         state = self.state()
-        atomic_write(path, lambda tmp: torch.save(state, tmp))
+        atomic_write_stream(path, lambda fh: torch.save(state, fh))
         atomic_write_text(os.path.join(os.path.dirname(os.path.abspath(path)), PROGRESS),
                           json.dumps(self.history, indent=1) + "\n")
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from rtsched.errors import OptionError
-from rtsched.files import FileLock, LockedError, atomic_write
+from rtsched.files import FileLock, LockedError, atomic_write_stream
 from rtsched.rl.rtmix.env import TRAIN_SEEDS, RtMixEnv
 from rtsched.rl.modelfiles import CHECKPOINT, LOCK, load_model, read_model_file
 from rtsched.rl.trainer import PPOConfig, PPOTrainer, split_options
@@ -243,7 +243,7 @@ def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float 
     for key in ("pi_opt", "v_opt", "rng"):
         out_st.pop(key, None)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    atomic_write(out, lambda tmp: torch.save(out_st, tmp))
+    atomic_write_stream(out, lambda fh: torch.save(out_st, fh))
     return {"out": out, "history": rows}
 
 
@@ -251,12 +251,11 @@ def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float 
 def _save_data(path: str, data: dict) -> None:
     import json as _json
 
-    def write(tmp):
-        with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, obs=data["obs"], mask=data["mask"], act=data["act"], good=data["good"],
-                                parts=np.asarray(_json.dumps(data["parts"])))
+    def write(fh) -> None:
+        np.savez_compressed(fh, obs=data["obs"], mask=data["mask"], act=data["act"], good=data["good"],
+                            parts=np.asarray(_json.dumps(data["parts"])))
 
-    atomic_write(path, write)
+    atomic_write_stream(path, write)
 
 
 def _load_data(path: str) -> dict:
