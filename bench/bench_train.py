@@ -50,9 +50,8 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 from rtsched.files import atomic_write_text  # noqa: E402
 from rtsched.machines import FlatCluster  # noqa: E402
-from rtsched.rl.api import RLSCHERT_PPO_DEFAULTS, SPLIT_PPO_DEFAULTS  # noqa: E402
-from rtsched.rl.ppo import PPOConfig, PPOTrainer  # noqa: E402
-from rtsched.rl.rollouts import EnvFactory  # noqa: E402
+from rtsched.rl.agents import EnvFactory, agent_part  # noqa: E402
+from rtsched.rl.trainer import PPOConfig, PPOTrainer  # noqa: E402
 from rtsched.rl.trace import load_trace  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -68,27 +67,24 @@ BUDGET_S = 10 * 3600  # "10 hours on 2 cores"
 def build_trainer(agent: str, trace, scale: float) -> PPOTrainer:
     """A trainer of ``agent`` at its default networks and batch settings (workers=1, this process)."""
     mach = FlatCluster(trace.max_nodes) if trace is not None else None
+    name = "rlscheduler" if agent == "rlscheduler-bf" else agent
     if agent in ("rlscheduler", "rlscheduler-bf"):
         backfill = "rlscheduler" if agent.endswith("-bf") else "none"
-        factory = EnvFactory("rlscheduler", trace, "bsld", backfill, mach, {"seq_len": 256, "window": 128})
-        cfg, name = PPOConfig(), "rlscheduler"
+        factory = EnvFactory(name, trace, "bsld", backfill, mach, {"seq_len": 256, "window": 128})
     elif agent == "inspector":
-        factory = EnvFactory("inspector", trace, "bsld", "none", mach, {"seq_len": 128})
-        cfg, name = PPOConfig(), "inspector"
+        factory = EnvFactory(name, trace, "bsld", "none", mach, {"seq_len": 128})
     elif agent == "splitwindow":
-        factory = EnvFactory("splitwindow", trace, machine=mach, options={"head": 10, "tail": 10, "placements": 1000})
-        cfg, name = PPOConfig(**SPLIT_PPO_DEFAULTS), "splitwindow"
+        factory = EnvFactory(name, trace, machine=mach, options={"head": 10, "tail": 10, "placements": 1000})
     elif agent == "rlschert":
-        factory = EnvFactory("rlschert", "vasplike")
-        cfg, name = PPOConfig(**RLSCHERT_PPO_DEFAULTS), "rlschert"
+        factory = EnvFactory(name, "vasplike")
     elif agent == "rtmix":
-        from rtsched.rl.env_rtmix import RtMixEnv
-        from rtsched.rl.rtmix_train import FINE_TUNE
-
-        factory = RtMixEnv
-        cfg, name = PPOConfig(**FINE_TUNE), "rtmix"
+        factory = EnvFactory(name, None)
     else:
         raise SystemExit(f"bench_train: unknown agent {agent!r}; choose from {', '.join(AGENTS)}")
+    ppo = dict(getattr(agent_part(name, "recipe"), "PPO_DEFAULTS", {}))  # the agent's paper where it differs
+    if "hidden" in ppo:
+        ppo["hidden"] = tuple(ppo["hidden"])
+    cfg = PPOConfig(**ppo)
     if scale != 1.0:
         cfg.trajs_per_epoch = max(1, round(cfg.trajs_per_epoch * scale))
     env0 = factory()
