@@ -1,7 +1,10 @@
 """Where a PPO epoch's time goes, per agent, against this machine's dense matmul limit (issue 24 §2).
 
 Run:  PYTHONPATH=. python bench/bench_train.py [--agents rlscheduler,rlscheduler-bf,inspector,splitwindow,
-          rlschert,rtmix] [--epochs 1] [--scale 1.0] [--trace PATH] [--no-limit] [--json OUT]
+          rlschert,rtmix] [--epochs 1] [--scale 1.0] [--trace PATH] [--no-limit] [--code TREE] [--json OUT]
+
+``--code TREE`` times the rtsched of another checkout (``git archive <commit> | tar -x -C TREE``), so a
+shell loop alternating ``--code main-tree`` and this checkout gives before/after side by side.
 
 For every agent, one trainer at the agent's default networks and batch settings (the papers'; the
 library's ``PPOConfig``, ``SPLIT_PPO_DEFAULTS``, ``RLSCHERT_PPO_DEFAULTS``, ``rtmix_train.FINE_TUNE``)
@@ -43,11 +46,14 @@ from collections import defaultdict
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# ``--code TREE``: time another checkout's rtsched (e.g. main's, for before/after side by side)
+CODE = sys.argv[sys.argv.index("--code") + 1] if "--code" in sys.argv[:-1] else None
+sys.path.insert(0, os.path.abspath(CODE) if CODE else os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
+from rtsched import __file__ as rtsched_file  # noqa: E402
 from rtsched.files import atomic_write_text  # noqa: E402
 from rtsched.machines import FlatCluster  # noqa: E402
 from rtsched.rl.agents import EnvFactory, agent_part  # noqa: E402
@@ -270,6 +276,26 @@ def cpu_now() -> float:
     return time.process_time()
 
 
+def epoch_row(agent: str, cfg, epochs: list[dict], built_s: float, batch) -> dict:
+    """The epochs' figures: samples per second of the whole epoch, of collection and of the update."""
+    steps = sum(r["steps"] for r in epochs)
+    col = sum(r["collect_s"] for r in epochs)
+    upd = sum(r["update_s"] for r in epochs)
+    col_cpu = sum(r["collect_cpu_s"] for r in epochs)
+    upd_cpu = sum(r["update_cpu_s"] for r in epochs)
+    return {"agent": agent, "hidden": list(cfg.hidden), "actor": cfg.actor, "critic": cfg.critic,
+            "trajs_per_epoch": cfg.trajs_per_epoch, "n_envs": cfg.n_envs,
+            "minibatch": cfg.minibatch, "train_pi_iters": cfg.train_pi_iters, "train_v_iters": cfg.train_v_iters,
+            "update_threads": cfg.torch_threads or 1, "built_s": round(built_s, 2), "epochs": epochs,
+            "samples_per_epoch": steps / len(epochs), "epoch_s": (col + upd) / len(epochs),
+            "epoch_cpu_s": (col_cpu + upd_cpu) / len(epochs), "collect_cpu_s": col_cpu / len(epochs),
+            "update_cpu_s": upd_cpu / len(epochs),
+            "samples_per_s": steps / (col + upd), "collect_samples_per_s": steps / col,
+            "update_samples_per_s": steps / upd, "update_share": upd / (col + upd),
+            "update_cpu_share": upd_cpu / (col_cpu + upd_cpu) if col_cpu + upd_cpu else 0.0,
+            "last_update_s": epochs[-1]["update_s"]}
+
+
 def bench_agent(agent: str, trace, args) -> dict:
     t0 = time.perf_counter()
     tr = build_trainer(agent, trace, args.scale)
@@ -291,37 +317,29 @@ def bench_agent(agent: str, trace, args) -> dict:
                            "mean_return": float(np.mean(batch.returns))})
             print(f"    epoch {e}: {batch.steps:,} samples · collect {w1 - w0:.2f} s (CPU {c1 - c0:.2f}) · update "
                   f"{w2 - w1:.2f} s (CPU {c2 - c1:.2f}) · pi iterations {stats['pi_iters']}", flush=True)
-        final = training_state(tr)
-        rec, again = recorded_update(tr, batch, state)
-        load_training_state(tr, final)
+        if args.epochs_only:
+            rec, again = None, stats
+        else:
+            final = training_state(tr)
+            rec, again = recorded_update(tr, batch, state)
+            load_training_state(tr, final)
     finally:
         tr.close()
+    if rec is None:
+        return epoch_row(agent, cfg, epochs, built_s, batch)
     if (again["pi_iters"], again["loss_pi"], again["loss_v"]) != (stats["pi_iters"], stats["loss_pi"], stats["loss_v"]):
         raise SystemExit(f"{agent}: the recorded update differs from the timed one ({again} vs {stats})")
+    row = epoch_row(agent, cfg, epochs, built_s, batch)
     last = epochs[-1]
-    steps = sum(r["steps"] for r in epochs)
-    col = sum(r["collect_s"] for r in epochs)
-    upd = sum(r["update_s"] for r in epochs)
-    col_cpu = sum(r["collect_cpu_s"] for r in epochs)
-    upd_cpu = sum(r["update_cpu_s"] for r in epochs)
     ops_s = sum(rec.phase_s.values())
-    threads = cfg.torch_threads or 1
-    row = {"agent": agent, "hidden": list(cfg.hidden), "actor": cfg.actor, "critic": cfg.critic,
-           "trajs_per_epoch": cfg.trajs_per_epoch, "n_envs": cfg.n_envs,
-           "minibatch": cfg.minibatch, "train_pi_iters": cfg.train_pi_iters, "train_v_iters": cfg.train_v_iters,
-           "update_threads": threads, "built_s": round(built_s, 2), "epochs": epochs,
-           "samples_per_epoch": steps / len(epochs), "epoch_s": (col + upd) / len(epochs),
-           "epoch_cpu_s": (col_cpu + upd_cpu) / len(epochs),
-           "samples_per_s": steps / (col + upd), "collect_samples_per_s": steps / col,
-           "update_samples_per_s": steps / upd, "update_share": upd / (col + upd),
-           "update_cpu_share": upd_cpu / (col_cpu + upd_cpu) if col_cpu + upd_cpu else 0.0,
-           "last_update_s": last["update_s"],
-           "update_phases_s": {k: round(v, 4) for k, v in sorted(rec.phase_s.items())},
-           "update_phase_ops": dict(rec.phase_ops), "recorded_update_cpu_s": rec.cpu_s, "last_update_cpu_s": last["update_cpu_s"],
-           "top_ops_s": dict(sorted(rec.op_s.items(), key=lambda kv: -kv[1])[:8]),
-           "update_ops": sum(rec.phase_ops.values()), "op_floor_s": args.op_floor_s,
-           "update_outside_ops_s": max(0.0, last["update_cpu_s"] - ops_s),
-           "update_matmul_op_s": rec.matmul_s}
+    threads = row["update_threads"]
+    row.update({
+        "update_phases_s": {k: round(v, 4) for k, v in sorted(rec.phase_s.items())},
+        "update_phase_ops": dict(rec.phase_ops), "recorded_update_cpu_s": rec.cpu_s, "last_update_cpu_s": last["update_cpu_s"],
+        "top_ops_s": dict(sorted(rec.op_s.items(), key=lambda kv: -kv[1])[:8]),
+        "update_ops": sum(rec.phase_ops.values()), "op_floor_s": args.op_floor_s,
+        "update_outside_ops_s": max(0.0, last["update_cpu_s"] - ops_s),
+        "update_matmul_op_s": rec.matmul_s})
     if not args.no_limit:
         lim1, flops = matmul_limit(rec, threads)
         lim2, _ = matmul_limit(rec, 2) if threads != 2 else (lim1, flops)
@@ -339,6 +357,9 @@ def print_agent(row: dict) -> None:
           f"({row['samples_per_epoch'] / row['epoch_cpu_s']:,.0f} per CPU s) · collect "
           f"{row['collect_samples_per_s']:,.0f}/s · update {row['update_samples_per_s']:,.0f}/s · update "
           f"{row['update_share']:.0%} of the wall time ({row['update_cpu_share']:.0%} of the CPU time)")
+    if "update_phases_s" not in row:
+        print(f"    CPU per epoch: collect {row['collect_cpu_s']:.2f} s, update {row['update_cpu_s']:.2f} s")
+        return
     last = row["last_update_cpu_s"]
     parts = " · ".join(f"{k} {v:.2f} s ({v / last:.0%})" for k, v in sorted(row["update_phases_s"].items(),
                                                                        key=lambda kv: -kv[1]))
@@ -410,8 +431,12 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=1, help="epochs per agent (the breakdown is of the last)")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply each agent's trajectories per epoch")
     ap.add_argument("--no-limit", action="store_true", help="skip the matmul microbenchmark")
+    ap.add_argument("--epochs-only", action="store_true",
+                    help="only the epochs' timings: no start-up, recorded update or matmul limit (before/after loops)")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--code", help="a checkout whose rtsched to time (default: this one)")
     args = ap.parse_args(argv)
+    args.no_limit = args.no_limit or args.epochs_only
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     for a in agents:
         if a not in AGENTS:
@@ -421,9 +446,9 @@ def main(argv=None) -> int:
                                           for a in agents) else None
     print(f"# bench_train  python {sys.version.split()[0]}  torch {torch.__version__}  {os.cpu_count()} CPUs  "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}  trace {os.path.basename(args.trace)}  "
-          f"epochs {args.epochs}  scale {args.scale}")
+          f"epochs {args.epochs}  scale {args.scale}  code {os.path.dirname(os.path.dirname(rtsched_file))}")
     args.op_floor_s = op_floor()
-    result = {"startup": startup(), "agents": [], "op_floor_us": args.op_floor_s * 1e6}
+    result = {"startup": None if args.epochs_only else startup(), "agents": [], "op_floor_us": args.op_floor_s * 1e6}
     for a in agents:
         print(f"  -- {a}", flush=True)
         row = bench_agent(a, trace, args)
