@@ -575,7 +575,9 @@ class PPOTrainer:
             self.critic.load_state_dict(st["critic"])
             self.pi_opt.load_state_dict(st["pi_opt"])
             self.v_opt.load_state_dict(st["v_opt"])
-            for opt in (self.pi_opt, self.v_opt):  # not a checkpoint's own setting (older files: the for-loop step)
+            # The step's implementation is this trainer's choice, not the file's (older files say for-loop);
+            # both give the same weights.
+            for opt in (self.pi_opt, self.v_opt):
                 for group in opt.param_groups:
                     group["foreach"] = True
             self.gen.set_state(st["rng"]["torch_gen"])
