@@ -531,11 +531,6 @@ class TestRealFiles:
         back = read_swf(out)
         assert back.jobs == wl.jobs and back.header.lines == wl.header.lines
 
-    def test_lublin_parses_fast(self):
-        path = shared("traces", "swf", "lublin_256.swf")
-        best = min(_timed(lambda: read_swf(path)) for _ in range(3))
-        assert best < 0.5, f"10,000-line SWF took {best:.3f} s"
-
     def test_sdsc_sp2(self, tmp_path):
         path = shared("traces", "swf", "sdsc-sp2-1998-first4961.swf")
         wl = read_swf(path)
