@@ -53,6 +53,12 @@ def nonneg_float(text: str) -> float:
     return _checked(text, float, lambda v: math.isfinite(v) and v >= 0, "a number >= 0", "must be a finite number >= 0")
 
 
+def unit_float(text: str) -> float:
+    """argparse type: a finite number in [0, 1] (a weight or a probability)."""
+    return _checked(text, float, lambda v: math.isfinite(v) and 0 <= v <= 1, "a number in [0, 1]",
+                    "must be a finite number in [0, 1]")
+
+
 def _why(what: str) -> str:
     return f" ({what})" if what else ""
 
