@@ -250,6 +250,13 @@ class InspectorEnv(gym.Env):
         return self.feat.observe(self.sim.view, c, self.driver.q, self.inspection.count(c),
                                  self._procs_by_id.get(c.info.id, c.info.nodes))
 
+    def model_description(self) -> tuple[str, dict]:
+        """(agent, settings) a model trained elsewhere on this environment records (``rtsched.rl.sb3``)."""
+        features = next(k for k, n in INSPECT_FEATURE_SETS.items() if n == self.feat.n)
+        return "inspector", {"base": self.base_name, "features": features, "max_interval": self.max_interval,
+                             "max_rejections": self.max_rejections, "seq_len": self.seq_len,
+                             "reward": self.reward_kind}
+
     @property
     def network_shape(self) -> tuple[int, int]:
         """(n_features, window) of this agent's networks (``rtsched.rl.nets.build_networks``): the features of the inspected pick, one slot."""

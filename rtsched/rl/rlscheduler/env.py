@@ -162,6 +162,11 @@ class JobPickingEnv(gym.Env):
         self._vis = vis
         return self.obsb.observe(vis, self.sim.view)
 
+    def model_description(self) -> tuple[str, dict]:
+        """(agent, settings) a model trained elsewhere on this environment records (``rtsched.rl.sb3``)."""
+        return "rlscheduler", {"window": self.window, "features": self.obsb.features, "pad": self.obsb.pad,
+                               "seq_len": self.seq_len}
+
     @property
     def network_shape(self) -> tuple[int, int]:
         """(n_features, window) of this agent's networks (``rtsched.rl.nets.build_networks``): the features per job slot and the window."""
