@@ -19,8 +19,6 @@ The package's layout (shared parts, one folder per agent, the agents table): doc
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
 import sys
 
 _EXPORTS = {
@@ -50,14 +48,18 @@ def __getattr__(name: str):
     return getattr(importlib.import_module(mod), name)
 
 
-class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):
-    """A one-shot import hook: when ``gymnasium`` is first imported, register rtsched's ids right after
-    it has loaded (so ``import rtsched.rl`` stays light and still makes ``gymnasium.make`` know them)."""
+class _RegisterAfterGymnasium:
+    """A one-shot import hook (a ``sys.meta_path`` finder): when ``gymnasium`` is first imported, register
+    rtsched's ids right after it has loaded (so ``import rtsched.rl`` stays light and still makes
+    ``gymnasium.make`` know them).  Not an ``importlib.abc.MetaPathFinder`` subclass: importing that
+    module costs the command line's start-up more than this class."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "gymnasium":
             return None
         sys.meta_path.remove(self)
+        import importlib.util
+
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
             return spec

@@ -16,13 +16,12 @@ The parsing helpers below turn option text into values with the same one-line er
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rtsched.errors import OptionError
 
 
-@dataclass(frozen=True)
-class TrainOption:
+class TrainOption(NamedTuple):
     """One ``rtsched rl train`` option.  ``kind``: ``"text"`` (a string), ``"flag"`` (store_true),
     ``"int"`` / ``"float"`` (any), ``"int>=0"``, ``"int>=1"``, ``"float>0"``, ``"float>=0"``,
     ``"float[0,1]"`` (a finite number in [0, 1]); ``bounds`` (lo, hi): an int in [lo, hi] or a float in
