@@ -1,14 +1,20 @@
 """Reinforcement-learning schedulers on rtsched's one simulator (see docs/rl.md).
 
+Shared parts, at this level:
+
+* ``agents`` — the agents table (name → subpackage) through which shared code reaches an agent;
 * ``sequences`` — RLScheduler's compatibility mode on trace windows (``run_sequence``: the
   committed-head rule of ``heuristics.committed`` in the authors' event order);
-* ``env_pick.JobPickingEnv`` — RLScheduler's job-picking environment (Gymnasium);
-* ``env_inspect.InspectorEnv`` — SchedInspector's environment (Gymnasium);
-* ``nets``, ``ppo`` — the networks and PPO with checkpoints (PyTorch);
-* ``policy`` — trained models as core policies; ``api.train`` — PPO training; ``evaluate`` — the
+* ``trainer``, ``rollouts``, ``nets`` — PPO, where its environments run, the networks (PyTorch);
+* ``modelfiles`` — checkpoints and model files (native and stable-baselines3), ``load_model``;
+* ``policies`` — trained models as core policies; ``api.train`` — training; ``evaluate`` — the
   papers' test protocol through the run pipeline (no PyTorch for heuristics): import the function
   as ``from rtsched.rl.evaluate import evaluate`` (the module's name, so it is not exported here:
   a package attribute that is also a submodule changes meaning once the submodule is imported).
+
+One subpackage per agent (``rlscheduler``, ``inspector``, ``splitwindow``, ``rlschert``, ``rtmix``),
+each with ``env`` (e.g. ``rlscheduler.env.JobPickingEnv``, ``inspector.env.InspectorEnv``),
+``policy``, ``recipe`` and ``options``.
 
 Names are imported lazily so that ``import rtsched.rl`` does not load PyTorch or Gymnasium.  Importing
 the package still registers the Gymnasium ids (``rtsched.rl.registration``: ``rtsched/JobPicking-v0``,
