@@ -73,7 +73,19 @@ def _backfill_list(text: str) -> list[str]:
     return out
 
 
-def _check_trace(path: str) -> None:
+def _is_vasplike(trace) -> bool:
+    """Whether ``--trace`` names the synthetic VASP-like workload (``vasplike``, ``vasplike-stated``)."""
+    from rtsched.generators.vasplike import trace_param_set
+
+    return trace_param_set(trace) is not None
+
+
+def _check_trace(path: str, agent: str | None = None) -> None:
+    if _is_vasplike(path):
+        who = f"the {agent} agent" if agent else "this command"
+        raise UsageError(f"--trace {path}: the synthetic VASP-like workload is RLSchert's (rl train --agent "
+                         f"rlschert, rl evaluate of RLSchert models and the sjf, saf, fcfs heuristics); "
+                         f"{who} needs an SWF trace")
     if not os.path.exists(path):
         raise InputError("--trace: file not found", path=path)
 
@@ -106,7 +118,8 @@ SHARED_TRAIN_OPTIONS = (
                 "rlschert (RLSchert), rtmix (RTJ/BJ mixes on Mira); default rlscheduler", default="rlscheduler",
                 choices=AGENTS),
     TrainOption(("--trace",), "SWF trace (the papers' cleaning is applied; rlscheduler, inspector, splitwindow); "
-                "rlschert: also 'vasplike' (synthetic); rtmix: none (generated instances)"),
+                "rlschert: also 'vasplike' (synthetic, calibrated) or 'vasplike-stated'; rtmix: none "
+                "(generated instances)"),
     TrainOption(("--goal",), "optimisation goal (default bsld: bounded slowdown, τ = 10 s)", default="bsld",
                 choices=GOALS),
     TrainOption(("--backfill",), "backfilling during training (default none)", default="none", choices=BACKFILLS),
@@ -230,8 +243,9 @@ def cmd_train_ppo(args) -> int:
     if not args.trace:
         raise UsageError(f"--trace is required for the {args.agent} agent")
     options = _ppo_train_options(args)  # usage errors first, then the files
-    if args.trace not in getattr(agent_options(args.agent), "TRACE_NAMES", ()):
-        _check_trace(args.trace)
+    names_a_workload = getattr(agent_options(args.agent), "names_a_workload", None)
+    if not (names_a_workload and names_a_workload(args.trace)):
+        _check_trace(args.trace, args.agent)
     out, ckpt = _train_folder(args, f"{args.agent}-{os.path.splitext(os.path.basename(args.trace))[0]}-"
                                     f"{args.goal}-{args.backfill}")
     if args.resume and args.init_from:
@@ -515,10 +529,12 @@ def cmd_evaluate(args) -> int:
     from rtsched.rl.evaluate import evaluate, machine_spec
     from rtsched.rl.trace import load_trace
 
-    _check_trace(args.trace)
     policies = _name_list(args.policies)
     if not policies:
         raise UsageError("--policies: no policy given")
+    if _is_vasplike(args.trace):
+        return _evaluate_vasplike(args, policies)
+    _check_trace(args.trace)
     starts = int_list(args.starts, "--starts") if args.starts else None
     if starts is not None:
         given = changed_options(args, dict.fromkeys(EVALUATE_DRAW_DEFAULTS))  # given at all
@@ -554,6 +570,50 @@ def cmd_evaluate(args) -> int:
         print(json.dumps({**what, "results": rows}, indent=1, allow_nan=False))
         return 0
     _print_evaluation(rows, args, what)
+    return 0
+
+
+def _evaluate_vasplike(args, policies: list[str]) -> int:
+    """``rl evaluate --trace vasplike|vasplike-stated``: the workload's held-out sequences (its own
+    draw: the options that choose a trace's sequences, machine or backfilling do not apply)."""
+    from rtsched.generators.vasplike import HELD_OUT_SEEDS, UNITS, VASPLIKE_TRACES
+    from rtsched.rl.rlschert.evaluate import DEFAULT_SEQUENCES, evaluate_vasplike
+
+    given = changed_options(args, {"starts": None, "seed": None, "machine": None, "seq_len": 1024,
+                                   "norms": "trace"})
+    if _backfill_list(args.backfill) != ["none"]:
+        given.append("--backfill")
+    if given:
+        raise UsageError(f"{', '.join(given)}: not an option of --trace {args.trace} (the VASP-like workload's "
+                         f"held-out sequences: --n-sequences, --policies, --sample)")
+    n = args.n_sequences or DEFAULT_SEQUENCES
+    rows = evaluate_vasplike(policies, args.trace, n, greedy=not args.sample)
+    what = {"trace": args.trace, "parameter_set": VASPLIKE_TRACES[args.trace], "machine": f"flat:{UNITS}",
+            "seq_len": None, "starts": list(range(HELD_OUT_SEEDS.start, HELD_OUT_SEEDS.start + n)),
+            "starts_drawn_with_seed": None,
+            "greedy": not args.sample, "norms": None}
+    if args.json:
+        print(json.dumps({**what, "results": rows}, indent=1, allow_nan=False))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{args.trace} ({what['parameter_set']} VASP-like workload) · {UNITS} units · {n} held-out "
+                        f"sequences (generator seeds {HELD_OUT_SEEDS.start}–{HELD_OUT_SEEDS.start + n - 1}) · "
+                        f"{'greedy' if what['greedy'] else 'sampled'} actions · means over all jobs (slowdown: "
+                        f"seed 001 Eq. 13)")
+    for col in ("policy", "avg slowdown", "avg bsld", "avg wait (s)", "kills"):
+        table.add_column(col, justify="left" if col == "policy" else "right")
+    for pol in dict.fromkeys(r["policy"] for r in rows):
+        rs = [r for r in rows if r["policy"] == pol]
+        jobs = sum(r["jobs"] for r in rs)
+
+        def mean(key: str) -> float:
+            return sum(r[key] * r["jobs"] for r in rs) / jobs
+
+        table.add_row(pol, f"{mean('avg_slowdown'):,.3f}", f"{mean('avg_bsld'):,.3f}", f"{mean('avg_wait'):,.0f}",
+                      str(sum(r["kills"] for r in rs)))
+    Console().print(table)
     return 0
 
 
@@ -597,14 +657,16 @@ def register(subparsers) -> None:
     tr.set_defaults(func=cmd_train)
 
     ev = rsub.add_parser("evaluate", help="the papers' test protocol: policies × sequences, greedy, compat mode")
-    ev.add_argument("--trace", required=True, help="SWF trace")
+    ev.add_argument("--trace", required=True,
+                    help="SWF trace, or vasplike (the calibrated VASP-like workload's held-out sequences; "
+                         "vasplike-stated: the paper's stated figures)")
     ev.add_argument("--policies", default="fcfs,sjf,f1,wfp3,unicep",
                     help="comma-separated heuristics (fcfs, sjf, f1, wfp3, unicep, wfp3-authors, unicep-authors, "
                          "...) and model files/folders (default fcfs,sjf,f1,wfp3,unicep)")
     ev.add_argument("--starts", help="comma-separated first jobs (0-based) of the sequences, e.g. 1981,2756,...")
     ev.add_argument("--n-sequences", type=int_in(1, 100_000),
                     help=f"sequences drawn with --seed when --starts is absent (default "
-                         f"{EVALUATE_DRAW_DEFAULTS['n_sequences']})")
+                         f"{EVALUATE_DRAW_DEFAULTS['n_sequences']}; --trace vasplike: held-out sequences, default 16)")
     ev.add_argument("--seq-len", type=positive_int, default=1024, help="jobs per sequence (default 1024)")
     ev.add_argument("--backfill", default="none",
                     help="backfilling rule(s), comma-separated: none, rlscheduler, easy (e.g. none,rlscheduler; "
@@ -617,7 +679,8 @@ def register(subparsers) -> None:
     ev.add_argument("--sample", action="store_true", help="sample actions instead of greedy argmax")
     ev.add_argument("--json", action="store_true",
                     help='print {"trace", "machine", "seq_len", "starts", ..., "results": [{"policy", "backfill", '
-                         '"start", "avg_bsld", "avg_wait"}, ...]}')
+                         '"start", "avg_bsld", "avg_wait"}, ...]} (vasplike rows also "avg_slowdown", "jobs", '
+                         '"kills"; their "start" is the sequence\'s generator seed)')
     ev.set_defaults(func=cmd_evaluate)
 
     ex = rsub.add_parser("export", help="write a trained model's policy (no optimiser or critic) to a small file")

@@ -22,16 +22,23 @@ OPTIONS = (
 )
 USES = ("trace", "seq_len", "start_range", "minibatch", "teacher", "init_from", "workers", "backend", "address",
         "rollout")
-TRACE_NAMES = ("vasplike",)  # a trace name accepted instead of a file: the synthetic VASP-like workload
 _EQ9 = "seed 001's reward is Eq. 9; the agent selects, kills and waits itself"
 WHY_NOT = {"goal": _EQ9, "backfill": _EQ9, "actor": "its networks are 64-64 MLPs (the paper's)",
            "critic": "its networks are 64-64 MLPs (the paper's)"}
 SCORE_LABEL = "return (Eq. 9)"
 
 
+def names_a_workload(trace) -> bool:
+    """Whether ``--trace`` names the synthetic VASP-like workload (``vasplike``, ``vasplike-stated``)
+    instead of a file."""
+    from rtsched.generators.vasplike import trace_param_set
+
+    return trace_param_set(trace) is not None
+
+
 def train_options(args) -> dict:
     """Environment and PPO options, checked."""
-    if args.mode == "slotted" and args.trace != "vasplike":
+    if args.mode == "slotted" and not names_a_workload(args.trace):
         raise OptionError("--mode slotted runs the VASP-like workload: use --trace vasplike (or --mode event)")
     opts: dict = {"mode": args.mode, "kill": not args.no_kill, "dynamic": not args.static}
     for name, low in (("units", 1), ("job_rate", None), ("simu_len", 1), ("train_sequences", 1),
