@@ -132,7 +132,7 @@ USAGE = [
     (["rl", "train", "--agent", "inspector", "--trace", SAMPLE, "--base", "nosuch", "--out", "r"], "--base",
      "unknown priority"),
     (["rl", "train", "--agent", "rlschert", "--trace", "vasplike", "--imitation", "nan", "--out", "r"],
-     "--imitation", ">= 0"),
+     "--imitation", "in [0, 1]"),
     (["rl", "train", "--agent", "rlschert", "--trace", "vasplike", "--pi-lr", "nan", "--out", "r"], "--pi-lr", "> 0"),
     (["rl", "train", "--agent", "rlschert", "--trace", "vasplike", "--goal", "wait", "--out", "r"], "--goal",
      "rlschert"),

@@ -58,3 +58,17 @@ def test_shipped_model_loads_as_its_agents_policy(path):
     # the agent's own policy class, from the agent's own folder
     assert type(policy).__module__ == f"{AGENTS[model.agent]}.policy"
     assert callable(policy.decide)
+
+
+def test_a_training_checkpoint_pickles_no_rtsched_path(tmp_path):
+    """What ``rl train`` writes each epoch (networks, optimisers, generator state, configuration, history)
+    is plain data too, so checkpoints survive module moves as the shipped models do."""
+    from rtsched.rl.api import train
+    from rtsched.rl.modelfiles import load_model
+
+    sample = Path(__file__).resolve().parents[1] / "traces" / "lublin_256_sample.swf"
+    res = train("inspector", str(sample), epochs=1, out=str(tmp_path / "run"), seq_len=16, trajs_per_epoch=2,
+                n_envs=2, train_pi_iters=1, train_v_iters=1)
+    globals_ = _pickled_globals(Path(res["checkpoint"]))
+    assert globals_ <= PLAIN_GLOBALS, globals_ - PLAIN_GLOBALS
+    assert load_model(res["checkpoint"]).agent == "inspector"

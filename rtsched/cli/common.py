@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rtsched.errors import OptionError
+from rtsched.optiontext import int_list  # noqa: F401  (the CLI's list parser; re-exported for its commands)
 
 UsageError = OptionError  # a bad option value (exit 2); the message names the option and what it allows
 
@@ -53,6 +54,12 @@ def nonneg_float(text: str) -> float:
     return _checked(text, float, lambda v: math.isfinite(v) and v >= 0, "a number >= 0", "must be a finite number >= 0")
 
 
+def unit_float(text: str) -> float:
+    """argparse type: a finite number in [0, 1] (a weight or a probability)."""
+    return _checked(text, float, lambda v: math.isfinite(v) and 0 <= v <= 1, "a number in [0, 1]",
+                    "must be a finite number in [0, 1]")
+
+
 def _why(what: str) -> str:
     return f" ({what})" if what else ""
 
@@ -83,18 +90,6 @@ def name_list(text: str, option: str) -> list[str]:
     if not names:
         raise UsageError(f"{option}: no name given (got {text!r})")
     return names
-
-
-def int_list(text: str, option: str) -> list[int]:
-    """A comma-separated list of whole numbers; an empty list (``--sizes ""``) is a usage error
-    naming ``option``, never a silent fall-back to the default."""
-    items = [x.strip() for x in str(text).split(",") if x.strip()]
-    if not items:
-        raise UsageError(f"{option}: no number given (got {text!r}); leave the option out for the default")
-    try:
-        return [int(x) for x in items]
-    except ValueError:
-        raise UsageError(f"{option}: expected comma-separated whole numbers, got {text!r}") from None
 
 
 def changed_options(args, defaults: dict) -> list[str]:

@@ -15,17 +15,22 @@ writes a trained model's policy alone (about 20 KiB; loads like any model, canno
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 
-from rtsched.cli.common import (UsageError, changed_options, check_output, float_in, int_in, int_list, name_list, nonneg_float,
-                                nonneg_int, positive_float, positive_int)
+from rtsched.cli.common import (UsageError, changed_options, check_output, float_in, int_in, name_list, nonneg_float,
+                                nonneg_int, positive_float, positive_int, unit_float)
 from rtsched.errors import InputError, RtschedError
+from rtsched.rl.agents import AGENTS as AGENT_PACKAGES
+from rtsched.rl.options import TrainOption, int_list, start_range
+from rtsched.rl.rtmix.options import CURRICULUM_DEFAULTS
+from rtsched.rl.rtmix.options import DEFAULTS as RTMIX_DEFAULTS
 
-# Kept here so that building the parser imports neither torch nor the RL package; the command
-# checks them against rtsched.rl (tests/test_layers.py checks the lists agree).
-AGENTS = ("rlscheduler", "inspector", "splitwindow", "rlschert", "rtmix")
+AGENTS = tuple(AGENT_PACKAGES)  # the agents table (rtsched.rl.agents): each agent's options live with it
+# Kept here so that building the parser imports neither torch nor the RL package's heavy modules; the
+# command checks them against rtsched.rl (tests/test_layers.py checks the lists agree).
 GOALS = ("bsld", "wait", "turnaround", "slowdown", "utilization", "fairness")
 BACKFILLS = ("none", "rlscheduler", "easy")
 ROLLOUT_BACKENDS = ("local", "ray")
@@ -68,30 +73,6 @@ def _backfill_list(text: str) -> list[str]:
     return out
 
 
-def _pair(text: str | None, option: str, cast=float):
-    if text is None:
-        return None
-    parts = text.split(",")
-    if len(parts) != 2:
-        raise UsageError(f"{option}: expected LO,HI, got {text!r}")
-    try:
-        return tuple(cast(p) for p in parts)
-    except ValueError:
-        raise UsageError(f"{option}: expected two numbers LO,HI, got {text!r}") from None
-
-
-def _start_range(text: str | None):
-    """``LO,HI`` as job indices (integers) or trace fractions (numbers with a point)."""
-    if text is None:
-        return None
-    lo, hi = _pair(text, "--start-range", str)
-    conv = (lambda v: float(v)) if ("." in lo or "." in hi) else (lambda v: int(v))
-    try:
-        return (conv(lo), conv(hi))
-    except ValueError:
-        raise UsageError(f"--start-range: expected LO,HI, got {text!r}") from None
-
-
 def _is_vasplike(trace) -> bool:
     """Whether ``--trace`` names the synthetic VASP-like workload (``vasplike``, ``vasplike-stated``)."""
     from rtsched.generators.vasplike import trace_param_set
@@ -109,176 +90,202 @@ def _check_trace(path: str, agent: str | None = None) -> None:
         raise InputError("--trace: file not found", path=path)
 
 
-def _score_label(agent: str, goal: str) -> str:
-    if agent == "inspector":
-        return "gain over base"
-    if agent == "splitwindow":
-        return "episode return (Eq. 2)"
-    if agent == "rlschert":
-        return "return (Eq. 9)"
-    return f"avg {goal}"
-
-
 def _score(agent: str, goal: str, ret: float) -> float:
     """The human-facing score of a trajectory return: the goal's value (the pick environment returns
-    −value, +utilization), the inspector's relative gain over its base policy, or the return of the
-    split-window, RLSchert and rtmix rewards."""
-    if agent in ("inspector", "splitwindow", "rlschert", "rtmix") or goal == "utilization":
+    −value, +utilization), or the return itself for an agent whose options name a ``SCORE_LABEL``
+    (the inspector's relative gain over its base policy, the split-window, RLSchert and rtmix rewards)."""
+    if agent_options(agent).SCORE_LABEL is not None or goal == "utilization":
         return ret
     return -ret
 
 
-# ---------------------------------------------------------------------------------------- train
-def _rlschert_options(args) -> dict:
-    """``rtsched rl train --agent rlschert``'s options (environment and PPO), checked."""
-    opts: dict = {"mode": args.mode, "kill": not args.no_kill, "dynamic": not args.static}
-    if args.mode == "slotted" and not _is_vasplike(args.trace):
-        raise UsageError("--mode slotted runs the VASP-like workload: use --trace vasplike (or --mode event)")
-    for name, low in (("units", 1), ("job_rate", None), ("simu_len", 1), ("train_sequences", 1),
-                      ("imitation_hold", 0), ("imitation_end", 0), ("minibatch", 1)):
-        v = getattr(args, name)
-        if v is None:
+def _score_label(agent: str, goal: str) -> str:
+    return agent_options(agent).SCORE_LABEL or f"avg {goal}"
+
+
+# ---------------------------------------------------------------------------------------- train: options
+def agent_options(agent: str):
+    """The agent's options module (``rtsched.rl.AGENT.options``: argparse-free data, no NumPy)."""
+    return importlib.import_module(f"{AGENT_PACKAGES[agent]}.options")
+
+
+# Options of ``rl train`` every agent takes; the others are each agent's ``USES`` or its own ``OPTIONS``.
+EVERY_AGENT = ("agent", "epochs", "out", "seed", "resume", "trajs_per_epoch", "n_envs", "train_pi_iters",
+               "train_v_iters", "torch_threads", "no_progress", "json")
+# ``rl train``'s options shared by several agents, declared once (each agent's own are in its options module).
+SHARED_TRAIN_OPTIONS = (
+    TrainOption(("--agent",), "rlscheduler (job picking), inspector (SchedInspector), splitwindow (Deep Back-Filling), "
+                "rlschert (RLSchert), rtmix (RTJ/BJ mixes on Mira); default rlscheduler", default="rlscheduler",
+                choices=AGENTS),
+    TrainOption(("--trace",), "SWF trace (the papers' cleaning is applied; rlscheduler, inspector, splitwindow); "
+                "rlschert: also 'vasplike' (synthetic, calibrated) or 'vasplike-stated'; rtmix: none "
+                "(generated instances)"),
+    TrainOption(("--goal",), "optimisation goal (default bsld: bounded slowdown, τ = 10 s)", default="bsld",
+                choices=GOALS),
+    TrainOption(("--backfill",), "backfilling during training (default none)", default="none", choices=BACKFILLS),
+    TrainOption(("--epochs",), f"total epochs (default {DEFAULT_EPOCHS}; a resumed run counts the earlier ones; the "
+                "rtmix curriculum has none: --bc-epochs)", kind="int", bounds=(1, 1_000_000)),
+    TrainOption(("--out", "--model-dir"), "output folder for checkpoint.pt and progress.json (default "
+                "runs/AGENT-TRACE-GOAL-BACKFILL)"),
+    TrainOption(("--seed",), "seed of the training run (>= 0, default 0)", kind="int>=0", default=0),
+    TrainOption(("--resume",), "continue the checkpoint in --out (same settings)", kind="flag", default=False),
+    TrainOption(("--init-from",), "start a new run from this model's weights (e.g. stage 2 after filtering)"),
+    TrainOption(("--seq-len",), "jobs per training sequence (rlscheduler 256, inspector 128)", kind="int>=1"),
+    TrainOption(("--start-range",), "LO,HI first jobs of training sequences (indices, or fractions like 0,0.2)"),
+    TrainOption(("--trajs-per-epoch",), f"trajectories per epoch ({_ppo_default('trajs_per_epoch')})", kind="int",
+                bounds=(1, 100_000)),
+    TrainOption(("--n-envs",), f"environments stepped together ({_ppo_default('n_envs')})", kind="int",
+                bounds=(1, 1024)),
+    TrainOption(("--train-pi-iters",), f"policy iterations per epoch ({_ppo_default('train_pi_iters')})", kind="int",
+                bounds=(1, 100_000)),
+    TrainOption(("--train-v-iters",), f"value iterations per epoch ({_ppo_default('train_v_iters')})", kind="int",
+                bounds=(1, 100_000)),
+    TrainOption(("--minibatch",), "splitwindow, rlschert: PPO minibatch size (default 128)", kind="int",
+                bounds=(1, 1_000_000)),
+    TrainOption(("--torch-threads",), "PyTorch intra-op threads of the PPO update (default 1; collection always "
+                "uses 1)", kind="int", bounds=(1, 1024)),
+    TrainOption(("--workers",), "rollout workers simulating the --n-envs environments in parallel (default 1: in "
+                "this process); results do not depend on it", kind="int", bounds=(1, 1024)),
+    TrainOption(("--backend",), "rollout workers: local subprocesses, or Ray actors (the ray extra)", default="local",
+                choices=ROLLOUT_BACKENDS),
+    TrainOption(("--address",), "--backend ray: the cluster to join (auto, HOST:PORT; default: a local Ray)"),
+    TrainOption(("--rollout",), "lockstep (default: the trainer samples every step) or trajectories (each worker "
+                "samples whole trajectories; scales better, other random stream)", choices=ROLLOUT_MODES),
+    TrainOption(("--teacher",), "imitation teacher's selects: a heuristic (sjf, saf) or a no-kill RLSchert model "
+                "file; the rule-based kill comes first (default sjf); rtmix curriculum: the policy labelling the "
+                "weeks (default wcjs)"),
+    TrainOption(("--no-progress",), "no progress bar", kind="flag", default=False),
+    TrainOption(("--json",), "print a JSON summary (with the per-epoch history)", kind="flag", default=False),
+)
+
+
+def _argparse_type(opt: TrainOption):
+    """The command line's checked type for a ``TrainOption`` (its messages name the allowed range)."""
+    if opt.bounds is not None:
+        return int_in(*opt.bounds) if opt.kind == "int" else float_in(*opt.bounds)
+    return {"text": None, "int": int, "float": float, "int>=0": nonneg_int, "int>=1": positive_int,
+            "float>0": positive_float, "float>=0": nonneg_float, "float[0,1]": unit_float}[opt.kind]
+
+
+def _add_option(group, opt: TrainOption) -> None:
+    if opt.kind == "flag":
+        group.add_argument(*opt.flags, action="store_true", help=opt.help)
+        return
+    group.add_argument(*opt.flags, dest=opt.dest, type=_argparse_type(opt), default=opt.default, choices=opt.choices,
+                       help=opt.help)
+
+
+def _train_option_table() -> dict[str, TrainOption]:
+    """Every ``rl train`` option by argparse name: the shared ones, then each agent's own."""
+    table = {o.dest: o for o in SHARED_TRAIN_OPTIONS}
+    for agent in AGENTS:
+        table.update({o.dest: o for o in agent_options(agent).OPTIONS})
+    return table
+
+
+def _refuse_other_agents_options(args) -> None:
+    """An option the agent does not take is refused, naming it (never silently ignored)."""
+    mine = agent_options(args.agent)
+    allowed = {*EVERY_AGENT, *mine.USES, *(o.dest for o in mine.OPTIONS)}
+    for dest, opt in _train_option_table().items():
+        if dest in allowed or getattr(args, dest) == opt.default:
             continue
-        if low is not None and v < low:
-            raise UsageError(f"--{name.replace('_', '-')}: must be at least {low}, got {v}")
-        opts[name] = v
-    if args.imitation is not None:
-        opts["imitation"] = args.imitation
-    if args.teacher is not None:
-        opts["teacher"] = args.teacher
-    if args.pi_lr is not None:
-        opts["pi_lr"] = args.pi_lr
-    return opts
+        owners = [a for a in AGENTS if dest in {o.dest for o in agent_options(a).OPTIONS}]
+        if owners:
+            raise UsageError(f"{opt.flag} applies to the {owners[0]} agent only, not to {args.agent}")
+        users = [a for a in AGENTS if dest in agent_options(a).USES]
+        why = getattr(mine, "WHY_NOT", {}).get(dest)
+        raise UsageError(f"{opt.flag} does not apply to the {args.agent} agent ({why or 'options of ' + ', '.join(users)})")
 
 
+# ---------------------------------------------------------------------------------------- train: the command
 def cmd_train(args) -> int:
+    _refuse_other_agents_options(args)
+    return TRAIN_COMMANDS.get(args.agent, cmd_train_ppo)(args)
+
+
+def _train_folder(args, default_name: str) -> tuple[str, str]:
+    """(output folder, its checkpoint), checked: a checkpoint is continued only with --resume, and
+    --resume needs one."""
     from rtsched.rl.modelfiles import CHECKPOINT
 
-    if args.agent == "rtmix":
-        return cmd_train_rtmix(args)
-    from rtsched.rl.api import train
-
-    if args.epochs is None:
-        args.epochs = DEFAULT_EPOCHS
-
-    _refuse_rtmix_options(args)
-    if not args.trace:
-        raise UsageError(f"--trace is required for the {args.agent} agent")
-    if args.agent == "rlschert" and args.mode == "slotted" and not _is_vasplike(args.trace):
-        raise UsageError("--mode slotted runs the VASP-like workload: use --trace vasplike (or --mode event)")
-    if args.agent != "rlschert" and (args.no_kill or args.static or args.mode != "event"):
-        raise UsageError("--mode, --no-kill and --static: options of the rlschert agent only")
-    if args.agent != "rlschert" or not _is_vasplike(args.trace):
-        _check_trace(args.trace, args.agent)
-    if args.epochs < 1:
-        raise UsageError(f"--epochs: must be at least 1, got {args.epochs}")
-    out = args.out or os.path.join("runs", f"{args.agent}-{os.path.splitext(os.path.basename(args.trace))[0]}-"
-                                           f"{args.goal}-{args.backfill}")
+    out = args.out or os.path.join("runs", default_name)
     check_output(out, "--out", folder=True)
     ckpt = os.path.join(out, CHECKPOINT)
     if os.path.exists(ckpt) and not args.resume:
         raise UsageError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
-    if args.resume and args.init_from:
-        raise UsageError("--resume and --init-from exclude each other (--init-from starts a new run)")
-    options: dict = {"seed": args.seed, "backend": args.backend}
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers: must be at least 1, got {args.workers}")
+    if args.resume and not os.path.exists(ckpt):
+        raise UsageError(f"--resume: no checkpoint to continue in {out} ({ckpt} not found); drop --resume to start "
+                         "a new run")
+    return out, ckpt
+
+
+def _ppo_train_options(args) -> dict:
+    """The options every PPO-trained agent shares, then the agent's own (its ``train_options``)."""
     if args.address and args.backend != "ray":
         raise UsageError("--address applies to --backend ray only")
-    for name in ("seq_len", "trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters", "torch_threads",
-                 "actor", "critic", "workers", "rollout"):
-        v = getattr(args, name)
-        if v is not None:
-            options[name] = v
-    start_range = _start_range(args.start_range)
-    if start_range is not None:
-        options["start_range"] = start_range
-    split_only = {"--head": args.head, "--tail": args.tail, "--placements": args.placements,
-                  "--horizon": args.horizon, "--hidden": args.hidden}
-    if args.agent != "splitwindow":
-        given = [k for k, v in split_only.items() if v is not None]
-        if given:
-            raise UsageError(f"{given[0]} applies to the splitwindow agent only")
-    rlschert_only = [o for o, v in (("--mode", args.mode != "event"), ("--no-kill", args.no_kill),
-                                    ("--static", args.static), ("--imitation", args.imitation is not None),
-                                    ("--teacher", args.teacher is not None), ("--units", args.units is not None),
-                                    ("--job-rate", args.job_rate is not None),
-                                    ("--train-sequences", args.train_sequences is not None),
-                                    ("--imitation-hold", args.imitation_hold is not None),
-                                    ("--imitation-end", args.imitation_end is not None),
-                                    ("--simu-len", args.simu_len is not None),
-                                    ("--pi-lr", args.pi_lr is not None)) if v]
-    if args.agent != "rlschert" and rlschert_only:
-        raise UsageError(f"{', '.join(rlschert_only)}: options of the rlschert agent only")
-    if args.minibatch is not None and args.agent not in ("splitwindow", "rlschert"):
-        raise UsageError("--minibatch applies to the splitwindow and rlschert agents only")
-    if args.agent == "splitwindow":
-        if args.sjf_filter or args.seq_len is not None or args.base != "sjf" or args.actor or args.critic:
-            raise UsageError("--sjf-filter, --seq-len, --base, --actor and --critic do not apply to the splitwindow "
-                             "agent (its episodes end after --placements starts; its networks are --hidden MLPs)")
-        if args.goal != "bsld" or args.backfill != "none":
-            raise UsageError("--goal and --backfill do not apply to the splitwindow agent (seed 004's reward is "
-                             "Eq. 2: utilization, queue length and waiting time; the agent back-fills itself)")
-        for name in ("head", "tail", "placements", "horizon", "minibatch"):
-            v = getattr(args, name)
-            if v is not None:
-                options[name] = v
-        if args.hidden is not None:
-            options["hidden"] = tuple(int_list(args.hidden, "--hidden"))
-            if not options["hidden"] or min(options["hidden"]) < 1:
-                raise UsageError(f"--hidden: expected positive layer sizes, got {args.hidden!r}")
-    elif args.agent == "rlschert":
-        if args.sjf_filter or args.base != "sjf":
-            raise UsageError("--sjf-filter and --base do not apply to the rlschert agent")
-        if args.goal != "bsld" or args.backfill != "none":
-            raise UsageError("--goal and --backfill do not apply to the rlschert agent (seed 001's reward is Eq. 9; "
-                             "the agent selects, kills and waits itself)")
-        for name in ("actor", "critic"):
-            options.pop(name, None)
-        options.update(_rlschert_options(args))
-        if args.seq_len is not None:
-            options["seq_len"] = args.seq_len
-    elif args.agent == "inspector":
-        if args.sjf_filter:
-            raise UsageError("--sjf-filter applies to the rlscheduler agent only")
-        from heuristics.priorities import get_priority
+    options: dict = {"seed": args.seed, "backend": args.backend}
+    for name in ("trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters", "torch_threads", "workers",
+                 "rollout"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    start = start_range(args.start_range)
+    if start is not None:
+        options["start_range"] = start
+    options.update(agent_options(args.agent).train_options(args))
+    return options
 
-        try:
-            get_priority(args.base)
-        except ValueError as exc:
-            raise UsageError(f"--base: {exc}") from None
-        options["base"] = args.base
-    else:
-        if args.base != "sjf":
-            raise UsageError("--base applies to the inspector agent only")
-        if args.sjf_filter:
-            options["sjf_filter"] = "auto" if args.sjf_filter == "auto" else _pair(args.sjf_filter, "--sjf-filter")
 
-    label = _score_label(args.agent, args.goal)
+def cmd_train_ppo(args) -> int:
+    """``rtsched rl train`` for an agent trained on a trace with PPO (``rtsched.rl.api.train``)."""
+    if args.epochs is None:
+        args.epochs = DEFAULT_EPOCHS
+    if not args.trace:
+        raise UsageError(f"--trace is required for the {args.agent} agent")
+    options = _ppo_train_options(args)  # usage errors first, then the files
+    names_a_workload = getattr(agent_options(args.agent), "names_a_workload", None)
+    if not (names_a_workload and names_a_workload(args.trace)):
+        _check_trace(args.trace, args.agent)
+    out, ckpt = _train_folder(args, f"{args.agent}-{os.path.splitext(os.path.basename(args.trace))[0]}-"
+                                    f"{args.goal}-{args.backfill}")
+    if args.resume and args.init_from:
+        raise UsageError("--resume and --init-from exclude each other (--init-from starts a new run)")
     done_epochs = 0
-    if args.resume and os.path.exists(ckpt):
+    if args.resume:
         from rtsched.rl.modelfiles import read_model_file
 
         done_epochs = int(read_model_file(ckpt).get("epoch", 0))
-    bar = _TrainProgress(args.agent, args.goal, label, args.epochs, done_epochs,
+    res = _run_ppo_training(args, out, ckpt, options, done_epochs)
+    _print_train_summary(args, out, ckpt, res)
+    return 0
+
+
+def _run_ppo_training(args, out: str, ckpt: str, options: dict, done_epochs: int) -> dict:
+    from rtsched.rl.api import train
+
+    bar = _TrainProgress(args.agent, args.goal, _score_label(args.agent, args.goal), args.epochs, done_epochs,
                          enabled=not (args.no_progress or args.json))
-
-    def on_epoch(epoch: int, epochs: int, stats: dict) -> None:
-        bar.epoch_done(epoch, epochs, stats)
-
     try:
         with bar:
-            res = train(args.agent, args.trace, goal=args.goal, backfill=args.backfill, epochs=args.epochs, out=out,
-                        progress=on_epoch, resume=args.resume, init_from=args.init_from, ray_address=args.address,
-                        on_trajectory=bar.trajectory_done, **options)
+            return train(args.agent, args.trace, goal=args.goal, backfill=args.backfill, epochs=args.epochs, out=out,
+                         progress=bar.epoch_done, resume=args.resume, init_from=args.init_from,
+                         ray_address=args.address, on_trajectory=bar.trajectory_done, **options)
     except ValueError as exc:
         if isinstance(exc, RtschedError):
             raise
         raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
-        print(f"rtsched rl train: interrupted; the last finished epoch is in {ckpt} "
-              f"(run the same command with --resume to continue)", file=sys.stderr)
+        _say_interrupted(ckpt)
         raise
+
+
+def _say_interrupted(ckpt: str) -> None:
+    print(f"rtsched rl train: interrupted; the last finished epoch is in {ckpt} "
+          f"(run the same command with --resume to continue)", file=sys.stderr)
+
+
+def _print_train_summary(args, out: str, ckpt: str, res: dict) -> None:
+    label = _score_label(args.agent, args.goal)
     history = res["history"]
     last = history[-1] if history else {}
     if args.agent == "rlschert" and last.get("mean_slowdown") is not None:
@@ -291,33 +298,15 @@ def cmd_train(args) -> int:
                "history": history}
     if args.json:
         print(json.dumps(summary, indent=1, allow_nan=False))
-    else:
-        score = "–" if summary["last_score"] is None else f"{summary['last_score']:.4g}"
-        setting = (f"window {args.head or 10}-{args.tail if args.tail is not None else 10}" if args.agent == "splitwindow"
-                   else f"{args.mode} mode, {'no kill' if args.no_kill else 'kill'}" if args.agent == "rlschert"
-                   else f"goal {args.goal}, backfill {args.backfill}")
-        print(f"{args.agent} on {os.path.basename(args.trace)} ({setting}): "
-              f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}")
-    return 0
+        return
+    score = "–" if summary["last_score"] is None else f"{summary['last_score']:.4g}"
+    setting = getattr(agent_options(args.agent), "setting", None)
+    setting = setting(args) if setting else f"goal {args.goal}, backfill {args.backfill}"
+    print(f"{args.agent} on {os.path.basename(args.trace)} ({setting}): "
+          f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}")
 
 
-RTMIX_DEFAULTS = {"experts": 120, "expert_cache": os.path.join("runs", "rtmix-plans"), "solve_time_limit": 60.0,
-                  "jobs": 1, "bc_epochs": 30, "machine": "mira:16", "checkpoint": "jit", "theta": 1.2,
-                  "penalty": 10.0, "reward_baseline": "wcjs"}
-
-
-# The curriculum (docs/rl.md "Curriculum"): from the shipped model (or --init-from) to Mira-like weeks.
-CURRICULUM_DEFAULTS = {"curriculum_weeks": 8, "curriculum_machines": "mira", "small_episodes": 3000, "small_repeat": 2}
-
-
-def _refuse_rtmix_options(args) -> None:
-    """The rtmix-only options given to another agent are refused, not ignored."""
-    given = [f"--{k.replace('_', '-')}" for k in (*RTMIX_DEFAULTS, *CURRICULUM_DEFAULTS, "curriculum_rounds")
-             if getattr(args, k) is not None]
-    if given:
-        raise UsageError(f"{', '.join(given)}: options of the rtmix agent only")
-
-
+# ---------------------------------------------------------------------------------------- train: rtmix
 def cmd_train_rtmix(args) -> int:
     """``rtsched rl train --agent rtmix``: solve expert plans (cached), clone, fine-tune with PPO;
     with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
@@ -326,82 +315,25 @@ def cmd_train_rtmix(args) -> int:
     if args.epochs is None:
         args.epochs = DEFAULT_EPOCHS
     given = [f"--{k.replace('_', '-')}" for k in CURRICULUM_DEFAULTS if getattr(args, k) is not None]
+    if args.teacher is not None:
+        given.append("--teacher")
+    if args.init_from is not None:
+        given.append("--init-from")
     if given:
         raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
     for name, value in RTMIX_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-    from rtsched.checkpoint import CheckpointModel
-    from rtsched.experiments.rtmix import expert_dataset, solve_plans
-    from rtsched.machines import check_machine_spec
-    from rtsched.rl.rtmix.env import EXPERT_SEEDS, RtMixEnv
-    from rtsched.rl.modelfiles import CHECKPOINT, read_model_file
-    from rtsched.rl.rtmix.train import train_rtmix
-
-    if args.trace:
-        raise UsageError("--trace does not apply to the rtmix agent (it trains on generated instances)")
-    for name in ("epochs", "experts", "bc_epochs", "jobs"):
-        if getattr(args, name) < (0 if name == "epochs" else 1):
-            raise UsageError(f"--{name.replace('_', '-')}: must be at least {0 if name == 'epochs' else 1}")
-    baseline = None if args.reward_baseline.strip().lower() == "none" else args.reward_baseline
-    try:
-        check_machine_spec(args.machine)
-        CheckpointModel.parse(args.checkpoint)
-        if baseline is not None:
-            from heuristics.registry import make_policy
-
-            make_policy(baseline)
-    except ValueError as exc:
-        raise UsageError(f"{exc}") from None
-    out = args.out or os.path.join("runs", "rtmix")
-    ckpt = os.path.join(out, CHECKPOINT)
-    if os.path.exists(ckpt) and not args.resume:
-        raise UsageError(f"{ckpt}: a checkpoint exists; pass --resume to continue it or choose another --out")
+    baseline = _check_rtmix_options(args)
+    out, ckpt = _train_folder(args, "rtmix")
     quiet = args.no_progress or args.json
-    data = None
-    info: dict = {}
-    if not (args.resume and os.path.exists(ckpt)):
-        seeds = range(EXPERT_SEEDS.start, EXPERT_SEEDS.start + args.experts)
-
-        def solved(i, n, rec):
-            if not quiet:
-                print(f"expert plans {i}/{n}: seed {rec['seed']} {rec['status']} ({rec['seconds']:.1f} s)",
-                      file=sys.stderr)
-
-        plans = solve_plans(seeds, cache=args.expert_cache, jobs=args.jobs, progress=solved,
-                            time_limit=args.solve_time_limit)
-        env = RtMixEnv(args.machine, args.checkpoint)
-        data = expert_dataset(plans, env)
-        info = {"expert_classes": data["classes"], "expert_decisions": data["decisions"],
-                "expert_decisions_on_plan": data["decisions_on_plan"]}
-        if not quiet:
-            print(f"expert data: {data['decisions']} decisions ({data['decisions_on_plan']} before a divergence); "
-                  f"plans: {data['classes']}", file=sys.stderr)
+    data, info = (None, {}) if args.resume else _rtmix_expert_data(args, quiet)
     done_epochs = 0
-    if args.resume and os.path.exists(ckpt):
+    if args.resume:
+        from rtsched.rl.modelfiles import read_model_file
+
         done_epochs = max(0, len(read_model_file(ckpt).get("history", [])) - 1)
-    bar = _TrainProgress("rtmix", "reward", "reward", args.epochs, done_epochs, enabled=not quiet)
-
-    def bc_done(e, n, row):
-        if not quiet:
-            print(f"cloning {e}/{n}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}", file=sys.stderr)
-
-    options = {}
-    for name in ("trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters"):
-        v = getattr(args, name)
-        if v is not None:
-            options[name] = v
-    try:
-        with bar:
-            res = train_rtmix(data, out, bc_epochs=args.bc_epochs, epochs=args.epochs, seed=args.seed,
-                              progress=bar.epoch_done, bc_progress=bc_done, on_trajectory=bar.trajectory_done,
-                              resume=args.resume, torch_threads=args.torch_threads, machine=args.machine,
-                              checkpoint=args.checkpoint, baseline=baseline, theta=args.theta,
-                              penalty=args.penalty, **options)
-    except KeyboardInterrupt:
-        print(f"rtsched rl train: interrupted; the last finished epoch is in {ckpt} "
-              f"(run the same command with --resume to continue)", file=sys.stderr)
-        raise
+    res = _run_rtmix_training(args, out, ckpt, data, baseline, done_epochs, quiet)
     history = res["history"]
     summary = {"agent": "rtmix", "out": out, "checkpoint": ckpt, "machine": args.machine,
                "checkpoint_model": args.checkpoint, "bc": history[0], "epochs": len(history) - 1, **info,
@@ -413,6 +345,79 @@ def cmd_train_rtmix(args) -> int:
         print(f"rtmix on {args.machine} ({args.checkpoint}): cloned (accuracy {history[0]['accuracy']:.3f}), "
               f"{summary['epochs']} PPO epochs, last mean reward {'–' if last is None else f'{last:.4g}'}; model {ckpt}")
     return 0
+
+
+def _check_rtmix_options(args) -> str | None:
+    """Check rtmix's options before any long work; returns the reward baseline (None: absolute reward)."""
+    from rtsched.checkpoint import CheckpointModel
+    from rtsched.machines import check_machine_spec, machine_from_spec
+
+    for name in ("epochs", "experts", "bc_epochs", "jobs"):
+        if getattr(args, name) < (0 if name == "epochs" else 1):
+            raise UsageError(f"--{name.replace('_', '-')}: must be at least {0 if name == 'epochs' else 1}")
+    baseline = None if args.reward_baseline.strip().lower() == "none" else args.reward_baseline
+    try:
+        check_machine_spec(args.machine)
+        machine = machine_from_spec(args.machine)
+        CheckpointModel.parse(args.checkpoint)
+        if baseline is not None:
+            from heuristics.registry import make_policy
+
+            make_policy(baseline)
+    except ValueError as exc:
+        raise UsageError(f"{exc}") from None
+    if not machine.partitioned:
+        raise UsageError(f"--machine: the rtmix agent needs a partitioned machine (mira, mira:BLOCKS or a partition "
+                         f".xml), not {machine.describe()}")
+    return baseline
+
+
+def _rtmix_expert_data(args, quiet: bool) -> tuple[dict, dict]:
+    """The expert plans solved (or read from the cache) and replayed into cloning data; (data, summary info)."""
+    from rtsched.experiments.rtmix import expert_dataset, solve_plans
+    from rtsched.rl.rtmix.env import EXPERT_SEEDS, RtMixEnv
+
+    def solved(i, n, rec):
+        if not quiet:
+            print(f"expert plans {i}/{n}: seed {rec['seed']} {rec['status']} ({rec['seconds']:.1f} s)",
+                  file=sys.stderr)
+
+    seeds = range(EXPERT_SEEDS.start, EXPERT_SEEDS.start + args.experts)
+    plans = solve_plans(seeds, cache=args.expert_cache, jobs=args.jobs, progress=solved,
+                        time_limit=args.solve_time_limit)
+    data = expert_dataset(plans, RtMixEnv(args.machine, args.checkpoint))
+    if not quiet:
+        print(f"expert data: {data['decisions']} decisions ({data['decisions_on_plan']} before a divergence); "
+              f"plans: {data['classes']}", file=sys.stderr)
+    return data, {"expert_classes": data["classes"], "expert_decisions": data["decisions"],
+                  "expert_decisions_on_plan": data["decisions_on_plan"]}
+
+
+def _run_rtmix_training(args, out, ckpt, data, baseline, done_epochs: int, quiet: bool) -> dict:
+    from rtsched.rl.rtmix.train import train_rtmix
+
+    bar = _TrainProgress("rtmix", "reward", "reward", args.epochs, done_epochs, enabled=not quiet)
+
+    def bc_done(e, n, row):
+        if not quiet:
+            print(f"cloning {e}/{n}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}", file=sys.stderr)
+
+    options = {name: getattr(args, name) for name in ("trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters")
+               if getattr(args, name) is not None}
+    try:
+        with bar:
+            return train_rtmix(data, out, bc_epochs=args.bc_epochs, epochs=args.epochs, seed=args.seed,
+                               progress=bar.epoch_done, bc_progress=bc_done, on_trajectory=bar.trajectory_done,
+                               resume=args.resume, torch_threads=args.torch_threads, machine=args.machine,
+                               checkpoint=args.checkpoint, baseline=baseline, theta=args.theta,
+                               penalty=args.penalty, **options)
+    except KeyboardInterrupt:
+        _say_interrupted(ckpt)
+        raise
+
+
+# ``rl train`` commands other than PPO on a trace, by agent.
+TRAIN_COMMANDS = {"rtmix": cmd_train_rtmix}
 
 
 def cmd_train_rtmix_curriculum(args) -> int:
@@ -640,122 +645,15 @@ def register(subparsers) -> None:
     rsub = rl.add_subparsers(dest="rl_command", required=True)
 
     tr = rsub.add_parser("train", help="train an agent with PPO (checkpoint every epoch; --resume continues)")
-    tr.add_argument("--agent", choices=AGENTS, default="rlscheduler",
-                    help="rlscheduler (job picking), inspector (SchedInspector), splitwindow (Deep Back-Filling), "
-                         "rlschert (RLSchert), rtmix (RTJ/BJ mixes on Mira); default rlscheduler")
-    tr.add_argument("--trace", help="SWF trace (the papers' cleaning is applied; rlscheduler, inspector, splitwindow); "
-                                    "rlschert: also 'vasplike' (synthetic, calibrated) or 'vasplike-stated'; rtmix: none "
-                                    "(generated instances)")
-    tr.add_argument("--goal", choices=GOALS, default="bsld",
-                    help="optimisation goal (default bsld: bounded slowdown, τ = 10 s)")
-    tr.add_argument("--backfill", choices=BACKFILLS, default="none", help="backfilling during training (default none)")
-    tr.add_argument("--epochs", type=int_in(1, 1_000_000),
-                    help=f"total epochs (default {DEFAULT_EPOCHS}; a resumed run counts the earlier ones; the rtmix "
-                         "curriculum has none: --bc-epochs)")
-    tr.add_argument("--out", "--model-dir", dest="out",
-                    help="output folder for checkpoint.pt and progress.json (default runs/AGENT-TRACE-GOAL-BACKFILL)")
-    tr.add_argument("--seed", type=nonneg_int, default=0, help="seed of the training run (>= 0, default 0)")
-    tr.add_argument("--resume", action="store_true", help="continue the checkpoint in --out (same settings)")
-    tr.add_argument("--init-from", help="start a new run from this model's weights (e.g. stage 2 after filtering)")
-    tr.add_argument("--base", default="sjf", help="inspector: the inspected priority (sjf, f1, fcfs, wfp3, ...)")
-    tr.add_argument("--seq-len", type=positive_int, help="jobs per training sequence (rlscheduler 256, inspector 128)")
-    tr.add_argument("--start-range", help="LO,HI first jobs of training sequences (indices, or fractions like 0,0.2)")
-    tr.add_argument("--sjf-filter", help="rlscheduler: trajectory filtering: 'auto' (median, 2·mean of SJF) or LO,HI")
-    tr.add_argument("--trajs-per-epoch", type=int_in(1, 100_000),
-                    help=f"trajectories per epoch ({_ppo_default('trajs_per_epoch')})")
-    tr.add_argument("--n-envs", type=int_in(1, 1024), help=f"environments stepped together ({_ppo_default('n_envs')})")
-    tr.add_argument("--train-pi-iters", type=int_in(1, 100_000),
-                    help=f"policy iterations per epoch ({_ppo_default('train_pi_iters')})")
-    tr.add_argument("--train-v-iters", type=int_in(1, 100_000),
-                    help=f"value iterations per epoch ({_ppo_default('train_v_iters')})")
-    tr.add_argument("--actor", choices=["kernel", "mlp_v1", "mlp_v2", "mlp_v3"],
-                    help="rlscheduler policy network (default kernel, PPOConfig.actor)")
-    tr.add_argument("--critic", choices=["mlp", "kernel"],
-                    help="rlscheduler value network (default mlp, the paper's; kernel: the authors' code)")
-    tr.add_argument("--head", type=int_in(1, 4096), help="splitwindow: head slots M_h (default 10)")
-    tr.add_argument("--tail", type=int_in(0, 4096), help="splitwindow: tail slots M_t (default 10)")
-    tr.add_argument("--placements", type=int_in(1, 10_000_000),
-                    help="splitwindow: starts per episode (default 1000, the paper's)")
-    tr.add_argument("--horizon", type=int_in(1, 100_000_000),
-                    help="splitwindow: trace jobs per episode (default 1.5 × placements)")
-    tr.add_argument("--hidden", help="splitwindow: hidden layer sizes, comma-separated (default 1024,512,256)")
-    tr.add_argument("--minibatch", type=int_in(1, 1_000_000),
-                    help="splitwindow, rlschert: PPO minibatch size (default 128)")
-    tr.add_argument("--torch-threads", type=int_in(1, 1024),
-                    help="PyTorch intra-op threads of the PPO update (default 1; collection always uses 1)")
-    tr.add_argument("--workers", type=int_in(1, 1024),
-                    help="rollout workers simulating the --n-envs environments in parallel (default 1: in this "
-                         "process); results do not depend on it")
-    tr.add_argument("--backend", choices=ROLLOUT_BACKENDS, default="local",
-                    help="rollout workers: local subprocesses, or Ray actors (the ray extra)")
-    tr.add_argument("--address", help="--backend ray: the cluster to join (auto, HOST:PORT; default: a local Ray)")
-    tr.add_argument("--rollout", choices=ROLLOUT_MODES,
-                    help="lockstep (default: the trainer samples every step) or trajectories (each worker samples "
-                         "whole trajectories; scales better, other random stream)")
-    g = tr.add_argument_group("rlschert (seed 001)")
-    g.add_argument("--mode", choices=["event", "slotted"], default="event",
-                   help="event-driven on the core (default), or the paper's 5-min slotted canvas (vasplike only)")
-    g.add_argument("--no-kill", action="store_true", help="no kill actions (RLSchert without kill)")
-    g.add_argument("--static", action="store_true",
-                   help="no running predictions: the DeepRM-like baseline (pre-run lengths only)")
-    g.add_argument("--imitation", type=nonneg_float,
-                   help="imitation weight α_t at the start (paper 0.5; default 0: none)")
-    g.add_argument("--imitation-hold", type=int, help="epochs at full α_t (default 50)")
-    g.add_argument("--imitation-end", type=int, help="epoch by which α_t decays to 0 (default 150)")
-    g.add_argument("--teacher", help="imitation teacher's selects: a heuristic (sjf, saf) or a no-kill RLSchert "
-                                     "model file; the rule-based kill comes first (default sjf); rtmix curriculum: "
-                                     "the policy labelling the weeks (default wcjs)")
-    g.add_argument("--units", type=int, help="vasplike: resource units of the cluster (default 20)")
-    g.add_argument("--job-rate", type=float_in(0, 1), help="vasplike: arrival probability per slot (default 0.7)")
-    g.add_argument("--simu-len", type=int, help="vasplike: arrival slots per sequence (default 200)")
-    g.add_argument("--train-sequences", type=int, help="vasplike: a fixed set of this many training sequences")
-    g.add_argument("--pi-lr", type=positive_float, help="rlschert: policy learning rate (default 1e-4)")
-    rt = tr.add_argument_group("rtmix (RTJ/BJ mixes on Mira, taught by the optimum; docs/rl.md)")
-    rt.add_argument("--experts", type=int, default=None,
-                    help=f"rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT; default "
-                         f"{RTMIX_DEFAULTS['experts']})")
-    rt.add_argument("--expert-cache", default=None,
-                    help="rtmix: folder of solved plans (one JSON per seed; reused; default "
-                         f"{RTMIX_DEFAULTS['expert_cache']})")
-    rt.add_argument("--solve-time-limit", type=positive_float, default=None,
-                    help=f"rtmix: seconds per expert solve (default {RTMIX_DEFAULTS['solve_time_limit']:g})")
-    rt.add_argument("-j", "--jobs", type=int, default=None,
-                    help=f"rtmix: expert instances solved in parallel (default {RTMIX_DEFAULTS['jobs']})")
-    rt.add_argument("--bc-epochs", type=positive_int, default=None,
-                    help="rtmix: behaviour-cloning passes over the expert data (default "
-                         f"{RTMIX_DEFAULTS['bc_epochs']})")
-    rt.add_argument("--machine", default=None,
-                    help=f"rtmix: mira:BLOCKS or a partition XML (default {RTMIX_DEFAULTS['machine']})")
-    rt.add_argument("--checkpoint", default=None,
-                    help=f"rtmix: checkpoint model no, sys[:S], app-PCT, jit (default {RTMIX_DEFAULTS['checkpoint']})")
-    rt.add_argument("--theta", type=positive_float, default=None,
-                    help=f"rtmix: the RTJ mean-slowdown bound θ of the reward (default {RTMIX_DEFAULTS['theta']:g})")
-    rt.add_argument("--penalty", type=nonneg_float, default=None,
-                    help="rtmix: reward penalty per unit of mean RTJ slowdown above θ (default "
-                         f"{RTMIX_DEFAULTS['penalty']:g})")
-    rt.add_argument("--reward-baseline", default=None,
-                    help=f"rtmix: PPO rewards are the gain over this policy on the same episode (default "
-                         f"{RTMIX_DEFAULTS['reward_baseline']}; "
-                         "'none': the absolute reward)")
-    cu = tr.add_argument_group("rtmix curriculum (Table-3 instances to Mira-like weeks; docs/rl.md)")
-    cu.add_argument("--curriculum-rounds", type=int, default=None,
-                    help="rtmix: run the curriculum instead of cloning + PPO: round 0 follows the teacher, rounds "
-                         "1..R follow the previous round's model (DAgger); from --init-from (default: the shipped "
-                         "rtmix); the same command resumes")
-    cu.add_argument("--curriculum-weeks", type=int, default=None,
-                    help="rtmix curriculum: generated Mira-like weeks (10 %% RTJs) per machine and round (default "
-                         f"{CURRICULUM_DEFAULTS['curriculum_weeks']})")
-    cu.add_argument("--curriculum-machines", default=None,
-                    help="rtmix curriculum: comma-separated machines of the weeks: mira, mira:BLOCKS or a partition "
-                         f"XML (default {CURRICULUM_DEFAULTS['curriculum_machines']})")
-    cu.add_argument("--small-episodes", type=int, default=None,
-                    help=f"rtmix curriculum: Table-3 instances labelled by the initial model (default "
-                         f"{CURRICULUM_DEFAULTS['small_episodes']})")
-    cu.add_argument("--small-repeat", type=int, default=None,
-                    help=f"rtmix curriculum: weight of those instances in cloning, as repeats (default "
-                         f"{CURRICULUM_DEFAULTS['small_repeat']})")
-    tr.add_argument("--no-progress", action="store_true", help="no progress bar")
-    tr.add_argument("--json", action="store_true", help="print a JSON summary (with the per-epoch history)")
+    for opt in SHARED_TRAIN_OPTIONS:
+        _add_option(tr, opt)
+    for agent in AGENTS:  # each agent's own options, in its group (rtsched.rl.AGENT.options)
+        mod = agent_options(agent)
+        groups = mod.GROUPS if hasattr(mod, "GROUPS") else ((mod.GROUP, mod.OPTIONS),)
+        for title, options in groups:
+            group = tr.add_argument_group(title)
+            for opt in options:
+                _add_option(group, opt)
     tr.set_defaults(func=cmd_train)
 
     ev = rsub.add_parser("evaluate", help="the papers' test protocol: policies × sequences, greedy, compat mode")

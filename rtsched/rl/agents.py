@@ -20,7 +20,6 @@ Adding an agent is one new folder and one line in ``AGENTS``.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -45,18 +44,20 @@ def agent_part(agent: str, part: str) -> ModuleType:
     return importlib.import_module(f"{AGENTS[agent]}.{part}")
 
 
-@dataclass
 class EnvFactory:
     """Builds one environment of ``agent`` on ``trace`` (an ``RLTrace``, or what the agent's
     ``recipe.make_env`` accepts; pickled once per rollout worker) with the environment ``options``.
-    The trainer and the rollout pools take it as a plain callable."""
+    The trainer and the rollout pools take it as a plain callable.  (A plain class, not a dataclass:
+    the command line imports this module to build its parser, and ``dataclasses`` costs start-up.)"""
 
-    agent: str
-    trace: Any
-    goal: str = "bsld"
-    backfill: str = "none"
-    machine: Any = None
-    options: dict = field(default_factory=dict)
+    def __init__(self, agent: str, trace: Any, goal: str = "bsld", backfill: str = "none", machine: Any = None,
+                 options: dict | None = None) -> None:
+        self.agent, self.trace, self.goal, self.backfill, self.machine = agent, trace, goal, backfill, machine
+        self.options = dict(options or {})
+
+    def __repr__(self) -> str:
+        return (f"EnvFactory({self.agent!r}, {self.trace!r}, goal={self.goal!r}, backfill={self.backfill!r}, "
+                f"machine={self.machine!r}, options={self.options!r})")
 
     def __call__(self):
         return agent_part(self.agent, "recipe").make_env(self.trace, goal=self.goal, backfill=self.backfill,

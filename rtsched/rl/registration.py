@@ -1,16 +1,19 @@
-"""Gymnasium ids of rtsched's environments: one table, registered on ``import rtsched.rl``'s
-first use of Gymnasium.
+"""Gymnasium ids of rtsched's environments: one table, registered by ``import rtsched.rl``.
 
-Gymnasium 1.x has no plugin entry point, so an id is known once this module has run.  Two ways
-that both work::
+Gymnasium 1.x has no plugin entry point; ``import rtsched.rl`` registers the ids at once when
+Gymnasium is loaded, otherwise as soon as it is (``rtsched.rl.__init__``).  Three ways that work::
 
-    import rtsched.rl.registration        # registers every id below
+    import rtsched.rl                     # or rtsched.rl.registration
+    env = gymnasium.make("rtsched/JobPicking-v0")                       # the shipped Lublin-256 sample
     env = gymnasium.make("rtsched/JobPicking-v0", trace="lublin_256.swf")
 
     env = gymnasium.make("rtsched.rl.registration:rtsched/JobPicking-v0", trace="lublin_256.swf")
 
-(the second form is Gymnasium's own "module:id" syntax: it imports the module first).  Every
-environment takes its constructor's keyword arguments through ``gymnasium.make``.
+(the last is Gymnasium's own "module:id" syntax: it imports the module first).  Every environment
+takes its constructor's keyword arguments through ``gymnasium.make``, and none needs one: the
+trace-driven environments run on ``traces/lublin_256_sample.swf`` when no ``trace`` is given
+(``rtsched.rl.trace.default_rl_trace``), RLSchert on its VASP-like workload, rtmix on generated
+instances.
 """
 from __future__ import annotations
 

@@ -36,28 +36,20 @@ import os
 import zipfile
 
 from rtsched.files import atomic_write
-from rtsched.rl.features import INSPECT_FEATURE_SETS
 from rtsched.rl.modelfiles import META, META_FORMAT, ModelFileError
 
 
 # ------------------------------------------------------------------------------------ describing an env
 def env_description(env) -> dict:
-    """What a policy needs of the environment ``env`` (an rtsched env, wrapped or not)."""
-    from rtsched.rl.inspector.env import InspectorEnv
-    from rtsched.rl.rlscheduler.env import JobPickingEnv
-
+    """What a policy needs of the environment ``env`` (an rtsched env, wrapped or not): the agent and
+    settings the environment itself reports (``model_description()``: the job-picking and inspector
+    environments, the two stable-baselines3 trains on)."""
     u = getattr(env, "unwrapped", env)
-    if isinstance(u, JobPickingEnv):
-        agent = "rlscheduler"
-        cfg = {"window": u.window, "features": u.obsb.features, "pad": u.obsb.pad, "seq_len": u.seq_len}
-    elif isinstance(u, InspectorEnv):
-        agent = "inspector"
-        features = next(k for k, n in INSPECT_FEATURE_SETS.items() if n == u.feat.n)
-        cfg = {"base": u.base_name, "features": features, "max_interval": u.max_interval,
-               "max_rejections": u.max_rejections, "seq_len": u.seq_len, "reward": u.reward_kind}
-    else:
+    describe = getattr(u, "model_description", None)
+    if describe is None:
         raise TypeError(f"not an rtsched environment: {type(u).__name__} (use rtsched/JobPicking-v0 or "
                         "rtsched/Inspector-v0)")
+    agent, cfg = describe()
     env_cfg = {"agent": agent, "trace": u.trace.name, "goal": u.goal, "backfill": u.backfill,
                "machine": u.machine.name, **cfg}
     return {"format": META_FORMAT, "agent": agent, "env": env_cfg, "norms": dict(u.norms)}

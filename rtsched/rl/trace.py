@@ -200,3 +200,19 @@ def load_trace(trace) -> RLTrace:
     if isinstance(trace, (str, os.PathLike)):
         return read_rl_trace(os.fspath(trace))
     raise TypeError(f"cannot make an RL trace from {type(trace).__name__}")
+
+
+# The trace an environment runs on when none is given (``gymnasium.make("rtsched/JobPicking-v0")``):
+# the shipped Lublin-256 sample (2,000 jobs, 256 nodes).
+DEFAULT_TRACE = "lublin_256_sample.swf"
+
+
+def default_rl_trace() -> RLTrace:
+    """The shipped ``traces/lublin_256_sample.swf`` as an RLTrace, or, where the repository's
+    ``traces/`` is absent (an installed package), the same workload generated from its seed."""
+    from rtsched.generators import SHIPPED_DIR, shipped_trace
+
+    path = SHIPPED_DIR / DEFAULT_TRACE
+    if path.exists():
+        return read_rl_trace(str(path))
+    return trace_from_workload(shipped_trace(DEFAULT_TRACE))

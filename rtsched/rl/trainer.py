@@ -163,6 +163,44 @@ class EpochBatch:
         return tuple(torch.as_tensor(a) for a in (self.obs, self.mask, self.act, self.logp, self.adv, self.ret))
 
 
+class _LockstepEpoch:
+    """The bookkeeping of one lock-step epoch: trajectory k starts from reset seed ``seeds[k']`` (k' counts
+    the discarded ones too), each environment's open trajectory buffer, its current observation and mask,
+    and the resets due before the next step."""
+
+    def __init__(self, seeds: np.ndarray, n_traj: int, n_envs: int) -> None:
+        self.seeds, self.n_traj = seeds, n_traj
+        self.next_seed = 0
+        self.traj_count = 0  # trajectories started (kept or discarded)
+        self.bufs: list[dict | None] = [None] * n_envs
+        self.obs_now: list = [None] * n_envs
+        self.mask_now: list = [None] * n_envs
+        self.resets: list[tuple[int, int]] = []  # (env, seed) to reset before the next step
+        self.done: list[tuple] = []
+        self.infos: list[dict] = []
+        self.steps = 0
+
+    def start(self, i: int) -> bool:
+        """Open the next trajectory on environment ``i``; False when the epoch has all it needs."""
+        if self.traj_count >= self.n_traj:
+            return False
+        if self.next_seed >= len(self.seeds):
+            raise RuntimeError("too many discarded trajectories; raise max_traj_len")
+        self.resets.append((i, int(self.seeds[self.next_seed])))
+        self.next_seed += 1
+        self.traj_count += 1
+        self.bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "rew": [], "teach": [],
+                        "id": self.traj_count - 1}
+        return True
+
+    def apply_resets(self, pool) -> None:
+        # Environments are independent: resetting them together after the step gives each the
+        # seed it would get reset one by one.
+        for (i, _s), (o, m) in zip(self.resets, pool.reset_many(self.resets)):
+            self.obs_now[i], self.mask_now[i] = o, m
+        self.resets.clear()
+
+
 class PPOTrainer:
     """Trains networks on environments made by ``make_env()``; ``agent`` is only a label (it is stored
     in the checkpoint and names the networks: ``rtsched.rl.nets.build_networks``), the networks'
@@ -258,92 +296,70 @@ class PPOTrainer:
         return self._finish(done, infos, pos)
 
     def _collect_lockstep(self, epoch: int) -> EpochBatch:
+        """All environments step together: one batched forward pass and one hand-off to the pool per
+        step; a finished (or discarded) trajectory's environment starts the next one at once."""
         cfg = self.config
-        n_traj = cfg.trajs_per_epoch
-        seeds = np.random.SeedSequence([cfg.seed, epoch]).generate_state(n_traj + 1024)
-        pool = self.pool
-        n_envs = len(pool)
-        next_seed = 0
-        traj_count = 0  # trajectories started (kept or discarded)
-        done_trajs: list[tuple] = []
-        bufs: list[dict | None] = [None] * n_envs
-        obs_now: list = [None] * n_envs
-        mask_now: list = [None] * n_envs
-        max_len = cfg.max_traj_len
-        infos: list[dict] = []
-        resets: list[tuple[int, int]] = []  # (env, seed) to reset before the next step
+        seeds = np.random.SeedSequence([cfg.seed, epoch]).generate_state(cfg.trajs_per_epoch + 1024)
+        run = _LockstepEpoch(seeds, cfg.trajs_per_epoch, len(self.pool))
         teach = imitation_weight(cfg, epoch) > 0
-
-        def start(i: int) -> bool:
-            nonlocal next_seed, traj_count
-            if traj_count >= n_traj:
-                return False
-            if next_seed >= len(seeds):
-                raise RuntimeError("too many discarded trajectories; raise max_traj_len")
-            resets.append((i, int(seeds[next_seed])))
-            next_seed += 1
-            traj_count += 1
-            bufs[i] = {"obs": [], "mask": [], "act": [], "logp": [], "val": [], "rew": [], "teach": [],
-                       "id": traj_count - 1}
-            return True
-
-        def do_resets() -> None:
-            # Environments are independent: resetting them together after the step gives each the
-            # seed it would get reset one by one.
-            for (i, _s), (o, m) in zip(resets, pool.reset_many(resets)):
-                obs_now[i], mask_now[i] = o, m
-            resets.clear()
-
-        active = [i for i in range(n_envs) if start(i)]
-        do_resets()
-        steps = 0
+        active = [i for i in range(len(self.pool)) if run.start(i)]
+        run.apply_resets(self.pool)
         while active:
-            obs_b = torch.as_tensor(np.stack([obs_now[i] for i in active]))
-            mask_b = torch.as_tensor(np.stack([mask_now[i] for i in active]))
-            with torch.no_grad():
-                logits = self.actor(obs_b, mask_b)
-                vals = self.critic(obs_b)
-                probs = torch.softmax(logits, dim=-1)
-                acts = torch.multinomial(probs, 1, generator=self.gen).squeeze(-1)
-                logps = torch.log_softmax(logits, dim=-1).gather(1, acts[:, None]).squeeze(-1)
-            act_list = [int(a) for a in acts]
+            acts, logps, vals = self._sample_actions(run, active)
             # The imitation teacher's action in each state, asked before the step changes it.
-            teacher = pool.teacher_many(active) if teach else None
-            results = pool.step_many(list(zip(active, act_list)))
-            still = []
-            for j, i in enumerate(active):
-                b = bufs[i]
-                b["obs"].append(obs_now[i])
-                b["mask"].append(mask_now[i])
-                b["act"].append(act_list[j])
-                b["logp"].append(float(logps[j]))
-                b["val"].append(float(vals[j]))
-                if teach:
-                    b["teach"].append(teacher[j])
-                o, m, r, term, trunc, info = results[j]
-                steps += 1
-                obs_now[i], mask_now[i] = o, m
-                b["rew"].append(float(r))
-                if term or trunc:
-                    # the episode's return: the terminal reward for the picking and inspector agents
-                    # (their other rewards are 0), the sum of the per-cycle rewards for the split window
-                    ret_i = float(r) if len(b["rew"]) == 1 else float(np.sum(b["rew"]))
-                    done_trajs.append((b["id"], b, ret_i))
-                    infos.append(info)
-                    if self.on_trajectory is not None:
-                        self.on_trajectory(len(done_trajs), n_traj, ret_i, info)
-                    if start(i):
-                        still.append(i)
-                elif max_len is not None and len(b["act"]) >= max_len:
-                    traj_count -= 1  # discarded: draw another sequence
-                    if start(i):
-                        still.append(i)
-                else:
+            teacher = self.pool.teacher_many(active) if teach else None
+            results = self.pool.step_many(list(zip(active, acts)))
+            active = self._record_steps(run, active, acts, logps, vals, teacher, results)
+            run.apply_resets(self.pool)
+        run.done.sort(key=lambda t: t[0])
+        return self._finish(run.done, run.infos, run.steps)
+
+    def _sample_actions(self, run: _LockstepEpoch, active: list[int]) -> tuple[list[int], torch.Tensor, torch.Tensor]:
+        """The actions sampled for the active environments' observations, their log-probabilities and values."""
+        obs_b = torch.as_tensor(np.stack([run.obs_now[i] for i in active]))
+        mask_b = torch.as_tensor(np.stack([run.mask_now[i] for i in active]))
+        with torch.no_grad():
+            logits = self.actor(obs_b, mask_b)
+            vals = self.critic(obs_b)
+            probs = torch.softmax(logits, dim=-1)
+            acts = torch.multinomial(probs, 1, generator=self.gen).squeeze(-1)
+            logps = torch.log_softmax(logits, dim=-1).gather(1, acts[:, None]).squeeze(-1)
+        return [int(a) for a in acts], logps, vals
+
+    def _record_steps(self, run: _LockstepEpoch, active, acts, logps, vals, teacher, results) -> list[int]:
+        """Append one step to each active environment's trajectory; returns the environments still
+        running (a finished or discarded trajectory's environment starts the next one, if any is left)."""
+        still = []
+        for j, i in enumerate(active):
+            b = run.bufs[i]
+            b["obs"].append(run.obs_now[i])
+            b["mask"].append(run.mask_now[i])
+            b["act"].append(acts[j])
+            b["logp"].append(float(logps[j]))
+            b["val"].append(float(vals[j]))
+            if teacher is not None:
+                b["teach"].append(teacher[j])
+            o, m, r, term, trunc, info = results[j]
+            run.steps += 1
+            run.obs_now[i], run.mask_now[i] = o, m
+            b["rew"].append(float(r))
+            if term or trunc:
+                # the episode's return: the terminal reward for the picking and inspector agents
+                # (their other rewards are 0), the sum of the per-cycle rewards for the split window
+                ret_i = float(r) if len(b["rew"]) == 1 else float(np.sum(b["rew"]))
+                run.done.append((b["id"], b, ret_i))
+                run.infos.append(info)
+                if self.on_trajectory is not None:
+                    self.on_trajectory(len(run.done), run.n_traj, ret_i, info)
+                if run.start(i):
                     still.append(i)
-            do_resets()
-            active = still
-        done_trajs.sort(key=lambda t: t[0])
-        return self._finish(done_trajs, infos, steps)
+            elif self.config.max_traj_len is not None and len(b["act"]) >= self.config.max_traj_len:
+                run.traj_count -= 1  # discarded: draw another sequence
+                if run.start(i):
+                    still.append(i)
+            else:
+                still.append(i)
+        return still
 
     def _finish(self, trajs, infos, steps) -> EpochBatch:
         cfg = self.config

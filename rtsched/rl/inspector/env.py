@@ -30,7 +30,7 @@ from rtsched.metrics import sequence_metric
 from rtsched.rl.features import HI, INSPECT_FEATURE_SETS, LO, MAX_WAIT
 from rtsched.rl.rewards import GOALS, lower_is_better
 from rtsched.rl.sequences import heuristic_score, requested_start, start_bounds
-from rtsched.rl.trace import load_trace
+from rtsched.rl.trace import default_rl_trace, load_trace
 from rtsched.sim.core import Simulator
 from rtsched.sim.decisions import WakeAt
 
@@ -159,12 +159,13 @@ class InspectorEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, trace, *, base="sjf", machine=None, seq_len: int = 128, backfill="none",
+    def __init__(self, trace=None, *, base="sjf", machine=None, seq_len: int = 128, backfill="none",
                  goal: str = "bsld", features: str = "paper", reward: str = "percentage",
                  max_interval: int = 600, max_rejections: int = 72, start_range=None,
                  norms: dict | None = None, util_window: str = "last_end") -> None:
         super().__init__()
-        self.trace = load_trace(trace)
+        # no trace: the shipped Lublin-256 sample (gymnasium.make with no arguments)
+        self.trace = load_trace(default_rl_trace() if trace is None else trace)
         self.machine = machine or FlatCluster(self.trace.max_nodes)
         if goal not in GOALS:
             raise ValueError(f"unknown goal {goal!r}; choose from {', '.join(GOALS)}")
@@ -248,6 +249,13 @@ class InspectorEnv(gym.Env):
         c = self._cand
         return self.feat.observe(self.sim.view, c, self.driver.q, self.inspection.count(c),
                                  self._procs_by_id.get(c.info.id, c.info.nodes))
+
+    def model_description(self) -> tuple[str, dict]:
+        """(agent, settings) a model trained elsewhere on this environment records (``rtsched.rl.sb3``)."""
+        features = next(k for k, n in INSPECT_FEATURE_SETS.items() if n == self.feat.n)
+        return "inspector", {"base": self.base_name, "features": features, "max_interval": self.max_interval,
+                             "max_rejections": self.max_rejections, "seq_len": self.seq_len,
+                             "reward": self.reward_kind}
 
     @property
     def network_shape(self) -> tuple[int, int]:

@@ -33,7 +33,7 @@ from rtsched.metrics import sequence_metric
 from rtsched.rl.features import PickObservation, static_pick_columns
 from rtsched.rl.rewards import GOALS, reward_of
 from rtsched.rl.sequences import filter_range, heuristic_score, requested_start, start_bounds
-from rtsched.rl.trace import load_trace
+from rtsched.rl.trace import default_rl_trace, load_trace
 from rtsched.sim.core import Simulator
 
 
@@ -58,12 +58,13 @@ class JobPickingEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, trace, *, machine=None, seq_len: int = 256, window: int = 128, backfill="none",
+    def __init__(self, trace=None, *, machine=None, seq_len: int = 256, window: int = 128, backfill="none",
                  goal: str = "bsld", start_range=None, sjf_filter=None, features: str = "code",
                  pad: str = "zeros", util_window: str = "last_end", norms: dict | None = None,
                  filter_samples: int = 200, max_filter_tries: int = 1000) -> None:
         super().__init__()
-        self.trace = load_trace(trace)
+        # no trace: the shipped Lublin-256 sample (gymnasium.make with no arguments)
+        self.trace = load_trace(default_rl_trace() if trace is None else trace)
         self.machine = machine or FlatCluster(self.trace.max_nodes)
         if goal not in GOALS:
             raise ValueError(f"unknown goal {goal!r}; choose from {', '.join(GOALS)}")
@@ -160,6 +161,11 @@ class JobPickingEnv(gym.Env):
         vis = self.driver.q[:self.window]
         self._vis = vis
         return self.obsb.observe(vis, self.sim.view)
+
+    def model_description(self) -> tuple[str, dict]:
+        """(agent, settings) a model trained elsewhere on this environment records (``rtsched.rl.sb3``)."""
+        return "rlscheduler", {"window": self.window, "features": self.obsb.features, "pad": self.obsb.pad,
+                               "seq_len": self.seq_len}
 
     @property
     def network_shape(self) -> tuple[int, int]:

@@ -1,7 +1,6 @@
 """RLSchert's trained network (seed 001) as a core policy (docs/rl.md)."""
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from rtsched.rl.modelfiles import LoadedModel, load_model

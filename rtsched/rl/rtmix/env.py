@@ -45,6 +45,7 @@ from gymnasium import spaces
 from heuristics.registry import make_policy
 from heuristics.wcjs import WcjsConfig
 from rtsched.checkpoint import CheckpointModel
+from rtsched.errors import OptionError
 from rtsched.generators.smallmix import random_jobs
 from rtsched.jobs import Job, Workload
 from rtsched.machines import machine_from_spec
@@ -79,7 +80,8 @@ class RtMixEnv(gym.Env):
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
         if not self.machine.partitioned:
-            raise ValueError(f"RtMix needs a partitioned (Mira) machine, not {self.machine.describe()}")
+            raise OptionError(f"machine: RtMix needs a partitioned (Mira) machine (mira, mira:BLOCKS or a partition "
+                              f".xml), not {self.machine.describe()}")
         self.checkpoint_text = checkpoint
         self.checkpoint = CheckpointModel.parse(checkpoint)
         self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order))

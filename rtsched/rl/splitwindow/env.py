@@ -30,7 +30,7 @@ from gymnasium import spaces
 from rtsched.machines import FlatCluster
 from rtsched.rl.sequences import start_bounds
 from rtsched.rl.splitwindow.observation import SplitObservation, window_slots
-from rtsched.rl.trace import load_trace
+from rtsched.rl.trace import default_rl_trace, load_trace
 from rtsched.sim.decisions import Start
 
 
@@ -39,10 +39,11 @@ class SplitWindowEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, trace, *, head: int = 10, tail: int = 10, placements: int = 1000, horizon: int | None = None,
+    def __init__(self, trace=None, *, head: int = 10, tail: int = 10, placements: int = 1000, horizon: int | None = None,
                  start_range=None, sigma: str = "remaining", machine=None, norms: dict | None = None) -> None:
         super().__init__()
-        self.trace = load_trace(trace)
+        # no trace: the shipped Lublin-256 sample (gymnasium.make with no arguments)
+        self.trace = load_trace(default_rl_trace() if trace is None else trace)
         self.machine = machine or FlatCluster(self.trace.max_nodes)
         if self.machine.partitioned:
             raise ValueError("the split-window agent schedules cores of a flat cluster, not partitions")

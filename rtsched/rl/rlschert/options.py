@@ -1,0 +1,60 @@
+"""``rtsched rl train --agent rlschert``'s options (data only: ``rtsched.rl.options``)."""
+from __future__ import annotations
+
+from rtsched.errors import OptionError
+from rtsched.rl.options import TrainOption
+
+GROUP = "rlschert (seed 001)"
+OPTIONS = (
+    TrainOption(("--mode",), "event-driven on the core (default), or the paper's 5-min slotted canvas (vasplike only)",
+                default="event", choices=("event", "slotted")),
+    TrainOption(("--no-kill",), "no kill actions (RLSchert without kill)", kind="flag", default=False),
+    TrainOption(("--static",), "no running predictions: the DeepRM-like baseline (pre-run lengths only)", kind="flag",
+                default=False),
+    TrainOption(("--imitation",), "imitation weight α_t at the start (paper 0.5; default 0: none)", kind="float[0,1]"),
+    TrainOption(("--imitation-hold",), "epochs at full α_t (default 50)", kind="int"),
+    TrainOption(("--imitation-end",), "epoch by which α_t decays to 0 (default 150)", kind="int"),
+    TrainOption(("--units",), "vasplike: resource units of the cluster (default 20)", kind="int"),
+    TrainOption(("--job-rate",), "vasplike: arrival probability per slot (default 0.7)", kind="float", bounds=(0, 1)),
+    TrainOption(("--simu-len",), "vasplike: arrival slots per sequence (default 200)", kind="int"),
+    TrainOption(("--train-sequences",), "vasplike: a fixed set of this many training sequences", kind="int"),
+    TrainOption(("--pi-lr",), "rlschert: policy learning rate (default 1e-4)", kind="float>0"),
+)
+USES = ("trace", "seq_len", "start_range", "minibatch", "teacher", "init_from", "workers", "backend", "address",
+        "rollout")
+_EQ9 = "seed 001's reward is Eq. 9; the agent selects, kills and waits itself"
+WHY_NOT = {"goal": _EQ9, "backfill": _EQ9, "actor": "its networks are 64-64 MLPs (the paper's)",
+           "critic": "its networks are 64-64 MLPs (the paper's)"}
+SCORE_LABEL = "return (Eq. 9)"
+
+
+def names_a_workload(trace) -> bool:
+    """Whether ``--trace`` names the synthetic VASP-like workload (``vasplike``, ``vasplike-stated``)
+    instead of a file."""
+    from rtsched.generators.vasplike import trace_param_set
+
+    return trace_param_set(trace) is not None
+
+
+def train_options(args) -> dict:
+    """Environment and PPO options, checked."""
+    if args.mode == "slotted" and not names_a_workload(args.trace):
+        raise OptionError("--mode slotted runs the VASP-like workload: use --trace vasplike (or --mode event)")
+    opts: dict = {"mode": args.mode, "kill": not args.no_kill, "dynamic": not args.static}
+    for name, low in (("units", 1), ("job_rate", None), ("simu_len", 1), ("train_sequences", 1),
+                      ("imitation_hold", 0), ("imitation_end", 0), ("minibatch", 1)):
+        v = getattr(args, name)
+        if v is None:
+            continue
+        if low is not None and v < low:
+            raise OptionError(f"--{name.replace('_', '-')}: must be at least {low}, got {v}")
+        opts[name] = v
+    for name in ("imitation", "teacher", "pi_lr", "seq_len"):
+        if getattr(args, name) is not None:
+            opts[name] = getattr(args, name)
+    return opts
+
+
+def setting(args) -> str:
+    """The run's setting in ``rl train``'s closing line."""
+    return f"{args.mode} mode, {'no kill' if args.no_kill else 'kill'}"

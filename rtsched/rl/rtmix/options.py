@@ -1,0 +1,59 @@
+"""``rtsched rl train --agent rtmix``'s options (data only: ``rtsched.rl.options``).  The command itself
+(solving expert plans with the optimum, then cloning and PPO, or the curriculum) is
+``rtsched.cli.rl``'s: it needs ``rtsched.experiments``, above this package."""
+from __future__ import annotations
+
+import os
+
+from rtsched.rl.options import TrainOption
+
+DEFAULTS = {"experts": 120, "expert_cache": os.path.join("runs", "rtmix-plans"), "solve_time_limit": 60.0,
+            "jobs": 1, "bc_epochs": 30, "machine": "mira:16", "checkpoint": "jit", "theta": 1.2,
+            "penalty": 10.0, "reward_baseline": "wcjs"}
+# The curriculum (docs/rl.md "Curriculum"): from the shipped model (or --init-from) to Mira-like weeks.
+CURRICULUM_DEFAULTS = {"curriculum_weeks": 8, "curriculum_machines": "mira", "small_episodes": 3000,
+                       "small_repeat": 2}
+
+_RTMIX = (
+    TrainOption(("--experts",), "rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT; "
+                f"default {DEFAULTS['experts']})", kind="int"),
+    TrainOption(("--expert-cache",), "rtmix: folder of solved plans (one JSON per seed; reused; default "
+                f"{DEFAULTS['expert_cache']})"),
+    TrainOption(("--solve-time-limit",), f"rtmix: seconds per expert solve (default {DEFAULTS['solve_time_limit']:g})",
+                kind="float>0"),
+    TrainOption(("-j", "--jobs"), f"rtmix: expert instances solved in parallel (default {DEFAULTS['jobs']})",
+                kind="int"),
+    TrainOption(("--bc-epochs",), "rtmix: behaviour-cloning passes over the expert data (default "
+                f"{DEFAULTS['bc_epochs']})", kind="int>=1"),
+    TrainOption(("--machine",), f"rtmix: mira:BLOCKS or a partition XML (default {DEFAULTS['machine']})"),
+    TrainOption(("--checkpoint",), f"rtmix: checkpoint model no, sys[:S], app-PCT, jit (default "
+                f"{DEFAULTS['checkpoint']})"),
+    TrainOption(("--theta",), f"rtmix: the RTJ mean-slowdown bound θ of the reward (default {DEFAULTS['theta']:g})",
+                kind="float>0"),
+    TrainOption(("--penalty",), "rtmix: reward penalty per unit of mean RTJ slowdown above θ (default "
+                f"{DEFAULTS['penalty']:g})", kind="float>=0"),
+    TrainOption(("--reward-baseline",), "rtmix: PPO rewards are the gain over this policy on the same episode "
+                f"(default {DEFAULTS['reward_baseline']}; 'none': the absolute reward)"),
+)
+_CURRICULUM = (
+    TrainOption(("--curriculum-rounds",), "rtmix: run the curriculum instead of cloning + PPO: round 0 follows the "
+                "teacher, rounds 1..R follow the previous round's model (DAgger); from --init-from (default: the "
+                "shipped rtmix); the same command resumes", kind="int"),
+    TrainOption(("--curriculum-weeks",), "rtmix curriculum: generated Mira-like weeks (10 %% RTJs) per machine and "
+                f"round (default {CURRICULUM_DEFAULTS['curriculum_weeks']})", kind="int"),
+    TrainOption(("--curriculum-machines",), "rtmix curriculum: comma-separated machines of the weeks: mira, "
+                f"mira:BLOCKS or a partition XML (default {CURRICULUM_DEFAULTS['curriculum_machines']})"),
+    TrainOption(("--small-episodes",), "rtmix curriculum: Table-3 instances labelled by the initial model (default "
+                f"{CURRICULUM_DEFAULTS['small_episodes']})", kind="int"),
+    TrainOption(("--small-repeat",), "rtmix curriculum: weight of those instances in cloning, as repeats (default "
+                f"{CURRICULUM_DEFAULTS['small_repeat']})", kind="int"),
+)
+GROUPS = (("rtmix (RTJ/BJ mixes on Mira, taught by the optimum; docs/rl.md)", _RTMIX),
+          ("rtmix curriculum (Table-3 instances to Mira-like weeks; docs/rl.md)", _CURRICULUM))
+OPTIONS = _RTMIX + _CURRICULUM
+USES = ("teacher", "init_from")
+_GENERATED = "it trains on generated Mira instances with its own reward and network"
+WHY_NOT = {name: _GENERATED for name in ("trace", "goal", "backfill", "seq_len", "start_range", "minibatch")}
+WHY_NOT.update({name: "its PPO fine-tuning runs in this process" for name in ("workers", "backend", "address",
+                                                                              "rollout")})
+SCORE_LABEL = "reward"

@@ -1,0 +1,37 @@
+"""``rtsched rl train --agent splitwindow``'s options (data only: ``rtsched.rl.options``)."""
+from __future__ import annotations
+
+from rtsched.errors import OptionError
+from rtsched.rl.options import TrainOption, int_list
+
+GROUP = "splitwindow (seed 004)"
+OPTIONS = (
+    TrainOption(("--head",), "splitwindow: head slots M_h (default 10)", kind="int", bounds=(1, 4096)),
+    TrainOption(("--tail",), "splitwindow: tail slots M_t (default 10)", kind="int", bounds=(0, 4096)),
+    TrainOption(("--placements",), "splitwindow: starts per episode (default 1000, the paper's)", kind="int",
+                bounds=(1, 10_000_000)),
+    TrainOption(("--horizon",), "splitwindow: trace jobs per episode (default 1.5 × placements)", kind="int",
+                bounds=(1, 100_000_000)),
+    TrainOption(("--hidden",), "splitwindow: hidden layer sizes, comma-separated (default 1024,512,256)"),
+)
+USES = ("trace", "start_range", "minibatch", "init_from", "workers", "backend", "address", "rollout")
+_EQ2 = "seed 004's reward is Eq. 2: utilization, queue length and waiting time; the agent back-fills itself"
+_EPISODES = "its episodes end after --placements starts; its networks are --hidden MLPs"
+WHY_NOT = {"goal": _EQ2, "backfill": _EQ2, "seq_len": _EPISODES, "sjf_filter": _EPISODES, "actor": _EPISODES,
+           "critic": _EPISODES}
+SCORE_LABEL = "episode return (Eq. 2)"
+
+
+def train_options(args) -> dict:
+    opts = {k: getattr(args, k) for k in ("head", "tail", "placements", "horizon", "minibatch")
+            if getattr(args, k) is not None}
+    if args.hidden is not None:
+        opts["hidden"] = tuple(int_list(args.hidden, "--hidden"))
+        if not opts["hidden"] or min(opts["hidden"]) < 1:
+            raise OptionError(f"--hidden: expected positive layer sizes, got {args.hidden!r}")
+    return opts
+
+
+def setting(args) -> str:
+    """The run's setting in ``rl train``'s closing line."""
+    return f"window {args.head or 10}-{args.tail if args.tail is not None else 10}"
