@@ -172,6 +172,7 @@ class _Stage:
     solver: str | None = None  # the MILP back end that ran (None: CP-SAT)
     nodes: int | None = None  # branch-and-bound nodes of the stage's MILP solve(s)
     root_bound: float | None = None  # the stage model's LP relaxation bound (sum of slowdowns)
+    warning: str | None = None  # why the back end's own answer was not taken (linmodel.reconcile)
 
 
 def _solver_gap(objective: float | None, bound: float | None) -> float | None:
@@ -412,7 +413,7 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
 
 
 def _stats(res) -> dict[str, Any]:
-    return {"solver": res.solver, "nodes": res.nodes, "root_bound": res.root_bound}
+    return {"solver": res.solver, "nodes": res.nodes, "root_bound": res.root_bound, "warning": res.warning}
 
 
 def _meets(instance: Instance, plan, bound: Fraction | None) -> bool:
@@ -510,9 +511,11 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
         row = {"stage": name, "status": st.status, "seconds": round(st.seconds, 4), **(extra or {})}
         if st.solver_gap is not None:
             row["solver_gap"] = st.solver_gap
-        for key in ("solver", "nodes", "root_bound"):
+        for key in ("solver", "nodes", "root_bound", "warning"):
             if getattr(st, key) is not None:
                 row[key] = getattr(st, key)
+        if st.warning is not None:
+            notes.append(f"{name} stage: {st.warning}")
         stages.append(row)
 
     theta_used: Fraction | None = theta_f if n_rt else None
