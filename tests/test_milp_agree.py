@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -81,3 +82,27 @@ def test_a_feasible_mip_start_overrules_a_false_infeasible_or_a_worse_optimal():
     # an answer no worse than the start stands as it is
     good = LPResult("optimal", [0.0, 1.0], 1.0, 1.0, 1.0, "cbc")
     assert reconcile(m, "o", good, start) is good
+
+
+# Every exact method and back end, with a limit that leaves a stage no time at all (0.01 s) and
+# one where a later stage gets only its floor (0.5 s; CBC used to die in PulpSolverError there).
+LIMITED = [("cpsat", None), ("milp", "cbc"), ("milp", "ortools"), ("milp-disjunctive", "cbc"),
+           ("milp-disjunctive", "ortools")] + ([("milp", "highs"), ("milp-disjunctive", "highs")]
+                                               if highs_available() else [])
+
+
+@pytest.mark.parametrize("limit", (0.01, 0.5))
+@pytest.mark.parametrize("method, backend", LIMITED, ids=lambda x: str(x))
+def test_tiny_time_limits_end_in_a_status_never_an_exception(method, backend, limit):
+    from milp.instance import table2_instance
+
+    inst = table2_instance(3, 2, 16, 0)  # θ* > θ: every stage runs; feasible, so never "infeasible"
+    res = solve(inst, method, time_limit=limit, milp_backend=backend, sequences=5 if method == "milp" else None)
+    assert res.status in ("optimal", "feasible", "no_solution"), res.notes
+    if res.status == "no_solution":
+        assert res.placements is None and res.bj_sd_mean is None
+    else:
+        assert res.replay is not None and res.bj_sd_mean is not None  # the plan replays in the simulator
+        assert res.best_bound is None or res.best_bound <= res.bj_sd_mean + 1e-9
+    for st in res.stages:
+        assert st["status"] in ("optimal", "feasible", "no_solution"), st
