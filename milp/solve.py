@@ -34,6 +34,7 @@ from rtsched.schedule import Schedule, Segment
 
 from milp.instance import Instance
 from milp.linmodel import solve_model
+from milp.model_size import check_buildable
 from milp.plan import Evaluation, Placement, evaluate, left_justify
 from milp.strengthen import Strengthen, canonical_plan, objective_floor
 from milp.report import ReplayReport, replay_plan
@@ -481,6 +482,9 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
             milp_backend or best_backend())
         if milp_backend is not None and milp_backend not in BACKENDS:
             raise ValueError(f"unknown MILP back end {milp_backend!r}; choose one of {BACKENDS}")
+        # A model that cannot be built within the time limit or the memory is refused before any
+        # of it is built (milp.model_size: estimated from the instance's dimensions).
+        check_buildable(instance, formulation, preempt, sequences, time_limit)
         stage, sm = _milp_runner(instance, preempt, sequences, backend, threads, formulation, options, kept)
         if formulation == "disjunctive" and sequences is not None:
             notes.append("sequences ignored: the disjunctive MILP has no sequence cap")

@@ -4,6 +4,8 @@ returned a worse value as "optimal" (milp.linmodel.CBC_OPTIONS); a back end's cl
 feasible MIP start contradicts is not taken (milp.linmodel.reconcile)."""
 from __future__ import annotations
 
+import io
+from contextlib import redirect_stderr
 from fractions import Fraction
 
 import pytest
@@ -106,3 +108,30 @@ def test_tiny_time_limits_end_in_a_status_never_an_exception(method, backend, li
         assert res.best_bound is None or res.best_bound <= res.bj_sd_mean + 1e-9
     for st in res.stages:
         assert st["status"] in ("optimal", "feasible", "no_solution"), st
+
+
+# ------------------------------------------------------------------ a time limit is a promise
+def test_a_milp_that_cannot_be_built_in_the_limit_or_memory_is_refused_up_front(tmp_path):
+    from milp.instance import save_instance, table3_instance
+    from milp.model_size import BUILD_GRACE_SECONDS, check_buildable, estimate
+    from rtsched.cli import main as rtsched_main
+    from rtsched.errors import InputError
+
+    big = table3_instance(0, n_bj=270, n_rt=30, submit_window=36000)  # 300 jobs: ~10^6 non-zeros
+    est = estimate(big, "disjunctive")
+    assert est.nonzeros > 10**6 and est.build_seconds > 2 + BUILD_GRACE_SECONDS
+    with pytest.raises(InputError, match="longer than the time limit 2 s"):
+        solve(big, "milp-disjunctive", time_limit=2)
+    with pytest.raises(InputError, match="GiB available"):
+        check_buildable(big, "disjunctive", memory=est.bytes)  # twice the model's share of memory is missing
+    with pytest.raises(InputError, match="sequence MILP"):
+        solve(big, "milp", time_limit=2)
+    # Without a limit the build is not refused for time; a Table-3 model fits in any limit given.
+    assert check_buildable(big, "disjunctive", memory=100 * est.bytes) == est
+    check_buildable(table3_instance(0), "sequence", time_limit=1.0)
+    path = tmp_path / "big.json"
+    save_instance(big, path)
+    err = io.StringIO()
+    with redirect_stderr(err):
+        rc = rtsched_main(["solve", str(path), "--method", "milp-disjunctive", "--time-limit", "2"])
+    assert rc == 1 and len(err.getvalue().strip().splitlines()) == 1 and "big.json" in err.getvalue()
