@@ -143,6 +143,19 @@ USAGE = [
     (["rl", "evaluate", "--trace", SAMPLE, "--starts", "10", "--n-sequences", "3"], "--n-sequences", "--starts"),
     (["rl", "evaluate", "--trace", SAMPLE, "--starts", "10", "--machine", "flat:-1"], "--machine", "flat:N"),
     (["rl", "evaluate", "--trace", SAMPLE, "--starts", "-5", "--seq-len", "64"], "--starts", "outside"),
+    # the synthetic VASP-like workload: was "vasplike: --trace: file not found" (issue 26)
+    (["rl", "train", "--agent", "rlscheduler", "--trace", "vasplike", "--out", "r"], "--trace vasplike",
+     "the rlscheduler agent needs an SWF trace"),
+    (["rl", "train", "--agent", "splitwindow", "--trace", "vasplike-stated", "--out", "r"], "--trace vasplike-stated",
+     "RLSchert's"),
+    (["rl", "evaluate", "--trace", "vasplike", "--policies", "saf,f1"], "--policies f1", "sjf, saf, fcfs"),
+    (["rl", "evaluate", "--trace", "vasplike", "--policies", "saf", "--backfill", "easy"], "--backfill",
+     "--n-sequences, --policies, --sample"),
+    (["rl", "evaluate", "--trace", "vasplike", "--policies", "saf", "--starts", "3,4"], "--starts",
+     "held-out sequences"),
+    (["rl", "evaluate", "--trace", "vasplike", "--policies",
+      str(REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-rlscheduler.pt")],
+     "rl-lublin-1-rlscheduler.pt", "a model of the rlscheduler agent cannot run on the VASP-like workload"),
 ]
 
 
@@ -232,7 +245,7 @@ def test_version_and_a_closed_pipe():
 
 def test_model_files_with_foreign_content_or_broken_weights(tmp_path, capsys):
     torch = pytest.importorskip("torch")
-    from rtsched.rl.ppo import ModelFileError, load_model
+    from rtsched.rl.modelfiles import ModelFileError, load_model
 
     text = tmp_path / "notes.pt"
     text.write_text("just some text\n")
@@ -256,7 +269,7 @@ def test_rl_train_refuses_a_folder_another_run_holds(tmp_path):
     from rtsched.errors import OptionError
     from rtsched.files import FileLock
     from rtsched.rl.api import train
-    from rtsched.rl.ppo import LOCK
+    from rtsched.rl.modelfiles import LOCK
 
     out = tmp_path / "run"
     with FileLock(out / LOCK):
