@@ -137,6 +137,9 @@ class LPResult:
     solver: str
     nodes: int | None = None  # branch-and-bound nodes, where the solver reports them
     root_bound: float | None = None  # the LP relaxation's optimum (the root bound before cuts)
+    # Why the back end's own answer was not taken (it failed, or contradicted a feasible MIP start);
+    # None when it was.
+    warning: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,12 +147,48 @@ class LPResult:
 # ---------------------------------------------------------------------------------------------
 
 
+# CBC options for every solve.  CBC's integer preprocessing (CglPreProcess; CBC 2.10.3 as PuLP
+# bundles it) is unsound on these models: on the disjunctive MILP of table3_instance(36)'s BJ stage
+# it declares the model "proven infeasible", and without the objective cut returns 13.008 as
+# "optimal" where HiGHS proves 12.737 (a MIP start of value 12.737 satisfies every row); with a MIP
+# start and a time limit that ends inside it the process dies with SIGSEGV (exit 139; table2_instance
+# (3, 2, 16, 0) at 0.3-0.7 s).  With it off CBC proves 12.737 (docs/milp.md, "CBC's preprocessing").
+CBC_OPTIONS = ("preprocess off",)
+
+
 def solve_pulp_cbc(model: LinearModel, objective: str, time_limit: float | None = None, threads: int | None = None,
-                   gap_rel: float = 1e-9, msg: bool = False, start: dict[int, float] | None = None) -> LPResult:
-    """Solve with PuLP's bundled CBC.  The best bound is read from CBC's log."""
+                   gap_rel: float = 1e-9, msg: bool = False, start: dict[int, float] | None = None,
+                   max_nodes: int | None = None) -> LPResult:
+    """Solve with CBC through PuLP (:data:`CBC_OPTIONS`).  The best bound is read from CBC's log.
+    CBC ending with an error (a crash, no solution file) is the status "no_solution" with a
+    ``warning``, not an exception.  ``max_nodes``: stop after that many branch-and-bound nodes
+    (with one thread, a stop that does not depend on the machine's speed)."""
     import pulp
 
     t0 = time.perf_counter()
+    prob, pv = _pulp_problem(model, objective, start)
+    with tempfile.TemporaryDirectory(prefix="rtsched-cbc-") as tmp:  # PuLP's files and CBC's log, all removed
+        log = os.path.join(tmp, "cbc.log")
+        solver = pulp.COIN_CMD(path=cbc_binary(), msg=msg, timeLimit=time_limit, threads=threads, gapRel=gap_rel,
+                               logPath=None if msg else log, warmStart=bool(start), options=list(CBC_OPTIONS),
+                               maxNodes=max_nodes)
+        solver.tmpDir = tmp
+        try:
+            prob.solve(solver)
+        except pulp.PulpSolverError as exc:
+            return LPResult("no_solution", None, None, None, time.perf_counter() - t0, "cbc",
+                            warning=f"CBC ended with an error ({str(exc).split(',')[0]})")
+        text = ""
+        if os.path.exists(log):
+            with open(log, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+    return _cbc_result(prob, pv, model.objectives[objective], text, time.perf_counter() - t0)
+
+
+def _pulp_problem(model: LinearModel, objective: str, start: dict[int, float] | None):
+    """``model`` with ``objective`` as a PuLP problem, and its variables in ``model.vars`` order."""
+    import pulp
+
     prob = pulp.LpProblem(re.sub(r"\W", "_", model.name), pulp.LpMinimize)
     cat = {"C": pulp.LpContinuous, "B": pulp.LpBinary, "I": pulp.LpInteger}
     pv = [prob.add_variable(f"x{v.index}", None if v.lb == -INF else v.lb, None if v.ub == INF else v.ub, cat[v.kind])
@@ -168,17 +207,13 @@ def solve_pulp_cbc(model: LinearModel, objective: str, time_limit: float | None 
     if start:
         for k, val in start.items():
             pv[k].setInitialValue(val)
-    fd, log = tempfile.mkstemp(prefix="cbc-", suffix=".log")
-    os.close(fd)
-    try:
-        solver = pulp.COIN_CMD(path=cbc_binary(), msg=msg, timeLimit=time_limit, threads=threads, gapRel=gap_rel,
-                               logPath=None if msg else log, warmStart=bool(start))
-        prob.solve(solver)
-        with open(log, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    finally:
-        os.unlink(log)
-    seconds = time.perf_counter() - t0
+    return prob, pv
+
+
+def _cbc_result(prob, pv, obj: Expr, text: str, seconds: float) -> LPResult:
+    """The status, values and bounds PuLP read back from CBC, with CBC's log ``text``."""
+    import pulp
+
     sol = prob.sol_status
     infeasible = prob.status == pulp.LpStatusInfeasible or sol == pulp.LpSolutionInfeasible or \
         "Problem is infeasible" in text or "Result - Problem proven infeasible" in text
@@ -570,11 +605,69 @@ def best_backend() -> str:
 
 def solve_model(model: LinearModel, objective: str, backend: str, time_limit: float | None = None,
                 threads: int | None = None, start: dict[int, float] | None = None) -> LPResult:
-    """Solve ``model`` on ``backend`` (one of :data:`BACKENDS`) with an optional MIP start."""
+    """Solve ``model`` on ``backend`` (one of :data:`BACKENDS`) with an optional MIP start.
+
+    A back end's answer that a feasible MIP start contradicts is not taken (:func:`reconcile`)."""
     if backend == "cbc":
-        return solve_pulp_cbc(model, objective, time_limit=time_limit, threads=threads, start=start)
-    if backend == "ortools":
-        return solve_ortools(model, objective, time_limit=time_limit, threads=threads, hint=start)
-    if backend == "highs":
-        return solve_highs(model, objective, time_limit=time_limit, threads=threads, start=start)
-    raise ValueError(f"unknown MILP back end {backend!r}; use one of {BACKENDS}")
+        res = solve_pulp_cbc(model, objective, time_limit=time_limit, threads=threads, start=start)
+    elif backend == "ortools":
+        res = solve_ortools(model, objective, time_limit=time_limit, threads=threads, hint=start)
+    elif backend == "highs":
+        res = solve_highs(model, objective, time_limit=time_limit, threads=threads, start=start)
+    else:
+        raise ValueError(f"unknown MILP back end {backend!r}; use one of {BACKENDS}")
+    return reconcile(model, objective, res, start)
+
+
+# Feasibility tolerance of a MIP start's check (absolute, per row scaled by max(1, |rhs|)): looser
+# than the 1e-7 of eq. 37's and the objective cut's slack, tighter than anything a schedule moves.
+START_TOL = 1e-6
+
+
+def start_violation(model: LinearModel, start: Mapping[int, float]) -> float:
+    """The largest violation of a bound, an integrality or a row (scaled by max(1, |rhs|)) by the
+    full assignment ``start``; ``inf`` when it leaves a variable out."""
+    if len(start) < len(model.vars):
+        return INF
+    worst = 0.0
+    for v in model.vars:
+        x = start[v.index]
+        worst = max(worst, v.lb - x, x - v.ub, abs(x - round(x)) if v.kind != "C" else 0.0)
+    for c in model.cons:
+        a = sum(k * start[i] for i, k in c.coefs.items())
+        if c.lb != -INF:
+            worst = max(worst, (c.lb - a) / max(1.0, abs(c.lb)))
+        if c.ub != INF:
+            worst = max(worst, (a - c.ub) / max(1.0, abs(c.ub)))
+    return worst
+
+
+def reconcile(model: LinearModel, objective: str, res: LPResult, start: Mapping[int, float] | None) -> LPResult:
+    """``res``, unless the MIP start ``start`` is feasible for ``model`` and contradicts it.
+
+    An exact method reports "infeasible" only with a proof, and no proof stands against a feasible
+    point: a back end that says "infeasible", found nothing, or returns a worse solution (as
+    "optimal" too) than a start that satisfies every row is wrong or stopped early, so the start is
+    the incumbent ("feasible").  Its bound is kept only where it is consistent (no more than the
+    start's value, and never from a contradicted "infeasible" or "optimal").  The check runs only
+    when the answer could be contradicted, so an answer no worse than the start costs nothing."""
+    if not start:
+        return res
+    e = model.objectives[objective]
+    start_obj = e.const + sum(c * start.get(k, 0.0) for k, c in e.coefs.items())
+    if res.values is not None and res.objective is not None and \
+            res.objective <= start_obj + START_TOL * max(1.0, abs(start_obj)):
+        return res
+    if start_violation(model, start) > START_TOL:
+        return res
+    bound = res.bound if res.status in ("feasible", "no_solution") else None
+    if bound is not None and bound > start_obj:
+        bound = None
+    warning = res.warning
+    if res.status in ("infeasible", "optimal"):  # a false claim, not just a time limit
+        what = "reported the model infeasible" if res.status == "infeasible" else \
+            f"reported {res.objective:.12g} as optimal"
+        contradiction = f"{res.solver} {what}, but the MIP start (value {start_obj:.12g}) satisfies every row; kept the start"
+        warning = contradiction if warning is None else f"{warning}; {contradiction}"
+    values = [float(start[v.index]) for v in model.vars]
+    return LPResult("feasible", values, start_obj, bound, res.seconds, res.solver, res.nodes, res.root_bound, warning)

@@ -34,6 +34,7 @@ from rtsched.schedule import Schedule, Segment
 
 from milp.instance import Instance
 from milp.linmodel import solve_model
+from milp.model_size import check_buildable
 from milp.plan import Evaluation, Placement, evaluate, left_justify
 from milp.strengthen import Strengthen, canonical_plan, objective_floor
 from milp.report import ReplayReport, replay_plan
@@ -172,6 +173,7 @@ class _Stage:
     solver: str | None = None  # the MILP back end that ran (None: CP-SAT)
     nodes: int | None = None  # branch-and-bound nodes of the stage's MILP solve(s)
     root_bound: float | None = None  # the stage model's LP relaxation bound (sum of slowdowns)
+    warning: str | None = None  # why the back end's own answer was not taken (linmodel.reconcile)
 
 
 def _solver_gap(objective: float | None, bound: float | None) -> float | None:
@@ -412,7 +414,7 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
 
 
 def _stats(res) -> dict[str, Any]:
-    return {"solver": res.solver, "nodes": res.nodes, "root_bound": res.root_bound}
+    return {"solver": res.solver, "nodes": res.nodes, "root_bound": res.root_bound, "warning": res.warning}
 
 
 def _meets(instance: Instance, plan, bound: Fraction | None) -> bool:
@@ -480,6 +482,9 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
             milp_backend or best_backend())
         if milp_backend is not None and milp_backend not in BACKENDS:
             raise ValueError(f"unknown MILP back end {milp_backend!r}; choose one of {BACKENDS}")
+        # A model that cannot be built within the time limit or the memory is refused before any
+        # of it is built (milp.model_size: estimated from the instance's dimensions).
+        check_buildable(instance, formulation, preempt, sequences, time_limit)
         stage, sm = _milp_runner(instance, preempt, sequences, backend, threads, formulation, options, kept)
         if formulation == "disjunctive" and sequences is not None:
             notes.append("sequences ignored: the disjunctive MILP has no sequence cap")
@@ -510,9 +515,11 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
         row = {"stage": name, "status": st.status, "seconds": round(st.seconds, 4), **(extra or {})}
         if st.solver_gap is not None:
             row["solver_gap"] = st.solver_gap
-        for key in ("solver", "nodes", "root_bound"):
+        for key in ("solver", "nodes", "root_bound", "warning"):
             if getattr(st, key) is not None:
                 row[key] = getattr(st, key)
+        if st.warning is not None:
+            notes.append(f"{name} stage: {st.warning}")
         stages.append(row)
 
     theta_used: Fraction | None = theta_f if n_rt else None
