@@ -26,7 +26,7 @@ from rtsched.checkpoint import CheckpointKind, CheckpointModel, IOModel
 from rtsched.errors import DecisionError, InfeasibleError
 from rtsched.jobs import Workload
 from rtsched.machines.base import Machine
-from rtsched.schedule import CKPT, RESTART, RUN, Schedule, Segment
+from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, Schedule
 from rtsched.sim.decisions import Decision, Kill, Preempt, Start, WakeAt
 from rtsched.sim.result import JobOutcome, SimResult
 from rtsched.sim.state import (DONE, DRAINING, PENDING, PH_CKPT, PH_RESTART, PH_RUN, RUNNING, WAITING,
@@ -351,9 +351,8 @@ class Simulator:
 
     def _record(self, state: JobState, start: int, end: int, kind: str, p_from: int, p_to: int) -> None:
         if self.record_schedule and end > start:
-            self.schedule.segments.append(
-                Segment(state.info.id, start, end, kind, state.alloc if self.partitioned else -1, state.alloc_nodes,
-                        p_from, p_to))
+            self.schedule.segments.add(state.info.id, start, end, KIND_CODE[kind],
+                                       state.alloc if self.partitioned else -1, state.alloc_nodes, p_from, p_to)
 
     # ------------------------------------------------------------------ decisions
     def _start(self, job_id: int, alloc: int | None) -> None:
