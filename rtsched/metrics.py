@@ -572,6 +572,8 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
     util = utilization(result, win)
     cats = {}
     category = _column(table, "category")
+    if isinstance(table, JobColumns):  # the groups read only these: select them, not every column
+        table = JobColumns({k: table[k] for k in ("id", "kind", *SUMMARY_METRICS)}, table.attrs)
     for name in CATEGORY_NAMES:
         cats[name] = _groups(_rows_where(table, category == name), bsld)
     return {

@@ -118,6 +118,7 @@ class SimView:
 _run_ids = itertools.count(1)
 _nodes_of = attrgetter("nodes")
 _runtime_of = attrgetter("runtime")
+_submit_of = attrgetter("submit")
 _id_of = attrgetter("id")
 
 
@@ -161,6 +162,7 @@ class Simulator:
                 f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
         self.jobs = jobs
         self._runtime = list(map(_runtime_of, jobs))
+        self._submit = list(map(_submit_of, jobs))  # read at every event time
         self._alloc_nodes = alloc_nodes
         if job_infos is None:
             job_infos = [JobInfo.of(j) for j in jobs]
@@ -243,26 +245,43 @@ class Simulator:
                     self._phase_done(state, t)
                 if self.queue:
                     return True
+        submit = self._submit
+        queue = self.queue
         while True:
-            has_arrival = self.next_arrival < n
-            if not heap and not has_arrival:
+            nxt = self.next_arrival
+            if not heap and nxt >= n:
                 return self._finished()
             t = heap[0][0] if heap else 1 << 62
-            if has_arrival and jobs[self.next_arrival].submit < t:
-                t = jobs[self.next_arrival].submit
+            if nxt < n and submit[nxt] < t:
+                t = submit[nxt]
             self.now = t
             self.view.now = t
-            self._woken = False
+            woken = False
             while heap and heap[0][0] == t and heap[0][1] < EV_ARRIVAL:
-                _, cls, _, _, idx, version = heapq.heappop(heap)
-                self._fire(cls, idx, version, t)
-            while self.next_arrival < n and jobs[self.next_arrival].submit == t:
-                self._enqueue(states[self.next_arrival], t)
-                self.next_arrival += 1
+                _, cls, _, _, idx, version = _heappop(heap)
+                state = states[idx]
+                if state._version != version:  # stale (_fire, inlined: once per event)
+                    continue
+                if cls == EV_COMPLETE:
+                    self._complete(state, t)
+                else:
+                    self._phase_done(state, t)
+            if nxt < n and submit[nxt] == t:
+                entered, log = self.entered, self.entry_log
+                while nxt < n and submit[nxt] == t:  # arrivals (_enqueue, inlined: once per job)
+                    state = states[nxt]
+                    state.status = WAITING
+                    state.queued_since = t
+                    queue.append(state)
+                    entered.append(state)
+                    log.append(state)
+                    nxt += 1
+                self.next_arrival = nxt
             while heap and heap[0][0] == t:
-                heapq.heappop(heap)  # wake-ups (and nothing else can be left at t)
-                self._woken = True
-            if self.queue or self._woken:
+                _heappop(heap)  # wake-ups (and nothing else can be left at t)
+                woken = True
+            self._woken = woken
+            if queue or woken:
                 return True
 
     def _fire(self, cls: int, idx: int, version: int, t: int) -> bool:
