@@ -39,6 +39,7 @@ EV_ARRIVAL = 2
 EV_WAKE = 3
 
 NO_CKPT = CheckpointModel(CheckpointKind.NO)
+RUN_CODE = KIND_CODE[RUN]
 
 
 class Policy(Protocol):
@@ -586,8 +587,10 @@ class Simulator:
     # ------------------------------------------------------------------ events
     def _complete(self, state: JobState, t: int) -> None:
         runtime = self._runtime[state.idx]
-        if self.record_schedule:
-            self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, runtime)
+        if self.record_schedule and t > state._phase_start:  # _record, inlined (once per job)
+            self.schedule.segments.add(state.info.id, state._phase_start, t, RUN_CODE,
+                                       state.alloc if self.partitioned else -1, state.alloc_nodes,
+                                       state._progress_at_phase_start, runtime)
         if self.partitioned:
             self._unbind(state)
         else:  # _unbind on a flat cluster (its state a node counter: FlatState.release), inlined
