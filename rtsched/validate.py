@@ -74,15 +74,21 @@ def validate_schedule(schedule: Schedule, workload: Workload, machine: Machine, 
         _check_capacity(schedule, machine.total_nodes)
 
 
+def _positions(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position in ``ids`` of each value of ``wanted``, whether it is there at all); ``ids``
+    distinct.  Where it is not, the position is meaningless."""
+    if not len(ids):
+        return np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
+    by_id = np.argsort(ids, kind="stable")
+    sorted_ids = ids[by_id]
+    at = np.minimum(np.searchsorted(sorted_ids, wanted), len(ids) - 1)
+    return by_id[at], sorted_ids[at] == wanted
+
+
 def _job_positions(ids: np.ndarray, seg_job: np.ndarray, jobs) -> np.ndarray:
     """The position in ``jobs`` of each segment's job; ScheduleError for a job without a segment
     (in workload order) or a segment of an unknown job (in order of appearance)."""
-    by_id = np.argsort(ids, kind="stable")
-    sorted_ids = ids[by_id]
-    at = np.searchsorted(sorted_ids, seg_job)
-    at_ok = np.minimum(at, max(len(ids) - 1, 0))
-    known = (at < len(ids)) & (sorted_ids[at_ok] == seg_job) if len(ids) else np.zeros(len(seg_job), dtype=bool)
-    job_of = by_id[at_ok] if len(ids) else at
+    job_of, known = _positions(ids, seg_job)
     seen = np.zeros(len(ids), dtype=bool)
     seen[job_of[known]] = True
     if not seen.all():
@@ -98,16 +104,12 @@ def _accounting(outcomes: Iterable, ids: np.ndarray) -> tuple[np.ndarray, np.nda
     """(t_lost, n_preemptions, n_kills) per job position from the run's outcomes (0 for a job
     without one; an outcome of a job not in the workload is ignored)."""
     outs = list(outcomes)
-    out_ids = np.fromiter((o.job.id for o in outs), dtype=np.int64, count=len(outs))
-    by_id = np.argsort(ids, kind="stable")
-    at = np.minimum(np.searchsorted(ids[by_id], out_ids), max(len(ids) - 1, 0))
-    known = (ids[by_id][at] == out_ids) if len(ids) else np.zeros(len(outs), dtype=bool)
-    pos = by_id[at][known]
+    pos, known = _positions(ids, np.fromiter((o.job.id for o in outs), dtype=np.int64, count=len(outs)))
     acct = []
     for values in ((o.t_lost for o in outs), (o.n_preemptions for o in outs),
                    (getattr(o, "n_kills", 0) for o in outs)):
         col = np.zeros(len(ids), dtype=np.int64)
-        col[pos] = np.fromiter(values, dtype=np.int64, count=len(outs))[known]
+        col[pos[known]] = np.fromiter(values, dtype=np.int64, count=len(outs))[known]
         acct.append(col)
     return acct[0], acct[1], acct[2]
 
