@@ -53,6 +53,15 @@ class Job:
     checkpointable: bool = True
 
     def __post_init__(self) -> None:
+        # One chained test on the common path (a reader builds a million of these); the rules one
+        # by one, for the message, only when it fails.
+        if (0 < self.runtime <= MAX_TIME_S and 1 <= self.walltime <= MAX_TIME_S and self.nodes >= 1
+                and 0 <= self.submit <= MAX_TIME_S and (self.kind == BATCH or self.kind == RT)):
+            return
+        self._refuse()
+
+    def _refuse(self) -> None:
+        """Raise the ValueError of the first rule the job breaks."""
         if self.runtime <= 0:
             raise ValueError(f"job {self.id}: runtime must be > 0 s, got {self.runtime}")
         if self.walltime < 1:

@@ -31,7 +31,7 @@ from typing import Literal, Sequence
 import numpy as np
 
 from rtsched.jobs import JOB_KINDS
-from rtsched.schedule import CKPT, RESTART, RUN, Schedule
+from rtsched.schedule import CKPT, KINDS, RESTART, RUN, Schedule
 from rtsched.series import step_series
 from rtsched.sim.result import SimResult
 
@@ -208,7 +208,10 @@ def default_window(result: SimResult) -> tuple[int, int]:
     if not result.outcomes:
         return (0, 0)
     t0 = min(o.job.submit for o in result.outcomes)
-    t1 = max([o.end for o in result.outcomes] + [s.end for s in result.schedule.segments] + [t0])
+    t1 = max(max(o.end for o in result.outcomes), t0)
+    segs = result.schedule.segments
+    if len(segs):
+        t1 = max(t1, int(segs.column("end").max()))
     return (int(t0), int(t1))
 
 
@@ -416,23 +419,32 @@ def segment_lost_seconds(schedule: Schedule) -> np.ndarray:
     lost = progress_to − max(progress_from, r_min), r_min the lowest progress any later segment of
     the job starts from.  The lost part is the segment's last ``lost`` seconds (progress advances
     one second of work per second of run).  Checkpoint and restart segments lose nothing (0).
+    Computed on the columns; only the jobs with more than one segment are walked.
     """
     segs = schedule.segments
     lost = np.zeros(len(segs), dtype=np.int64)
-    per_job: dict[int, list[int]] = {}
-    for i, s in enumerate(segs):
-        per_job.setdefault(s.job_id, []).append(i)
-    for idx in per_job.values():
-        if len(idx) == 1:  # one uninterrupted run: nothing later can undo its work
-            continue
-        idx.sort(key=lambda i: (segs[i].start, segs[i].end))
-        r_min = math.inf
-        for i in reversed(idx):
-            s = segs[i]
-            if s.kind == RUN and r_min < s.progress_to:
-                lost[i] = s.progress_to - max(s.progress_from, r_min)
-            if s.progress_from < r_min:
-                r_min = s.progress_from
+    if not len(segs):
+        return lost
+    job = segs.column("job_id")
+    _, inverse, counts = np.unique(job, return_inverse=True, return_counts=True)
+    multi = np.flatnonzero(counts[inverse] > 1)  # one uninterrupted run: nothing later can undo its work
+    if not len(multi):
+        return lost
+    start, end = segs.column("start")[multi], segs.column("end")[multi]
+    order = multi[np.lexsort((end, start, job[multi]))]  # each job's segments by (start, end)
+    job_o = job[order].tolist()
+    kind_o = segs.column("kind")[order].tolist()
+    p_from = segs.column("progress_from")[order].tolist()
+    p_to = segs.column("progress_to")[order].tolist()
+    run = KINDS.index(RUN)
+    r_min = math.inf
+    for k in range(len(order) - 1, -1, -1):  # backwards: the later segments of a job first
+        if k == len(order) - 1 or job_o[k] != job_o[k + 1]:
+            r_min = math.inf
+        if kind_o[k] == run and r_min < p_to[k]:
+            lost[order[k]] = p_to[k] - max(p_from[k], r_min)
+        if p_from[k] < r_min:
+            r_min = p_from[k]
     return lost
 
 
@@ -459,18 +471,15 @@ def utilization(result: SimResult, window: tuple[int, int] | None = None) -> dic
     window = _check_window(window) or default_window(result)
     t0, t1 = window
     segs = result.schedule.segments
-    n = len(segs)
-    start = np.fromiter((s.start for s in segs), dtype=np.int64, count=n)
-    end = np.fromiter((s.end for s in segs), dtype=np.int64, count=n)
-    nodes = np.fromiter((s.nodes for s in segs), dtype=np.int64, count=n)
-    kind = np.array([s.kind for s in segs], dtype=object)
+    start, end, nodes = segs.column("start"), segs.column("end"), segs.column("nodes")
+    kind = segs.column("kind")  # codes: index in KINDS
     lost = segment_lost_seconds(result.schedule)
 
     occupied = _overlap(start, end, t0, t1) * nodes
     lost_in = _overlap(end - lost, end, t0, t1) * nodes
-    run = int(occupied[kind == RUN].sum())
-    ckpt = int(occupied[kind == CKPT].sum())
-    restart = int(occupied[kind == RESTART].sum())
+    run = int(occupied[kind == KINDS.index(RUN)].sum())
+    ckpt = int(occupied[kind == KINDS.index(CKPT)].sum())
+    restart = int(occupied[kind == KINDS.index(RESTART)].sum())
     lost_ns = int(lost_in.sum())
     busy = int(occupied.sum())
     overhead = ckpt + restart + lost_ns
@@ -563,6 +572,8 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
     util = utilization(result, win)
     cats = {}
     category = _column(table, "category")
+    if isinstance(table, JobColumns):  # the groups read only these: select them, not every column
+        table = JobColumns({k: table[k] for k in ("id", "kind", *SUMMARY_METRICS)}, table.attrs)
     for name in CATEGORY_NAMES:
         cats[name] = _groups(_rows_where(table, category == name), bsld)
     return {

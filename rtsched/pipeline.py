@@ -473,19 +473,8 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
     spec.check()
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    if policy is None:  # first: a bad policy name or option fails before any trace is read
-        policy, ckpt = build_policy(spec)
-    else:
-        ckpt = checkpoint_model(spec, policy)
-    if (refuse_idle_checkpoint and spec.checkpoint is not None and ckpt.kind is CheckpointKind.JIT
-            and getattr(policy, "preemptive", True) is False):
-        raise SpecError(f"{spec.checkpoint!r}: policy {getattr(policy, 'name', spec.policy)} never preempts, and a "
-                        "JIT checkpoint is written only at a preemption: it would change nothing; leave it out, "
-                        "or choose a preemptive policy (preempt, wcjs, rtmix) or scheme", "checkpoint")
-    if workload is not None:
-        trace = LoadedTrace(workload, None, None, None)
-    else:
-        trace = load_trace(spec)
+    policy, ckpt = _policy_and_checkpoint(spec, policy, refuse_idle_checkpoint)
+    trace = LoadedTrace(workload, None, None, None) if workload is not None else load_trace(spec)
     machine_text = machine_spec_for(spec, trace)
     machine = load_machine(machine_text)
     description = describe_policy(policy)  # before any wrapper
@@ -493,20 +482,14 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
         policy = _TimedPolicy(policy)
     timings["load_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    base = _slice(trace.workload, spec.jobs)
-    marked = _mark(spec, base)
-    too_big = next((j for j in marked.jobs if not machine.fits(j.nodes)), None)
-    if too_big is not None:
-        raise InputError(f"job {too_big.id} requests {too_big.nodes} nodes, more than {machine.describe()} has; "
-                         "choose a larger --machine", path=trace.path, field="nodes")
-    window = spec.window.seconds(marked.start_time) if spec.window else None
-    if window is not None:
-        check_selects(spec.window, window, (j.submit for j in marked.jobs), marked.start_time)
+    marked, window = _run_workload(spec, trace, machine)
     timings["setup_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    sim = Simulator(marked, machine, checkpoint=ckpt, io=spec.io, progress=progress, progress_every=progress_every,
-                    event_order=spec.event_order)
-    with gc_paused():  # the core makes no reference cycles: collections would only walk the job objects
+    # The core makes no reference cycles: collections would only walk the job objects (building
+    # the simulator's three objects per job with the collector on takes 3x as long at 500,000 jobs).
+    with gc_paused():
+        sim = Simulator(marked, machine, checkpoint=ckpt, io=spec.io, progress=progress,
+                        progress_every=progress_every, event_order=spec.event_order)
         try:
             result = sim.run(policy)
         except DecisionError as exc:  # a policy asked for the impossible: say which one
@@ -520,13 +503,54 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
         timings["validate_s"] = time.perf_counter() - t
     cleaning = getattr(trace.workload.header, "cleaning", None)
     policy_name = getattr(policy, "name", type(policy).__name__)
+    provenance = _provenance(spec, trace, marked, machine, machine_text, policy_name, ckpt,
+                             embedded=spec.trace is None and workload is None)
+    record = RunRecord(spec, marked, machine, result, policy_name, ckpt, window, provenance, timings,
+                       dict(cleaning) if cleaning else {})
+    record.policy_description = description
+    return record
+
+
+def _policy_and_checkpoint(spec: RunSpec, policy: Any, refuse_idle_checkpoint: bool) -> tuple[Any, CheckpointModel]:
+    """The policy (built from the spec unless given: a bad name or option fails before any trace
+    is read) and the checkpoint model; a JIT model refused for a policy that never preempts when
+    ``refuse_idle_checkpoint``."""
+    if policy is None:
+        policy, ckpt = build_policy(spec)
+    else:
+        ckpt = checkpoint_model(spec, policy)
+    if (refuse_idle_checkpoint and spec.checkpoint is not None and ckpt.kind is CheckpointKind.JIT
+            and getattr(policy, "preemptive", True) is False):
+        raise SpecError(f"{spec.checkpoint!r}: policy {getattr(policy, 'name', spec.policy)} never preempts, and a "
+                        "JIT checkpoint is written only at a preemption: it would change nothing; leave it out, "
+                        "or choose a preemptive policy (preempt, wcjs, rtmix) or scheme", "checkpoint")
+    return policy, ckpt
+
+
+def _run_workload(spec: RunSpec, trace: LoadedTrace, machine: Machine) -> tuple[Workload, tuple[int, int] | None]:
+    """The jobs that run (the spec's slice, RT-marked), checked against the machine, and the
+    results window in s (None: all)."""
+    marked = _mark(spec, _slice(trace.workload, spec.jobs))
+    too_big = next((j for j in marked.jobs if not machine.fits(j.nodes)), None)
+    if too_big is not None:
+        raise InputError(f"job {too_big.id} requests {too_big.nodes} nodes, more than {machine.describe()} has; "
+                         "choose a larger --machine", path=trace.path, field="nodes")
+    window = spec.window.seconds(marked.start_time) if spec.window else None
+    if window is not None:
+        check_selects(spec.window, window, (j.submit for j in marked.jobs), marked.start_time)
+    return marked, window
+
+
+def _provenance(spec: RunSpec, trace: LoadedTrace, marked: Workload, machine: Machine, machine_text: str,
+                policy_name: str, ckpt: CheckpointModel, *, embedded: bool) -> dict:
+    """What ran, on which inputs (``RunRecord.provenance``; the ``--json`` keys before the metrics)."""
     n_rt = sum(1 for j in marked.jobs if j.kind == "rt")
-    provenance = {
+    return {
         "trace": _display_path(spec, trace),
         "trace_name": trace.workload.name,
         "trace_sha256": trace.sha256,
         "trace_format": trace.format,
-        "embedded_default": spec.trace is None and workload is None,
+        "embedded_default": embedded,
         "jobs": len(marked),
         "rt_jobs": n_rt,
         "batch_jobs": len(marked) - n_rt,
@@ -547,10 +571,6 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
         "validated": spec.validate,
         "rtsched_version": __version__,
     }
-    record = RunRecord(spec, marked, machine, result, policy_name, ckpt, window, provenance, timings,
-                       dict(cleaning) if cleaning else {})
-    record.policy_description = description
-    return record
 
 
 def with_options(spec: RunSpec, **changes: Any) -> RunSpec:

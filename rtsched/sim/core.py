@@ -26,7 +26,7 @@ from rtsched.checkpoint import CheckpointKind, CheckpointModel, IOModel
 from rtsched.errors import DecisionError, InfeasibleError
 from rtsched.jobs import Workload
 from rtsched.machines.base import Machine
-from rtsched.schedule import CKPT, RESTART, RUN, Schedule, Segment
+from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, Schedule
 from rtsched.sim.decisions import Decision, Kill, Preempt, Start, WakeAt
 from rtsched.sim.result import JobOutcome, SimResult
 from rtsched.sim.state import (DONE, DRAINING, PENDING, PH_CKPT, PH_RESTART, PH_RUN, RUNNING, WAITING,
@@ -39,6 +39,7 @@ EV_ARRIVAL = 2
 EV_WAKE = 3
 
 NO_CKPT = CheckpointModel(CheckpointKind.NO)
+RUN_CODE = KIND_CODE[RUN]
 
 
 class Policy(Protocol):
@@ -118,6 +119,7 @@ class SimView:
 _run_ids = itertools.count(1)
 _nodes_of = attrgetter("nodes")
 _runtime_of = attrgetter("runtime")
+_submit_of = attrgetter("submit")
 _id_of = attrgetter("id")
 
 
@@ -161,6 +163,7 @@ class Simulator:
                 f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
         self.jobs = jobs
         self._runtime = list(map(_runtime_of, jobs))
+        self._submit = list(map(_submit_of, jobs))  # read at every event time
         self._alloc_nodes = alloc_nodes
         if job_infos is None:
             job_infos = [JobInfo.of(j) for j in jobs]
@@ -202,9 +205,10 @@ class Simulator:
         """Process events up to the next scheduling point; False when the run is over.
 
         In the rlscheduler order events are taken one at a time (an arrival first at equal
-        times) and it returns at the first event after which a pass is due.  (That loop is
-        written out here, not in a helper: it is the RL environments' hot path, one call per
-        event.)"""
+        times) and it returns at the first event after which a pass is due.  One piece on purpose
+        (84 lines): both loops are written out here, not in helpers, because they are the hot
+        paths, one call per event: the rlscheduler order's for the RL environments, the design
+        order's (stale check and arrivals inlined) for every batch run of a long trace."""
         self.entered.clear()  # the policy has seen them
         self.completed.clear()
         heap = self.heap
@@ -243,26 +247,43 @@ class Simulator:
                     self._phase_done(state, t)
                 if self.queue:
                     return True
+        submit = self._submit
+        queue = self.queue
         while True:
-            has_arrival = self.next_arrival < n
-            if not heap and not has_arrival:
+            nxt = self.next_arrival
+            if not heap and nxt >= n:
                 return self._finished()
             t = heap[0][0] if heap else 1 << 62
-            if has_arrival and jobs[self.next_arrival].submit < t:
-                t = jobs[self.next_arrival].submit
+            if nxt < n and submit[nxt] < t:
+                t = submit[nxt]
             self.now = t
             self.view.now = t
-            self._woken = False
+            woken = False
             while heap and heap[0][0] == t and heap[0][1] < EV_ARRIVAL:
-                _, cls, _, _, idx, version = heapq.heappop(heap)
-                self._fire(cls, idx, version, t)
-            while self.next_arrival < n and jobs[self.next_arrival].submit == t:
-                self._enqueue(states[self.next_arrival], t)
-                self.next_arrival += 1
+                _, cls, _, _, idx, version = _heappop(heap)
+                state = states[idx]
+                if state._version != version:  # stale (_fire, inlined: once per event)
+                    continue
+                if cls == EV_COMPLETE:
+                    self._complete(state, t)
+                else:
+                    self._phase_done(state, t)
+            if nxt < n and submit[nxt] == t:
+                entered, log = self.entered, self.entry_log
+                while nxt < n and submit[nxt] == t:  # arrivals (_enqueue, inlined: once per job)
+                    state = states[nxt]
+                    state.status = WAITING
+                    state.queued_since = t
+                    queue.append(state)
+                    entered.append(state)
+                    log.append(state)
+                    nxt += 1
+                self.next_arrival = nxt
             while heap and heap[0][0] == t:
-                heapq.heappop(heap)  # wake-ups (and nothing else can be left at t)
-                self._woken = True
-            if self.queue or self._woken:
+                _heappop(heap)  # wake-ups (and nothing else can be left at t)
+                woken = True
+            self._woken = woken
+            if queue or woken:
                 return True
 
     def _fire(self, cls: int, idx: int, version: int, t: int) -> bool:
@@ -351,9 +372,8 @@ class Simulator:
 
     def _record(self, state: JobState, start: int, end: int, kind: str, p_from: int, p_to: int) -> None:
         if self.record_schedule and end > start:
-            self.schedule.segments.append(
-                Segment(state.info.id, start, end, kind, state.alloc if self.partitioned else -1, state.alloc_nodes,
-                        p_from, p_to))
+            self.schedule.segments.add(state.info.id, start, end, KIND_CODE[kind],
+                                       state.alloc if self.partitioned else -1, state.alloc_nodes, p_from, p_to)
 
     # ------------------------------------------------------------------ decisions
     def _start(self, job_id: int, alloc: int | None) -> None:
@@ -568,8 +588,10 @@ class Simulator:
     # ------------------------------------------------------------------ events
     def _complete(self, state: JobState, t: int) -> None:
         runtime = self._runtime[state.idx]
-        if self.record_schedule:
-            self._record(state, state._phase_start, t, RUN, state._progress_at_phase_start, runtime)
+        if self.record_schedule and t > state._phase_start:  # _record, inlined (once per job)
+            self.schedule.segments.add(state.info.id, state._phase_start, t, RUN_CODE,
+                                       state.alloc if self.partitioned else -1, state.alloc_nodes,
+                                       state._progress_at_phase_start, runtime)
         if self.partitioned:
             self._unbind(state)
         else:  # _unbind on a flat cluster (its state a node counter: FlatState.release), inlined
