@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,22 +15,52 @@ from conftest import REPO
 
 INSTANCE = REPO / "traces" / "instances" / "table3-00.json"  # the paper's model does not prove it quickly
 
+# Seconds to wait for the child to reach the solver.  Generous: on a loaded machine the imports
+# alone can take tens of seconds; what the test is about is that the signal stops the solve.
+READY_WITHIN = 300.0
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """True once the process has a SIGTERM handler (rtsched.cli installs one before it runs a
+    command): bit 15 of the SigCgt mask in /proc/PID/status (hexadecimal, bit n-1 for signal n)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+    return False
+
+
+def _threads(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/task").iterdir()))
+
+
+def _wait_until_solving(proc: subprocess.Popen) -> None:
+    """Wait until the child catches SIGTERM and runs a second thread (the solver's worker thread:
+    milp.linmodel runs HiGHS and OR-Tools there, and nothing before the solve starts a thread)."""
+    deadline = time.monotonic() + READY_WITHIN
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        if _catches_sigterm(proc.pid) and _threads(proc.pid) > 1:
+            time.sleep(0.5)  # seconds: let the solver get into its search
+            return
+        time.sleep(0.05)
+    proc.kill()
+    proc.communicate()
+    pytest.fail(f"the solver had not started after {READY_WITHIN:g} s")
+
 
 @pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the child's state in /proc")
 @pytest.mark.parametrize("method", ["milp-highs", "milp-ortools"])
 def test_sigterm_stops_an_unlimited_milp_solve(method):
     proc = subprocess.Popen([sys.executable, "-m", "rtsched", "solve", str(INSTANCE), "--method", method],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)  # seconds: inside the branch-and-bound by now
-    assert proc.poll() is None, proc.communicate()
-    t0 = time.perf_counter()
+    _wait_until_solving(proc)
     proc.send_signal(signal.SIGTERM)
     try:
-        _out, err = proc.communicate(timeout=20)
+        _out, err = proc.communicate(timeout=120)  # seconds: "at once", with room for a loaded machine
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        pytest.fail(f"{method}: still running 20 s after SIGTERM")
+        pytest.fail(f"{method}: still running 120 s after SIGTERM")
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
-    assert time.perf_counter() - t0 < 20
