@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import partial
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -273,31 +272,47 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
                  kept: dict[str, Any] | None = None) -> tuple[Callable[..., _Stage], Any]:
     """Stage runner of the MILP methods: ``formulation`` "sequence" (the paper's model) or
     "disjunctive"; ``options`` the strengthenings of :mod:`milp.strengthen` (None: none);
-    ``kept`` receives each stage's model (key = objective) for ``write_model``."""
-    from milp.cpsat import append_batch, greedy_plan, job_upper_bounds, rt_subinstance
-    from milp.disjunctive_milp import build_disjunctive_milp
-    from milp.sequence_milp import build_sequence_milp, sequences_needed
+    ``kept`` receives each stage's model (key = objective) for ``write_model``.  Returns the
+    runner and the instance's model (its sequence cap ``T`` and ``restricted``)."""
+    stages = _MilpStages(instance, preempt, sequences, backend, threads, formulation,
+                         Strengthen.none() if options is None else options, {} if kept is None else kept)
+    return stages.stage, stages.sm
 
-    options = Strengthen.none() if options is None else options
-    kept = {} if kept is None else kept
 
-    def build(inst: Instance, ub=None, capped: bool = True, form: str = formulation):
-        if form == "disjunctive":
-            return build_disjunctive_milp(inst, preempt, ub, options)
+class _MilpStages:
+    """The stages of the MILP methods on one instance (see :func:`_milp_runner`)."""
+
+    def __init__(self, instance: Instance, preempt: bool, sequences: int | None, backend: str,
+                 threads: int | None, formulation: str, options: Strengthen, kept: dict[str, Any]):
+        self.instance, self.preempt, self.sequences = instance, preempt, sequences
+        self.backend, self.threads, self.formulation = backend, threads, formulation
+        self.options, self.kept = options, kept
+        self.sm = self.build(instance)
+
+    def build(self, inst: Instance, ub=None, capped: bool = True, form: str | None = None):
+        from milp.disjunctive_milp import build_disjunctive_milp
+        from milp.sequence_milp import build_sequence_milp, sequences_needed
+
+        if (form or self.formulation) == "disjunctive":
+            return build_disjunctive_milp(inst, self.preempt, ub, self.options)
         # A cap above sequences_needed restricts nothing: its extra slots stay empty (same optimum,
         # a model that grows with T: --sequences 1000 did not finish building within a time limit).
-        cap = min(sequences, sequences_needed(inst, preempt)) if capped and sequences is not None else None
-        return build_sequence_milp(inst, cap, preempt, ub=ub, options=options)
+        cap = min(self.sequences, sequences_needed(inst, self.preempt)) \
+            if capped and self.sequences is not None else None
+        return build_sequence_milp(inst, cap, self.preempt, ub=ub, options=self.options)
 
-    sm = build(instance)
-
-    def run(inst: Instance, objective: str, bound, limit, plan, capped: bool = True, floor: float | None = None,
-            form: str = formulation, keep: bool = True, bj_sum_bound: Fraction | None = None):
+    def run(self, inst: Instance, objective: str, bound, limit, plan, capped: bool = True,
+            floor: float | None = None, form: str | None = None, keep: bool = True,
+            bj_sum_bound: Fraction | None = None):
         """Build the stage's model (horizons from ``plan`` when it fits), solve it: (model, result).
         ``floor``: a valid lower bound on the stage objective's sum, added as a cut.
         ``bj_sum_bound``: the BJ bound Σ_BJ SD <= it (the RTJ tie-break stage)."""
-        build_f = partial(build, form=form)
-        f = sm if inst is instance and capped and not options.horizons and form == formulation else None
+        from milp.cpsat import job_upper_bounds
+
+        form = form or self.formulation
+        options, preempt = self.options, self.preempt
+        f = self.sm if inst is self.instance and capped and not options.horizons and form == self.formulation \
+            else None
         inc = None
         if plan is not None:
             plan = canonical_plan(inst, plan, {j.id for j in inst.jobs if preempt and inst.preemptible(j)}) \
@@ -307,10 +322,10 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         if f is None:
             ub = None
             if options.horizons:
-                probe = build_f(inst, None, capped) if plan is not None else None
+                probe = self.build(inst, None, capped, form) if plan is not None else None
                 inc = plan if probe is not None and probe.mip_start(plan) is not None else None
                 ub = job_upper_bounds(inst, objective, inc, bound, preempt, bj_sum_bound)
-            f = build_f(inst, ub, capped)
+            f = self.build(inst, ub, capped, form)
         inc_sum = None
         if inc is not None:
             ev = evaluate(inst, inc)
@@ -323,69 +338,76 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
             model = objective_floor(model, inst, f.et, objective, floor)
         start = f.mip_start(plan) if options.start and plan is not None else None
         if keep:
-            kept[objective] = model
-        res = solve_model(model, objective, backend, time_limit=limit, threads=threads, start=start)
+            self.kept[objective] = model
+        res = solve_model(model, objective, self.backend, time_limit=limit, threads=self.threads, start=start)
         return f, res
 
-    def rtj_only(limit: float | None):
+    def rtj_only(self, limit: float | None):
         """The θ* model of the RTJs alone without a cap: (its MILP, its solve)."""
-        sub = rt_subinstance(instance)
-        return run(sub, "rt", None, limit, greedy_plan(sub), capped=False)
+        from milp.cpsat import greedy_plan, rt_subinstance
 
-    def stage(objective: str, bound: Fraction | None, limit: float | None, hint,
+        sub = rt_subinstance(self.instance)
+        return self.run(sub, "rt", None, limit, greedy_plan(sub), capped=False)
+
+    def stage(self, objective: str, bound: Fraction | None, limit: float | None, hint,
               bj_sum_bound: Fraction | None = None) -> _Stage:
+        from milp.cpsat import append_batch
+
         tiebreak = bj_sum_bound is not None  # the RTJ tie-break stage: the full model under both bounds
-        if objective == "rt" and not tiebreak and not sm.restricted:
+        if objective == "rt" and not tiebreak and not self.sm.restricted:
             # Without a binding sequence cap, θ* only depends on the RTJs (the BJs can always be
             # appended after every RTJ), so the first stage solves the much smaller RTJ-only MILP.
-            sub_f, res = rtj_only(limit)
-            plan = append_batch(instance, sub_f.placements(res.values)) if res.values is not None else None
+            sub_f, res = self.rtj_only(limit)
+            plan = append_batch(self.instance, sub_f.placements(res.values)) if res.values is not None else None
             return _Stage(res.status, plan, res.bound, res.seconds, sub_f.model.size(),
                           solver_gap=_solver_gap(res.objective, res.bound), **_stats(res))
         if objective == "rt" and not tiebreak:
-            return restricted_theta_star(limit, hint)
-        if objective == "bj" and sm.restricted and options.relaxation and formulation == "sequence":
-            return restricted_bj(bound, limit, hint)
-        f, res = run(instance, objective, bound, limit, hint, bj_sum_bound=bj_sum_bound)
+            return self.restricted_theta_star(limit, hint)
+        if objective == "bj" and self.sm.restricted and self.options.relaxation and self.formulation == "sequence":
+            return self.restricted_bj(bound, limit, hint)
+        f, res = self.run(self.instance, objective, bound, limit, hint, bj_sum_bound=bj_sum_bound)
         plan = f.placements(res.values) if res.values is not None else None
-        return _Stage(res.status, plan, res.bound, res.seconds, kept[objective].size(),
+        return _Stage(res.status, plan, res.bound, res.seconds, self.kept[objective].size(),
                       solver_gap=_solver_gap(res.objective, res.bound), **_stats(res))
 
-    def restricted_theta_star(limit: float | None, hint) -> _Stage:
+    def restricted_theta_star(self, limit: float | None, hint) -> _Stage:
         # With a binding cap the θ* model's LP bound is the trivial Σ SD = n_rt, so CBC can find the
         # optimal θ* at once and still never prove it.  The RTJ-only model without the cap is a
         # relaxation (drop the BJs and the cap from any capped plan and it stays feasible), so its
         # proven bound is a valid cut on the capped model; it is small and solves in seconds.
+        from milp.cpsat import append_batch
+
         t_start = time.perf_counter()
-        sub_f, relax = rtj_only(None if limit is None else RELAXATION_SHARE * limit)
-        n_rt = len(instance.rt_jobs)
+        sub_f, relax = self.rtj_only(None if limit is None else RELAXATION_SHARE * limit)
+        n_rt = len(self.instance.rt_jobs)
         floor = relax.bound if relax.bound is not None and relax.bound > n_rt else None
         rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))
         if relax.values is not None:
             # The relaxation's RTJ placements with the BJs appended: when that plan fits in T slots
             # it meets the floor, so it is the capped θ* as well (a MIP start that closes the gap).
-            hint = better_start("rt", append_batch(instance, sub_f.placements(relax.values)), hint, None)
-        f, res = run(instance, "rt", None, rest, hint, floor=floor)
-        return closed_by_relaxation("rt", f, res, relax, floor, t_start)
+            hint = self.better_start("rt", append_batch(self.instance, sub_f.placements(relax.values)), hint, None)
+        f, res = self.run(self.instance, "rt", None, rest, hint, floor=floor)
+        return self.closed_by_relaxation("rt", f, res, relax, floor, t_start)
 
-    def restricted_bj(bound, limit: float | None, hint) -> _Stage:
+    def restricted_bj(self, bound, limit: float | None, hint) -> _Stage:
         # The capped BJ stage's tree closes slowly (Table 2, 4/3/16: gap 0.19 after 600 s with the
         # optimum found).  The uncapped problem is a relaxation of it (a capped plan is an uncapped
         # plan), and the disjunctive MILP proves it in about a second: its bound is a valid cut,
         # and its plan, when it fits in T slots, is optimal for the capped model too.
         t_start = time.perf_counter()
-        rf, relax = run(instance, "bj", bound, None if limit is None else RELAXATION_SHARE * limit, hint,
-                        form="disjunctive", keep=False)
+        rf, relax = self.run(self.instance, "bj", bound, None if limit is None else RELAXATION_SHARE * limit, hint,
+                             form="disjunctive", keep=False)
         floor = relax.bound if relax.status in ("optimal", "feasible") else None
         if relax.values is not None:
-            hint = better_start("bj", rf.placements(relax.values), hint, bound)
+            hint = self.better_start("bj", rf.placements(relax.values), hint, bound)
         rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))
-        f, res = run(instance, "bj", bound, rest, hint, floor=floor)
-        return closed_by_relaxation("bj", f, res, relax, floor, t_start)
+        f, res = self.run(self.instance, "bj", bound, rest, hint, floor=floor)
+        return self.closed_by_relaxation("bj", f, res, relax, floor, t_start)
 
-    def better_start(objective: str, plan, hint, bound):
+    def better_start(self, objective: str, plan, hint, bound):
         """``plan`` (a relaxation's) instead of ``hint`` as the MIP start when it fits in T slots,
         meets θ and is no worse on the objective."""
+        instance, sm = self.instance, self.sm
         if not _meets(instance, plan, bound) or sm.mip_start(plan) is None:
             return hint
         if hint is None or sm.mip_start(hint) is None:
@@ -393,7 +415,7 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         a, b = evaluate(instance, plan), evaluate(instance, hint)
         return plan if (a.bj_sum <= b.bj_sum if objective == "bj" else a.rt_sum <= b.rt_sum) else hint
 
-    def closed_by_relaxation(objective: str, f, res, relax, floor, t_start: float) -> _Stage:
+    def closed_by_relaxation(self, objective: str, f, res, relax, floor, t_start: float) -> _Stage:
         """The stage's result with a relaxation's proven bound ``floor``: the larger of the two
         bounds, and "optimal" when the incumbent meets it (nothing better exists)."""
         bound = res.bound
@@ -407,10 +429,8 @@ def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backe
         stats = _stats(res)
         if relax.nodes is not None and stats["nodes"] is not None:
             stats["nodes"] += relax.nodes
-        return _Stage(status, plan, bound, time.perf_counter() - t_start, kept[objective].size(),
+        return _Stage(status, plan, bound, time.perf_counter() - t_start, self.kept[objective].size(),
                       solver_gap=_solver_gap(res.objective, bound), **stats)
-
-    return stage, sm
 
 
 def _stats(res) -> dict[str, Any]:
@@ -458,60 +478,57 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
     if method == "bruteforce":
         return _solve_bruteforce(instance, theta_f, preempt, lexicographic, binary_search, splits, t0, float(theta),
                                  rtj_tiebreak)
-
-    from milp.cpsat import GreedyTimeout, greedy_plan
-
-    notes: list[str] = []
-    sm = None
-    kept: dict[str, Any] = {}
     if write_model is not None and not method.startswith("milp"):
         raise ValueError(f"write_model needs a MILP method, not {method!r}")
-    if method == "cpsat":
-        stage = _cpsat_runner(instance, preempt, workers, seed)
-        T = None
-        restricted = False
-        if sequences is not None:
-            notes.append("sequences ignored: CP-SAT has no sequence cap")
+    run = _Run(instance, method, float(theta), time_limit, preempt, t0)
+    stage, kept = _stage_runner(run, sequences, workers, seed, threads, strengthen, milp_backend)
+    n_rt = len(instance.rt_jobs)
+    if n_rt and binary_search:
+        theta_stage = _theta_by_binary_search(run, stage, theta_f)
+    elif n_rt and lexicographic:
+        theta_stage = _theta_star_first(run, stage, theta_f)
     else:
-        from milp.linmodel import BACKENDS, best_backend
+        theta_stage = _Theta(used=theta_f if n_rt else None)
+    if isinstance(theta_stage, SolveResult):  # the θ* stage proved that no schedule exists
+        return theta_stage
+    if theta_stage.infeasible is not None:
+        return run.result("infeasible", None, theta_stage, None, None, {}, 0.0, notes=[theta_stage.infeasible])
+    return _bj_stage(run, stage, kept, theta_stage, write_model, rtj_tiebreak)
 
-        options = Strengthen() if strengthen is None else (
-            Strengthen.parse(strengthen) if isinstance(strengthen, str) else strengthen)
-        formulation = "disjunctive" if method == "milp-disjunctive" else "sequence"
-        backend = method.removeprefix("milp-") if method.removeprefix("milp-") in BACKENDS else (
-            milp_backend or best_backend())
-        if milp_backend is not None and milp_backend not in BACKENDS:
-            raise ValueError(f"unknown MILP back end {milp_backend!r}; choose one of {BACKENDS}")
-        # A model that cannot be built within the time limit or the memory is refused before any
-        # of it is built (milp.model_size: estimated from the instance's dimensions).
-        check_buildable(instance, formulation, preempt, sequences, time_limit)
-        stage, sm = _milp_runner(instance, preempt, sequences, backend, threads, formulation, options, kept)
-        if formulation == "disjunctive" and sequences is not None:
-            notes.append("sequences ignored: the disjunctive MILP has no sequence cap")
-        T = getattr(sm, "T", None)
-        restricted = sm.restricted
-        if restricted:
-            notes.append(f"optimum restricted to T={T} sequences per block")
 
-    def remaining(frac: float = 1.0) -> float | None:
-        if time_limit is None:
+@dataclass
+class _Run:
+    """What the stages of one :func:`solve` share: the instance and options, the clock of the time
+    limit (seconds for all stages together), the stage rows and the notes reported."""
+
+    instance: Instance
+    method: str
+    theta: float  # θ as requested
+    time_limit: float | None
+    preempt: bool
+    t0: float  # time.perf_counter() at the start of the solve
+    T: int | None = None  # the MILP's sequence cap (None: CP-SAT, or the disjunctive MILP)
+    restricted: bool = False
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def remaining(self, frac: float = 1.0) -> float | None:
+        """``frac`` of the seconds left (at least 0.5), None without a limit."""
+        if self.time_limit is None:
             return None
-        return max(0.5, (time_limit - (time.perf_counter() - t0)) * frac)
+        return max(0.5, (self.time_limit - (time.perf_counter() - self.t0)) * frac)
 
-    def greedy(frac: float) -> list[Placement] | None:
+    def greedy(self, frac: float) -> list[Placement] | None:
         """The plain greedy plan, or None when it is abandoned at its share of the time left."""
+        from milp.cpsat import GreedyTimeout, greedy_plan
+
         try:
-            return greedy_plan(instance, deadline=_greedy_deadline(remaining(frac)))
+            return greedy_plan(self.instance, deadline=_greedy_deadline(self.remaining(frac)))
         except GreedyTimeout:
             return None
 
-    stages: list[dict[str, Any]] = []
-    n_rt = len(instance.rt_jobs)
-    theta_star: Fraction | None = None
-    theta_star_status: str | None = None
-    hint = None
-
-    def record(name: str, st: _Stage, extra: dict | None = None) -> None:
+    def record(self, name: str, st: _Stage, extra: dict | None = None) -> None:
+        """One row of the reported ``stages`` (and the stage's warning as a note)."""
         row = {"stage": name, "status": st.status, "seconds": round(st.seconds, 4), **(extra or {})}
         if st.solver_gap is not None:
             row["solver_gap"] = st.solver_gap
@@ -519,104 +536,154 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
             if getattr(st, key) is not None:
                 row[key] = getattr(st, key)
         if st.warning is not None:
-            notes.append(f"{name} stage: {st.warning}")
-        stages.append(row)
+            self.notes.append(f"{name} stage: {st.warning}")
+        self.stages.append(row)
 
-    theta_used: Fraction | None = theta_f if n_rt else None
-    infeasible_reason = None
-    if n_rt and binary_search:
-        cache: dict[Fraction, tuple[bool, Any]] = {}
+    def result(self, status: str, theta_used: Fraction | None, theta: _Theta, plan, bound_sum,
+               size: dict[str, int], eps: float, notes: list[str] | None = None) -> SolveResult:
+        """The :class:`SolveResult` now (``notes``: added to the run's for this result only)."""
+        return _result(self.instance, self.method, status, self.theta, theta_used, theta.star, plan, bound_sum,
+                       None, time.perf_counter() - self.t0, size, self.T, self.restricted, self.preempt, eps,
+                       theta.star_status, self.stages, self.notes + notes if notes else self.notes)
 
-        def feasible(th: Fraction) -> bool | None:
-            if th not in cache:
-                st = stage("none", th, remaining(0.25), None)
-                record(f"feasibility θ={float(th):g}", st)
-                ok = None if st.status == "no_solution" else st.status != "infeasible"
-                cache[th] = (ok, st.plan)
-            return cache[th][0]
 
-        ok = feasible(theta_f)
-        if not ok:
-            lo, hi = max(110, int(theta_f * 100)), 200
-            if not feasible(Fraction(hi, 100)):
-                theta_used = None
-                infeasible_reason = "no schedule meets θ = 2.0 (binary search range 1.1–2.0)"
+@dataclass
+class _Theta:
+    """What the θ stage decided: θ_used (None: no RTJ, or no θ can be met), θ* and its status, the
+    plan to start the BJ stage from, and why no θ can be met (binary search)."""
+
+    used: Fraction | None
+    star: Fraction | None = None
+    star_status: str | None = None
+    hint: Any = None
+    infeasible: str | None = None
+
+
+def _stage_runner(run: _Run, sequences: int | None, workers: int, seed: int, threads: int | None,
+                  strengthen: Strengthen | str | None,
+                  milp_backend: str | None) -> tuple[Callable[..., _Stage], dict[str, Any]]:
+    """The method's stage runner and the dict the MILP runner keeps each stage's model in; sets the
+    run's sequence cap T and ``restricted``, and notes the options the method ignores."""
+    instance, kept = run.instance, {}
+    if run.method == "cpsat":
+        if sequences is not None:
+            run.notes.append("sequences ignored: CP-SAT has no sequence cap")
+        return _cpsat_runner(instance, run.preempt, workers, seed), kept
+    from milp.linmodel import BACKENDS, best_backend
+
+    options = Strengthen() if strengthen is None else (
+        Strengthen.parse(strengthen) if isinstance(strengthen, str) else strengthen)
+    formulation = "disjunctive" if run.method == "milp-disjunctive" else "sequence"
+    backend = run.method.removeprefix("milp-") if run.method.removeprefix("milp-") in BACKENDS else (
+        milp_backend or best_backend())
+    if milp_backend is not None and milp_backend not in BACKENDS:
+        raise ValueError(f"unknown MILP back end {milp_backend!r}; choose one of {BACKENDS}")
+    # A model that cannot be built within the time limit or the memory is refused before any
+    # of it is built (milp.model_size: estimated from the instance's dimensions).
+    check_buildable(instance, formulation, run.preempt, sequences, run.time_limit)
+    stage, sm = _milp_runner(instance, run.preempt, sequences, backend, threads, formulation, options, kept)
+    if formulation == "disjunctive" and sequences is not None:
+        run.notes.append("sequences ignored: the disjunctive MILP has no sequence cap")
+    run.T = getattr(sm, "T", None)
+    run.restricted = sm.restricted
+    if run.restricted:
+        run.notes.append(f"optimum restricted to T={run.T} sequences per block")
+    return stage, kept
+
+
+def _theta_by_binary_search(run: _Run, stage: Callable[..., _Stage], theta_f: Fraction) -> _Theta:
+    """The paper's loop: θ if feasible, else the least θ in 1.10, 1.11, ..., 2.00 that is (by
+    bisection on feasibility solves, each with a quarter of the time left)."""
+    cache: dict[Fraction, tuple[bool | None, Any]] = {}
+
+    def feasible(th: Fraction) -> bool | None:
+        if th not in cache:
+            st = stage("none", th, run.remaining(0.25), None)
+            run.record(f"feasibility θ={float(th):g}", st)
+            ok = None if st.status == "no_solution" else st.status != "infeasible"
+            cache[th] = (ok, st.plan)
+        return cache[th][0]
+
+    theta_used: Fraction | None = theta_f
+    if not feasible(theta_f):
+        lo, hi = max(110, int(theta_f * 100)), 200
+        if not feasible(Fraction(hi, 100)):
+            return _Theta(None, infeasible="no schedule meets θ = 2.0 (binary search range 1.1–2.0)")
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if feasible(Fraction(mid, 100)):
+                hi = mid
             else:
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    if feasible(Fraction(mid, 100)):
-                        hi = mid
-                    else:
-                        lo = mid
-                theta_used = Fraction(hi, 100)
-        if theta_used is not None:
-            hint = cache.get(theta_used, (None, None))[1]
-    elif n_rt and lexicographic:
-        st1 = stage("rt", None, remaining(0.5), greedy(0.5) if method != "cpsat" else None)
-        if st1.status == "infeasible":
-            record("theta_star", st1)
-            why = (f"no schedule fits in T={T} sequences per block" if restricted
-                   else "no schedule exists")
-            return _result(instance, method, "infeasible", float(theta), None, None, None, None, None,
-                           time.perf_counter() - t0, st1.size, T, restricted, preempt, 0.0, "infeasible", stages,
-                           notes + [why])
-        if st1.plan is None:
-            st1_plan = greedy(1.0)
-            if st1_plan is None:
-                notes.append("θ* stage found no plan in time, nor did the greedy plan; θ used as given")
-                theta_star_status = "none"
-            else:
-                notes.append("θ* stage found no plan in time; θ* bounded by the greedy plan")
-                theta_star_status = "greedy"
-        else:
-            st1_plan = st1.plan
-            theta_star_status = st1.status
+                lo = mid
+        theta_used = Fraction(hi, 100)
+    return _Theta(theta_used, hint=cache.get(theta_used, (None, None))[1])
+
+
+def _theta_star_first(run: _Run, stage: Callable[..., _Stage], theta_f: Fraction) -> _Theta | SolveResult:
+    """The lexicographic θ stage: θ* = the least mean RTJ slowdown (with half of the time left),
+    θ_used = max(θ, θ*); the greedy plan bounds θ* when the stage finds no plan in time.  A
+    :class:`SolveResult` ("infeasible") when the stage proves that no schedule exists."""
+    instance = run.instance
+    st1 = stage("rt", None, run.remaining(0.5), run.greedy(0.5) if run.method != "cpsat" else None)
+    if st1.status == "infeasible":
+        run.record("theta_star", st1)
+        why = (f"no schedule fits in T={run.T} sequences per block" if run.restricted
+               else "no schedule exists")
+        return run.result("infeasible", None, _Theta(None, star_status="infeasible"), None, None, st1.size, 0.0,
+                          notes=[why])
+    if st1.plan is None:
+        st1_plan = run.greedy(1.0)
         if st1_plan is None:
-            record("theta_star", st1)
+            run.notes.append("θ* stage found no plan in time, nor did the greedy plan; θ used as given")
+            star_status = "none"
         else:
-            ev1 = evaluate(instance, st1_plan)
-            theta_star = ev1.rt_mean
-            # Σ RTJ slowdown lower bound of the θ* stage / n_rt: θ* itself when that stage is proven.
-            ts_bound = float(theta_star) if st1.status == "optimal" else (
-                None if st1.bound_sum is None else min(float(theta_star), max(1.0, st1.bound_sum / n_rt)))
-            record("theta_star", st1, {"theta_star": float(theta_star), "theta_star_bound": ts_bound})
-            theta_used = max(theta_f, theta_star)
-        hint = st1_plan
+            run.notes.append("θ* stage found no plan in time; θ* bounded by the greedy plan")
+            star_status = "greedy"
+    else:
+        st1_plan = st1.plan
+        star_status = st1.status
+    if st1_plan is None:
+        run.record("theta_star", st1)
+        return _Theta(theta_f, None, star_status, None)
+    theta_star = evaluate(instance, st1_plan).rt_mean
+    n_rt = len(instance.rt_jobs)
+    # Σ RTJ slowdown lower bound of the θ* stage / n_rt: θ* itself when that stage is proven.
+    ts_bound = float(theta_star) if st1.status == "optimal" else (
+        None if st1.bound_sum is None else min(float(theta_star), max(1.0, st1.bound_sum / n_rt)))
+    run.record("theta_star", st1, {"theta_star": float(theta_star), "theta_star_bound": ts_bound})
+    return _Theta(max(theta_f, theta_star), theta_star, star_status, st1_plan)
 
-    if infeasible_reason is not None:
-        return _result(instance, method, "infeasible", float(theta), None, theta_star, None, None, None,
-                       time.perf_counter() - t0, {}, T, restricted, preempt, 0.0, theta_star_status, stages,
-                       notes + [infeasible_reason])
 
-    # Warm start: the best greedy completion of the θ* plan (or of nothing) that meets θ_used.
+def _bj_stage(run: _Run, stage: Callable[..., _Stage], kept: dict[str, Any], theta: _Theta,
+              write_model: str | None, rtj_tiebreak: bool) -> SolveResult:
+    """The BJ stage under θ_used (warm-started from the best greedy completion of the θ stage's
+    plan), then the RTJ tie-break stage when asked for, and the result."""
     from milp.cpsat import best_greedy_plan
 
-    hint = best_greedy_plan(instance, hint, theta_used, _greedy_deadline(remaining()))
-    st2 = stage("bj", theta_used, remaining(), hint)
-    record("bj", st2)
+    instance, theta_used = run.instance, theta.used
+    hint = best_greedy_plan(instance, theta.hint, theta_used, _greedy_deadline(run.remaining()))
+    st2 = stage("bj", theta_used, run.remaining(), hint)
+    run.record("bj", st2)
     if write_model is not None and "bj" in kept:
         from milp.linmodel import write_model as write_lp
 
         write_lp(kept["bj"], "bj", write_model)
     status = st2.status
     if status in ("infeasible", "no_solution") or st2.plan is None:
-        if status == "infeasible" and n_rt:
-            notes.append(f"no schedule meets mean RTJ slowdown <= {float(theta_used):g}")
-        return _result(instance, method, status, float(theta), theta_used, theta_star, None, None, None,
-                       time.perf_counter() - t0, st2.size, T, restricted, preempt, st2.eps, theta_star_status,
-                       stages, notes)
-    if status == "optimal" and theta_star_status not in (None, "optimal"):
+        if status == "infeasible" and instance.rt_jobs:
+            run.notes.append(f"no schedule meets mean RTJ slowdown <= {float(theta_used):g}")
+        return run.result(status, theta_used, theta, None, None, st2.size, st2.eps)
+    if status == "optimal" and theta.star_status not in (None, "optimal"):
         status = "feasible"
-        notes.append("θ* not proven minimal (its stage stopped on the time limit)")
+        run.notes.append("θ* not proven minimal (its stage stopped on the time limit)")
     plan = st2.plan
     if rtj_tiebreak:
-        proven_star = theta_star if theta_star_status == "optimal" else None
-        plan, proven = _rtj_tiebreak(instance, stage, st2, theta_used, proven_star, remaining(), record, notes)
+        proven_star = theta.star if theta.star_status == "optimal" else None
+        plan, proven = _rtj_tiebreak(instance, stage, st2, theta_used, proven_star, run.remaining(), run.record,
+                                     run.notes)
         if status == "optimal" and not proven:
             status = "feasible"
-    return _result(instance, method, status, float(theta), theta_used, theta_star, plan, st2.bound_sum, None,
-                   time.perf_counter() - t0, st2.size, T, restricted, preempt, st2.eps, theta_star_status, stages,
-                   notes)
+    return run.result(status, theta_used, theta, plan, st2.bound_sum, st2.size, st2.eps)
 
 
 def _rtj_tiebreak(instance: Instance, stage: Callable[..., _Stage], st2: _Stage, theta_used: Fraction | None,
