@@ -24,6 +24,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 from typing import Callable, Iterable
 
 from rtsched.errors import InputError
@@ -105,89 +106,17 @@ def bruteforce(blocks: int, jobs: list[Job], *, theta: float | Fraction = Fracti
     theta = Fraction(str(theta)) if isinstance(theta, float) else Fraction(theta)
     parts = _partitions(blocks)
     conflict = [[a[2] < b[2] + b[1] and b[2] < a[2] + a[1] for b in parts] for a in parts]
-    n = len(jobs)
     ks = [_k_of(j.nodes, blocks) for j in jobs]
-    cands = [[q for q, k, _ in parts if k == ks[i]] for i in range(n)]
-    opts: list[list[int | None]] = []
-    for i, j in enumerate(jobs):
-        o: list[int | None] = [None]
-        lo, hi = _split_range(j.runtime)
-        if preempt and j.kind == "batch" and j.checkpointable and lo <= hi:
-            if splits == "all":
-                o += list(range(lo, hi + 1))
-            elif splits == "bounds":
-                o += sorted({lo, hi})
-            elif callable(splits):
-                o += sorted({w for w in splits(j) if lo <= w <= hi})
-            else:
-                o += sorted({w for w in splits if lo <= w <= hi})
-        opts.append(o)
+    cands = [[q for q, k, _ in parts if k == kj] for kj in ks]
+    opts = [_split_options(j, preempt, splits) for j in jobs]
     ovh = [_overhead(k) for k in ks]
-    rt_idx = [i for i, j in enumerate(jobs) if j.kind == "rt"]
-    bj_idx = [i for i, j in enumerate(jobs) if j.kind != "rt"]
-    L_rt = math.lcm(*(jobs[i].runtime for i in rt_idx)) if rt_idx else 1
-    L_bj = math.lcm(*(jobs[i].runtime for i in bj_idx)) if bj_idx else 1
-
-    best: dict[int, tuple[int, tuple]] = {}  # rt numerator -> (bj numerator, (assignment, splits, starts))
-    leaves = 0
-
+    scores = _Scores(jobs, max_leaves)
     for assign in itertools.product(*cands):
         for split in itertools.product(*opts):
-            # tasks: (job index, part, partition, duration)
-            tasks = []
-            for i, j in enumerate(jobs):
-                w = split[i]
-                if w is None:
-                    tasks.append((i, 0, assign[i], j.runtime))
-                else:
-                    tasks.append((i, 0, assign[i], w + ovh[i]))
-                    tasks.append((i, 1, assign[i], j.runtime - w + ovh[i]))
-            m = len(tasks)
-            starts = [0] * m
-            ends = [0] * m
-            done = [False] * m
-            end_of_first = [None] * n
-            index_of = {(t[0], t[1]): x for x, t in enumerate(tasks)}
-            order: list[int] = []
-
-            def dfs(depth: int) -> None:
-                nonlocal leaves
-                if depth == m:
-                    leaves += 1
-                    if leaves > max_leaves:
-                        raise InputError(f"brute force exceeded {max_leaves:,} leaves; use a smaller instance, "
-                                         "a smaller split set or another method (cpsat, milp-disjunctive)")
-                    comp = [0] * n
-                    for x in range(m):
-                        comp[tasks[x][0]] = max(comp[tasks[x][0]], ends[x])
-                    rt = sum((L_rt // jobs[i].runtime) * (comp[i] - jobs[i].submit) for i in rt_idx)
-                    bj = sum((L_bj // jobs[i].runtime) * (comp[i] - jobs[i].submit) for i in bj_idx)
-                    cur = best.get(rt)
-                    if cur is None or bj < cur[0]:
-                        best[rt] = (bj, (assign, split, tuple(starts)))
-                    return
-                for x in range(m):
-                    if done[x]:
-                        continue
-                    i, part, q, dur = tasks[x]
-                    if part == 1 and not done[index_of[(i, 0)]]:
-                        continue
-                    t = jobs[i].submit if part == 0 else end_of_first[i]
-                    for y in order:
-                        if conflict[q][tasks[y][2]] and ends[y] > t:
-                            t = ends[y]
-                    starts[x], ends[x] = t, t + dur
-                    done[x] = True
-                    order.append(x)
-                    if part == 0:
-                        end_of_first[i] = t + dur
-                    dfs(depth + 1)
-                    order.pop()
-                    done[x] = False
-
-            dfs(0)
-
-    n_rt = len(rt_idx)
+            tasks = _tasks(jobs, assign, split, ovh)
+            _orders(tasks, jobs, conflict, partial(scores.leaf, tasks, assign, split))
+    best, L_rt, L_bj = scores.best, scores.L_rt, scores.L_bj
+    n_rt = len(scores.rt_idx)
     theta_star = Fraction(min(best), L_rt * n_rt) if n_rt else None
     if n_rt:
         theta_used = max(theta, theta_star) if lexicographic else theta
@@ -197,10 +126,112 @@ def bruteforce(blocks: int, jobs: list[Job], *, theta: float | Fraction = Fracti
         theta_used = None
         feasible = [(v[0], rt, v[1]) for rt, v in best.items()]
     if not feasible:
-        return BruteResult("infeasible", theta_used, theta_star, None, None, None, None, leaves)
+        return BruteResult("infeasible", theta_used, theta_star, None, None, None, None, scores.leaves)
     bj, rt, (assign, split, starts) = min(feasible, key=lambda x: (x[0], x[1]))
     tied = tuple(sorted(Fraction(r, L_rt) for b, r, _ in feasible if b == bj)) if n_rt else ()
-    # rebuild placements and exact slowdowns
+    placements, sd = _placements(jobs, assign, split, starts, ovh)
+    return BruteResult("optimal", theta_used, theta_star, Fraction(rt, L_rt), Fraction(bj, L_bj), sd, placements,
+                       scores.leaves, tied)
+
+
+def _split_options(j: Job, preempt: bool, splits) -> list[int | None]:
+    """A job's choices: None (one part) and, for a preemptible BJ, the first part's lengths to try."""
+    o: list[int | None] = [None]
+    lo, hi = _split_range(j.runtime)
+    if preempt and j.kind == "batch" and j.checkpointable and lo <= hi:
+        if splits == "all":
+            o += list(range(lo, hi + 1))
+        elif splits == "bounds":
+            o += sorted({lo, hi})
+        elif callable(splits):
+            o += sorted({w for w in splits(j) if lo <= w <= hi})
+        else:
+            o += sorted({w for w in splits if lo <= w <= hi})
+    return o
+
+
+def _tasks(jobs: list[Job], assign, split, ovh: list[int]) -> list[tuple[int, int, int, int]]:
+    """The parts to place: (job index, part 0/1, partition, duration in seconds)."""
+    tasks = []
+    for i, j in enumerate(jobs):
+        w = split[i]
+        if w is None:
+            tasks.append((i, 0, assign[i], j.runtime))
+        else:
+            tasks.append((i, 0, assign[i], w + ovh[i]))
+            tasks.append((i, 1, assign[i], j.runtime - w + ovh[i]))
+    return tasks
+
+
+def _orders(tasks: list[tuple[int, int, int, int]], jobs: list[Job], conflict: list[list[bool]],
+            leaf: Callable[[list[int], list[int]], None]) -> None:
+    """Every order of the tasks (a job's second part after its first), each task started as early
+    as its submit time and the conflicting tasks placed before it allow: ``leaf(starts, ends)``."""
+    m, n = len(tasks), len(jobs)
+    starts = [0] * m
+    ends = [0] * m
+    done = [False] * m
+    end_of_first: list[int | None] = [None] * n
+    index_of = {(t[0], t[1]): x for x, t in enumerate(tasks)}
+    order: list[int] = []
+
+    def dfs(depth: int) -> None:
+        if depth == m:
+            leaf(starts, ends)
+            return
+        for x in range(m):
+            if done[x]:
+                continue
+            i, part, q, dur = tasks[x]
+            if part == 1 and not done[index_of[(i, 0)]]:
+                continue
+            t = jobs[i].submit if part == 0 else end_of_first[i]
+            for y in order:
+                if conflict[q][tasks[y][2]] and ends[y] > t:
+                    t = ends[y]
+            starts[x], ends[x] = t, t + dur
+            done[x] = True
+            order.append(x)
+            if part == 0:
+                end_of_first[i] = t + dur
+            dfs(depth + 1)
+            order.pop()
+            done[x] = False
+
+    dfs(0)
+
+
+class _Scores:
+    """The leaves seen: per Σ RTJ slowdown (scaled by L_rt, the LCM of the RTJ runtimes, to an
+    integer) the least Σ BJ slowdown (scaled by L_bj) and its (assignment, splits, starts)."""
+
+    def __init__(self, jobs: list[Job], max_leaves: int):
+        self.jobs, self.max_leaves = jobs, max_leaves
+        self.rt_idx = [i for i, j in enumerate(jobs) if j.kind == "rt"]
+        self.bj_idx = [i for i, j in enumerate(jobs) if j.kind != "rt"]
+        self.L_rt = math.lcm(*(jobs[i].runtime for i in self.rt_idx)) if self.rt_idx else 1
+        self.L_bj = math.lcm(*(jobs[i].runtime for i in self.bj_idx)) if self.bj_idx else 1
+        self.best: dict[int, tuple[int, tuple]] = {}  # rt numerator -> (bj numerator, (assign, split, starts))
+        self.leaves = 0
+
+    def leaf(self, tasks, assign, split, starts: list[int], ends: list[int]) -> None:
+        self.leaves += 1
+        if self.leaves > self.max_leaves:
+            raise InputError(f"brute force exceeded {self.max_leaves:,} leaves; use a smaller instance, "
+                             "a smaller split set or another method (cpsat, milp-disjunctive)")
+        jobs = self.jobs
+        comp = [0] * len(jobs)
+        for x in range(len(tasks)):
+            comp[tasks[x][0]] = max(comp[tasks[x][0]], ends[x])
+        rt = sum((self.L_rt // jobs[i].runtime) * (comp[i] - jobs[i].submit) for i in self.rt_idx)
+        bj = sum((self.L_bj // jobs[i].runtime) * (comp[i] - jobs[i].submit) for i in self.bj_idx)
+        cur = self.best.get(rt)
+        if cur is None or bj < cur[0]:
+            self.best[rt] = (bj, (assign, split, tuple(starts)))
+
+
+def _placements(jobs: list[Job], assign, split, starts, ovh: list[int]) -> tuple[list[Placement], dict]:
+    """The plan of one leaf and its exact slowdowns (job id -> Fraction)."""
     placements = []
     x = 0
     sd = {}
@@ -215,5 +246,4 @@ def bruteforce(blocks: int, jobs: list[Job], *, theta: float | Fraction = Fracti
             c = starts[x + 1] + j.runtime - w + ovh[i]
             x += 2
         sd[j.id] = Fraction(c - j.submit, j.runtime)
-    return BruteResult("optimal", theta_used, theta_star, Fraction(rt, L_rt), Fraction(bj, L_bj), sd, placements,
-                       leaves, tied)
+    return placements, sd
