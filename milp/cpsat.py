@@ -280,81 +280,111 @@ def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "b
     H = max(ubC.values(), default=0)
     m = cp_model.CpModel()
     cm = CpsatModel(inst, preempt, m, H)
-    block_ivs: dict[int, list] = {b: [] for b in range(inst.blocks)}
-    job_ivs, job_dem = [], []
-    rect_x, rect_y = [], []  # NoOverlap2D: time intervals and block-range intervals
-    for job in inst.jobs:
-        j, p, r = job.id, job.runtime, job.submit
-        k = inst.k(job)
-        Hj = ubC[j]  # this job's horizon, s
-        s = cm.s[j] = m.NewIntVar(r, Hj - p, f"s{j}")
-        C = cm.C[j] = m.NewIntVar(r + p, Hj, f"C{j}")
-        cand = inst.candidates(job)
-        lits = {c.index: m.NewBoolVar(f"a{j}_{c.index}") for c in cand}
-        m.AddExactlyOne(lits.values())
-        for q, lit in lits.items():
-            cm.a[(j, q)] = lit
-        # first block of the job's partition (aligned: a multiple of k), channelled to the literals
-        y = m.NewIntVarFromDomain(cp_model.Domain.FromValues([c.first for c in cand]), f"y{j}")
-        for c in cand:
-            m.Add(y == c.first).OnlyEnforceIf(lits[c.index])
-        yiv = m.NewFixedSizeIntervalVar(y, k, f"Y{j}")
-        if preempt and inst.preemptible(job):
-            o = inst.overhead(job)
-            lo, hi = split_bounds(p)
-            prm = cm.prm[j] = m.NewBoolVar(f"prm{j}")
-            w = cm.w[j] = m.NewIntVar(lo, p, f"w{j}")
-            m.Add(w <= hi).OnlyEnforceIf(prm)
-            m.Add(w == p).OnlyEnforceIf(prm.Not())
-            d1 = m.NewIntVar(lo, max(p, hi + o), f"d1_{j}")
-            m.Add(d1 == w + o * prm)
-            e1 = m.NewIntVar(r + lo, Hj, f"e1_{j}")
-            iv1 = m.NewIntervalVar(s, d1, e1, f"I1_{j}")
-            s2 = cm.s2[j] = m.NewIntVar(r, Hj, f"s2_{j}")
-            d2 = m.NewIntVar(0, p - lo + o, f"d2_{j}")
-            m.Add(d2 == p - w + o * prm)
-            iv2 = m.NewOptionalIntervalVar(s2, d2, C, prm, f"I2_{j}")
-            m.Add(s2 >= e1)
-            m.Add(s2 == e1).OnlyEnforceIf(prm.Not())
-            # Dominance: a split whose second part follows the first without a gap only adds 2·o_j
-            # (merging the parts is strictly better), so a split leaves a gap.
-            m.Add(s2 >= e1 + 1).OnlyEnforceIf(prm)
-            m.Add(C == e1).OnlyEnforceIf(prm.Not())
-            job_ivs += [iv1, iv2]
-            job_dem += [k, k]
-            rect_x += [iv1, iv2]
-            rect_y += [yiv, m.NewOptionalFixedSizeIntervalVar(y, k, prm, f"Y2_{j}")]
-            for q, lit in (lits.items() if layout != "2d" else ()):
-                both = m.NewBoolVar(f"c{j}_{q}")
-                m.AddImplication(both, lit)
-                m.AddImplication(both, prm)
-                m.AddBoolOr([lit.Not(), prm.Not(), both])
-                ivq1 = m.NewOptionalIntervalVar(s, d1, e1, lit, f"I1_{j}_{q}")
-                ivq2 = m.NewOptionalIntervalVar(s2, d2, C, both, f"I2_{j}_{q}")
-                for b in inst.partitions[q].blocks:
-                    block_ivs[b] += [ivq1, ivq2]
-        else:
-            m.Add(C == s + p)
-            iv = m.NewIntervalVar(s, p, C, f"I_{j}")
-            job_ivs.append(iv)
-            job_dem.append(k)
-            rect_x.append(iv)
-            rect_y.append(yiv)
-            for q, lit in (lits.items() if layout != "2d" else ()):
-                ivq = m.NewOptionalIntervalVar(s, p, C, lit, f"I_{j}_{q}")
-                for b in inst.partitions[q].blocks:
-                    block_ivs[b].append(ivq)
-    for b, ivs in block_ivs.items():
+    res = _Resources({b: [] for b in range(inst.blocks)})
+    for job in inst.jobs:  # in the instance's order: the variables' order steers CP-SAT's search
+        _add_job(cm, job, ubC[job.id], layout, res)
+    for b, ivs in res.block_ivs.items():
         if len(ivs) > 1:
             m.AddNoOverlap(ivs)
-    if layout != "blocks" and len(rect_x) > 1:
-        m.AddNoOverlap2D(rect_x, rect_y)
-    if cumulative and job_ivs:
-        m.AddCumulative(job_ivs, job_dem, inst.blocks)
+    if layout != "blocks" and len(res.rect_x) > 1:
+        m.AddNoOverlap2D(res.rect_x, res.rect_y)
+    if cumulative and res.job_ivs:
+        m.AddCumulative(res.job_ivs, res.job_dem, inst.blocks)
 
     if symmetry:
         _break_symmetry(cm)
+    _add_bounds_and_objective(cm, ubC, objective, rt_bound, bj_sum_bound, rt_floor_plan, incumbent)
+    return cm
 
+
+@dataclass
+class _Resources:
+    """The intervals the resource constraints of :func:`build_cpsat` gather, job by job."""
+
+    block_ivs: dict[int, list]  # block -> the optional intervals of the parts that may run on it
+    job_ivs: list = field(default_factory=list)  # every part's interval (Cumulative over the blocks)
+    job_dem: list = field(default_factory=list)  # its demand, blocks
+    rect_x: list = field(default_factory=list)  # NoOverlap2D: time intervals
+    rect_y: list = field(default_factory=list)  # and block-range intervals
+
+
+def _add_job(cm: CpsatModel, job, Hj: int, layout: str, res: _Resources) -> None:
+    """One job's variables and constraints (horizon ``Hj``, s): its partition, its part(s)."""
+    inst, m = cm.instance, cm.model
+    j, p, r = job.id, job.runtime, job.submit
+    k = inst.k(job)
+    s = cm.s[j] = m.NewIntVar(r, Hj - p, f"s{j}")
+    C = cm.C[j] = m.NewIntVar(r + p, Hj, f"C{j}")
+    cand = inst.candidates(job)
+    lits = {c.index: m.NewBoolVar(f"a{j}_{c.index}") for c in cand}
+    m.AddExactlyOne(lits.values())
+    for q, lit in lits.items():
+        cm.a[(j, q)] = lit
+    # first block of the job's partition (aligned: a multiple of k), channelled to the literals
+    y = m.NewIntVarFromDomain(cp_model.Domain.FromValues([c.first for c in cand]), f"y{j}")
+    for c in cand:
+        m.Add(y == c.first).OnlyEnforceIf(lits[c.index])
+    yiv = m.NewFixedSizeIntervalVar(y, k, f"Y{j}")
+    per_block = lits.items() if layout != "2d" else ()
+    if cm.preempt and inst.preemptible(job):
+        _add_split_parts(cm, job, Hj, s, C, y, yiv, per_block, res)
+        return
+    m.Add(C == s + p)
+    iv = m.NewIntervalVar(s, p, C, f"I_{j}")
+    res.job_ivs.append(iv)
+    res.job_dem.append(k)
+    res.rect_x.append(iv)
+    res.rect_y.append(yiv)
+    for q, lit in per_block:
+        ivq = m.NewOptionalIntervalVar(s, p, C, lit, f"I_{j}_{q}")
+        for b in inst.partitions[q].blocks:
+            res.block_ivs[b].append(ivq)
+
+
+def _add_split_parts(cm: CpsatModel, job, Hj: int, s, C, y, yiv, per_block, res: _Resources) -> None:
+    """A preemptible BJ: a first part of w seconds and, when split (``prm``), a second part later."""
+    inst, m = cm.instance, cm.model
+    j, p, r = job.id, job.runtime, job.submit
+    k = inst.k(job)
+    o = inst.overhead(job)
+    lo, hi = split_bounds(p)
+    prm = cm.prm[j] = m.NewBoolVar(f"prm{j}")
+    w = cm.w[j] = m.NewIntVar(lo, p, f"w{j}")
+    m.Add(w <= hi).OnlyEnforceIf(prm)
+    m.Add(w == p).OnlyEnforceIf(prm.Not())
+    d1 = m.NewIntVar(lo, max(p, hi + o), f"d1_{j}")
+    m.Add(d1 == w + o * prm)
+    e1 = m.NewIntVar(r + lo, Hj, f"e1_{j}")
+    iv1 = m.NewIntervalVar(s, d1, e1, f"I1_{j}")
+    s2 = cm.s2[j] = m.NewIntVar(r, Hj, f"s2_{j}")
+    d2 = m.NewIntVar(0, p - lo + o, f"d2_{j}")
+    m.Add(d2 == p - w + o * prm)
+    iv2 = m.NewOptionalIntervalVar(s2, d2, C, prm, f"I2_{j}")
+    m.Add(s2 >= e1)
+    m.Add(s2 == e1).OnlyEnforceIf(prm.Not())
+    # Dominance: a split whose second part follows the first without a gap only adds 2·o_j
+    # (merging the parts is strictly better), so a split leaves a gap.
+    m.Add(s2 >= e1 + 1).OnlyEnforceIf(prm)
+    m.Add(C == e1).OnlyEnforceIf(prm.Not())
+    res.job_ivs += [iv1, iv2]
+    res.job_dem += [k, k]
+    res.rect_x += [iv1, iv2]
+    res.rect_y += [yiv, m.NewOptionalFixedSizeIntervalVar(y, k, prm, f"Y2_{j}")]
+    for q, lit in per_block:
+        both = m.NewBoolVar(f"c{j}_{q}")
+        m.AddImplication(both, lit)
+        m.AddImplication(both, prm)
+        m.AddBoolOr([lit.Not(), prm.Not(), both])
+        ivq1 = m.NewOptionalIntervalVar(s, d1, e1, lit, f"I1_{j}_{q}")
+        ivq2 = m.NewOptionalIntervalVar(s2, d2, C, both, f"I2_{j}_{q}")
+        for b in inst.partitions[q].blocks:
+            res.block_ivs[b] += [ivq1, ivq2]
+
+
+def _add_bounds_and_objective(cm: CpsatModel, ubC: dict[int, int], objective: str, rt_bound, bj_sum_bound,
+                              rt_floor_plan, incumbent) -> None:
+    """The RTJ bound θ and the BJ sum bound (exact), the objective, and the incumbent's cut."""
+    inst, m = cm.instance, cm.model
     max_c = {j.id: ubC[j.id] - j.submit for j in inst.jobs}
     rts = inst.rt_jobs
     if rt_bound is not None and rts:
@@ -373,7 +403,6 @@ def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "b
         if incumbent is not None and ow.eps == 0.0:
             by = {pl.job_id: pl for pl in incumbent}
             m.Add(expr <= sum(ow.weights[j.id] * (parts_of(inst, by[j.id])[-1].end - j.submit) for j in obj_jobs))
-    return cm
 
 
 def _add_sum_bound(cm: CpsatModel, jobs, total: Fraction, max_c: dict[int, int],
