@@ -109,8 +109,10 @@ def run_online(instance: Instance, name: str, checkpoint: str = "jit") -> Policy
 def optimum_run(instance: Instance, **solve_kwargs: Any) -> tuple[PolicyRun, SolveResult]:
     """Solve ``instance``; besides θ_used and the solve's figures, the row counts the plan's
     preemptions an online scheduler could not copy: those begun before the job they make room for
-    arrived (``preemptions_anticipatory``) and those that serve batch jobs only
-    (``preemptions_for_bjs_only``; the online schemes preempt only for RTJs).  With
+    arrived (``preemptions_anticipatory``); and, apart, those that serve batch jobs only
+    (``preemptions_for_bjs_only``: the heuristic schemes preempt only for RTJs, but preempting a
+    checkpointable BJ for a BJ already waiting is an ordinary online move, ``replan`` makes it, so
+    these need the future only when they are also anticipatory).  With
     ``rtj_tiebreak=True`` it adds ``rtj_sd_mean_before_tiebreak``, the BJ stage's plan's RTJ mean."""
     res = solve(instance, **solve_kwargs)
     reasons = preemption_reasons(instance, res.placements or [])
