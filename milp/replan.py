@@ -345,7 +345,8 @@ def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, 
             return None, st
         plan = got
         status = st if st != "optimal" else status
-        rt_total = max(theta * problem.n_rt - problem.rt_offset, plan_sum(rts, plan))
+        theta_star_sum = plan_sum(rts, plan)
+        rt_total = max(theta * problem.n_rt - problem.rt_offset, theta_star_sum)
         caps(rts, rt_total, ub)
         if bjs:
             caps(bjs, plan_sum(bjs, plan), ub)
@@ -365,7 +366,8 @@ def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, 
         return (plan, "feasible") if rts else (None, st)
     plan = got
     status = st if st != "optimal" else status
-    if tiebreak and rts and bjs:
+    # The tie-break can lower nothing when the BJ plan's RTJ sum is already the least one (θ*).
+    if tiebreak and rts and bjs and not (status == "optimal" and plan_sum(rts, plan) <= theta_star_sum):
         ub = {j.id: H for j in problem.jobs}
         caps(rts, plan_sum(rts, plan), ub)
         caps(bjs, plan_sum(bjs, plan), ub)
@@ -455,6 +457,7 @@ class ReplanPolicy:
         self._rt_done: dict[int, Fraction] = {}  # finished RTJ -> its slowdown
         self._rt_seen: set[int] = set()
         self._wakes: set[int] = set()
+        self._proven = False
         self.stats: list[DecisionStats] = []
         self.log: list[tuple[int, tuple[Decision, ...]]] = []
 
@@ -553,16 +556,40 @@ class ReplanPolicy:
         if not view.queue:
             return []
         problem = self.problem(view)
-        if not problem.jobs:
+        if not problem.jobs or self._nothing_to_decide(view, problem):
             return []
+        if not view.entered and not view.completed and self._proven and self._plan_covers(problem):
+            # Woken for a planned action and nothing else happened: the rest of a proven plan is
+            # still optimal for the rest of the problem (the past is its own), so it is followed.
+            return self._apply(view, problem, self._plan)
         t0 = time.perf_counter()
         budget = Budget(self.clock, None if self.time_limit_ms is None else self.time_limit_ms / 1000.0)
         plan, status = solve_problem(problem, unit_classes(view.machine), self.theta, budget,
                                      tiebreak=self.tiebreak, warm=self._plan, seed=self.seed)
         self.stats.append(DecisionStats(now, len(problem.jobs), time.perf_counter() - t0, status))
         if plan is None:  # nothing found in the budget: wait for the next event
+            self._proven = False
             return []
         self._plan = plan
+        self._proven = status == "optimal"
+        return self._apply(view, problem, plan)
+
+    def _nothing_to_decide(self, view: SimView, problem: Problem) -> bool:
+        """No plan could act before the next event: no waiting job of the plan has a free
+        partition now and no running job may be preempted (a start can then come only when a
+        partition frees — a completion or the end of a write, both events)."""
+        if any(j.fixed_start for j in problem.jobs):
+            return False
+        free = view.state.free_mask
+        queued = {js.info.id for js in view.queue}
+        return not any(j.id in queued and any((free >> q) & 1 for q in j.candidates) for j in problem.jobs)
+
+    def _plan_covers(self, problem: Problem) -> bool:
+        return all(j.id in self._plan for j in problem.jobs)
+
+    def _apply(self, view: SimView, problem: Problem, plan: dict[int, PlannedJob]) -> list[Decision]:
+        """The plan's actions due now (starts, preemptions) and a wake-up for its next one."""
+        now = view.now
         out: list[Decision] = []
         state = view.state.copy()
         nxt = None
@@ -572,14 +599,15 @@ class ReplanPolicy:
             if j.fixed_start:  # running: preempt now, or later
                 if p.split is None:
                     continue
-                if p.split == 0:
+                write_at = p.start + p.split  # the plan's start was the then-current time
+                if write_at <= now:
                     js = view.running[j.id]
                     out.append(Preempt(j.id))
                     self._home[j.id] = js.alloc
                     self._progress_at_preempt[j.id] = _progress(js, view)
                     self._write_end[j.id] = now + j.write
-                elif nxt is None or now + p.split < nxt:
-                    nxt = now + p.split
+                elif nxt is None or write_at < nxt:
+                    nxt = write_at
                 continue
             if j.id not in queued:  # a checkpoint still being written
                 continue
