@@ -57,7 +57,7 @@ from milp.instance import split_bounds
 METHODS = ("cpsat",)
 CLOCKS = ("deterministic", "wall")
 DEFAULT_THETA = Fraction(6, 5)
-DEFAULT_LIMIT_MS = 1000
+DEFAULT_LIMIT_MS = 200
 # Stage shares of one decision's budget: θ*, the BJ stage, the RTJ tie-break.
 STAGE_SHARES = (0.25, 0.5, 0.25)
 
@@ -279,6 +279,9 @@ class Budget:
         prm = solver.parameters
         prm.num_workers = 1
         prm.random_seed = seed
+        # The full LP relaxation (with the interval cuts) proves these small models fast: a 6-job
+        # decision of Table-3 seed 0 took 0.06 s of CPU, against 3.5 s unproven at the default level.
+        prm.linearization_level = 2
         if self.total_s is not None:
             limit = max(0.001, self.total_s * share)
             if self.clock == "wall":
