@@ -46,6 +46,8 @@ REFERENCE = "wcjs-jit"  # the reference policy of the paired intervals (``rtsche
 YARDSTICK = "replan"  # the online yardstick: the paired intervals are also taken against it
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 0
+# Fewer paired instances than this give no interval: a bootstrap of 1-4 values says nothing.
+MIN_PAIRED = 5
 # The comparison's optimum is canonical by default: among the BJ-optimal schedules, the least RTJ
 # mean (milp.solve's third stage), so RTJ gaps do not depend on a solver's tie-break.
 RTJ_TIEBREAK = True
@@ -280,7 +282,7 @@ def paired_bootstrap(diffs: Sequence[float], samples: int = BOOTSTRAP_SAMPLES,
     import numpy as np
 
     d = np.asarray([x for x in diffs if x is not None and math.isfinite(x)], dtype=float)
-    if d.size == 0:
+    if d.size < MIN_PAIRED:
         return None
     rng = np.random.default_rng(seed)
     means = d[rng.integers(0, d.size, size=(samples, d.size))].mean(axis=1)
@@ -447,7 +449,12 @@ def reading(rows: Sequence[dict[str, Any]], reference: str = REFERENCE) -> str:
             else:
                 groups.setdefault("not distinguishable", []).append(r["algorithm"])
         said = "; ".join(f"{k}: {', '.join(v)}" for k, v in groups.items())
-        parts.append(f"over {n} instances, against {reference} (paired 95 % intervals) — {said}")
+        if n < MIN_PAIRED:
+            parts.append(f"over {n} instances (too few for paired intervals against {reference})")
+        else:
+            parts.append(f"over {n} instances, against {reference} (paired 95 % intervals) — {said}")
+    else:
+        parts.append(f"over {n} instances")
     keep = [r for r in online if r["theta_violations"] == 0]
     if keep:
         best = min(keep, key=lambda r: (r["bj_gap_mean"], r["rtj_gap_mean"]))
