@@ -51,7 +51,7 @@ from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
 from rtsched.sim.state import DRAINING, PENDING, RUNNING
 
-from milp.cpsat import ratio_weights
+from milp.cpsat import ratio_weights, split_intervals_on, split_vars
 from milp.instance import split_bounds
 
 METHODS = ("cpsat",)
@@ -208,28 +208,15 @@ def build(problem: Problem, unit_cls: list[list[int]], H: int, ub: dict[int, int
                     class_ivs.setdefault(c, []).append(iv)
             continue
         x_lo, x_hi = j.split
-        o = j.write
-        prm = md.prm[jid] = m.NewBoolVar(f"prm{jid}")
-        x = md.x[jid] = m.NewIntVar(x_lo, D, f"x{jid}")
-        m.Add(x <= x_hi).OnlyEnforceIf(prm)
-        m.Add(x == D).OnlyEnforceIf(prm.Not())
-        d1 = m.NewIntVar(x_lo, max(D, x_hi + o), f"d1_{jid}")
-        m.Add(d1 == x + o * prm)
-        e1 = m.NewIntVar(lo_s + x_lo, Hj, f"e1_{jid}")
-        s2 = md.s2[jid] = m.NewIntVar(lo_s, Hj, f"s2_{jid}")
-        d2 = m.NewIntVar(0, D - x_lo + o, f"d2_{jid}")
-        m.Add(d2 == D - x + o * prm)
+        sp = split_vars(m, jid, work=D, lo=x_lo, hi=x_hi, overhead=j.write, release=lo_s, horizon=Hj)
+        prm, d1, e1, s2, d2 = sp.prm, sp.d1, sp.e1, sp.s2, sp.d2
+        md.prm[jid], md.x[jid], md.s2[jid] = prm, sp.work, s2
         m.Add(e1 == s + d1)
         m.Add(s2 >= e1 + 1).OnlyEnforceIf(prm)  # a gapless split only adds 2·o (as milp.cpsat)
         m.Add(s2 == e1).OnlyEnforceIf(prm.Not())
         m.Add(C == s2 + d2)
         for q, lit in lits.items():
-            both = m.NewBoolVar(f"c{jid}_{q}")
-            m.AddImplication(both, lit)
-            m.AddImplication(both, prm)
-            m.AddBoolOr([lit.Not(), prm.Not(), both])
-            iv1 = m.NewOptionalIntervalVar(s, d1, e1, lit, f"I1_{jid}_{q}")
-            iv2 = m.NewOptionalIntervalVar(s2, d2, C, both, f"I2_{jid}_{q}")
+            iv1, iv2 = split_intervals_on(m, jid, q, lit, sp, s, C)
             for c in unit_cls[q]:
                 class_ivs.setdefault(c, []).extend((iv1, iv2))
     for ivs in class_ivs.values():
