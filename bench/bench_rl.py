@@ -32,8 +32,8 @@ from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path
 from heuristics.committed import CommittedHeadPolicy  # noqa: E402
 from rtsched.machines import FlatCluster  # noqa: E402
 from rtsched.rl.sequences import run_sequence  # noqa: E402
-from rtsched.rl.env_inspect import InspectorEnv  # noqa: E402
-from rtsched.rl.env_pick import JobPickingEnv  # noqa: E402
+from rtsched.rl.inspector.env import InspectorEnv  # noqa: E402
+from rtsched.rl.rlscheduler.env import JobPickingEnv  # noqa: E402
 from rtsched.rl.trace import read_rl_trace  # noqa: E402
 from rtsched.files import atomic_write_text  # noqa: E402
 
@@ -83,8 +83,8 @@ def bench_latency(trace, repeat: int) -> list[dict]:
     import torch
 
     from rtsched.rl.nets import PickActor
-    from rtsched.rl.policy import RLSchedulerPolicy
-    from rtsched.rl.ppo import LoadedModel
+    from rtsched.rl.rlscheduler.policy import RLSchedulerPolicy
+    from rtsched.rl.modelfiles import LoadedModel
     from rtsched.rl.nets import PickCritic
 
     rows = []

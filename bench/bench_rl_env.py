@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from peer_rlscheduler import PeerPickEnv  # noqa: E402
-from rtsched.rl.env_pick import JobPickingEnv  # noqa: E402
+from rtsched.rl.rlscheduler.env import JobPickingEnv  # noqa: E402
 from rtsched.rl.trace import read_rl_trace  # noqa: E402
 from rtsched.files import atomic_write_text  # noqa: E402
 

@@ -28,8 +28,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rtsched.rl.ppo import PPOConfig, PPOTrainer  # noqa: E402
-from rtsched.rl.rollouts import EnvFactory  # noqa: E402
+from rtsched.rl.trainer import PPOConfig, PPOTrainer  # noqa: E402
+from rtsched.rl.agents import EnvFactory  # noqa: E402
 from rtsched.rl.trace import read_rl_trace  # noqa: E402
 from rtsched.files import atomic_write_text  # noqa: E402
 

@@ -21,8 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 
-from rtsched.rl.env_pick import JobPickingEnv  # noqa: E402
-from rtsched.rl.env_rlschert import RLSchertEnv  # noqa: E402
+from rtsched.rl.rlscheduler.env import JobPickingEnv  # noqa: E402
+from rtsched.rl.rlschert.env import RLSchertEnv  # noqa: E402
 from rtsched.files import atomic_write_text  # noqa: E402
 
 DEFAULT_TRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",

@@ -1,9 +1,9 @@
-"""RLSchert's runtime predictors (rtsched.rl.predict) on held-out jobs of the shared real traces.
+"""RLSchert's runtime predictors (rtsched.rl.rlschert.predict) on held-out jobs of the shared real traces.
 
 Run:  PYTHONPATH=. python bench/bench_rlschert_predict.py [--json OUT]
 
 For each trace: train on the first 80 % of the jobs (by submit), report MAPE (%) on the last 20 %
-(in the paper's 5-min units, ``rtsched.rl.predict.mape``) of walltime as the estimate, the user's
+(in the paper's 5-min units, ``rtsched.rl.rlschert.predict.mape``) of walltime as the estimate, the user's
 history (mean of the last two finished runtimes), our pre-run model, and our running model
 (conditional on elapsed time) averaged over the prefixes 10 %, …, 100 % of each run.  The paper's
 numbers (seed 001 Table 5, USTC VASP jobs, input parameters and per-step run features): XGBoost
@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rtsched.io import read_workload  # noqa: E402
-from rtsched.rl.predict import evaluate_predictors  # noqa: E402
+from rtsched.rl.rlschert.predict import evaluate_predictors  # noqa: E402
 from rtsched.files import atomic_write_text  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data", "traces")

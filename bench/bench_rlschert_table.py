@@ -22,7 +22,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rtsched.rl.hook import PRETRAINED_DIRS  # noqa: E402
-from rtsched.rl.rlschert_results import (PAPER_TABLE7, evaluate_rlschert, trace_sequences,  # noqa: E402
+from rtsched.rl.rlschert.results import (PAPER_TABLE7, evaluate_rlschert, trace_sequences,  # noqa: E402
                                          vasplike_sequences)
 from rtsched.files import atomic_write_text  # noqa: E402
 

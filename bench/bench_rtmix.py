@@ -40,7 +40,7 @@ from milp.compare import OPTIMUM, RTJ_TIEBREAK, compare, hindsight_best, table3 
 from milp.instance import table3_instance  # noqa: E402
 from milp.solve import METHODS  # noqa: E402
 from rtsched.checkpoint import CheckpointModel  # noqa: E402
-from rtsched.rl.env_rtmix import EVAL_SEED_BASE  # noqa: E402
+from rtsched.rl.rtmix.env import EVAL_SEED_BASE  # noqa: E402
 from rtsched.sim.core import Simulator  # noqa: E402
 from rtsched.validate import validate_schedule  # noqa: E402
 from rtsched.files import atomic_write_text  # noqa: E402

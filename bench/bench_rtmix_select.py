@@ -6,7 +6,7 @@ Two validation sets, neither used in training nor in the benchmarks:
   blocks, ``rtsched.generators.smallmix``; training used 100000–899999, the 50-instance benchmark
   5000000 on): per model the mean BJ and RTJ slowdowns and the reward's objective
   −BJ − 10 · max(0, RTJ − 1.2), through the run pipeline (``milp.compare.run_online``);
-* generated Mira-like weeks (``rtsched.rl.rtmix_train.CURRICULUM_VALIDATION_SEEDS``, 9000 on; the
+* generated Mira-like weeks (``rtsched.rl.rtmix.train.CURRICULUM_VALIDATION_SEEDS``, 9000 on; the
   curriculum trains on 7000 on), 10 % RTJs, on the real partition file when ``../shared/data`` has
   it (else ``mira``): mean bounded slowdown (τ = 600 s) of RTJs and BJs, as the wk1 criterion reads
   it (``bench/bench_rtmix_wk1.py --miralike``).

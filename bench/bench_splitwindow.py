@@ -52,8 +52,8 @@ def env_speed(trace, seconds: float = 2.0) -> list[tuple[str, float, float]]:
     """Random-action steps per second of the split-window environment (M = 20, 10-10) beside the project's
     picking environment (masked random, no backfilling), measured one after the other in this process:
     [(label, steps/s, jobs started/s)]."""
-    from rtsched.rl.env_pick import JobPickingEnv
-    from rtsched.rl.env_split import SplitWindowEnv
+    from rtsched.rl.rlscheduler.env import JobPickingEnv
+    from rtsched.rl.splitwindow.env import SplitWindowEnv
 
     out = []
     for label, env in (("split window 10-10, 1000 placements", SplitWindowEnv(trace, head=10, tail=10)),

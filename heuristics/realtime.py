@@ -442,7 +442,7 @@ def wcjs_eligible(view: SimView, js: JobState, holders: Holders, model: Checkpoi
     partitions of its size, less those conflicting with a job that is never preempted (criterion 1),
     with a victim larger than the RTJ (criterion 2, ``reject_larger``) or with a victim that would
     pass its BJ threshold (criterion 3, ``reject_threshold``; ``threshold_estimate``).  Shared with
-    the RL agent ``rtmix`` (``rtsched.rl.rtmix``), whose preemption actions are exactly these."""
+    the RL agent ``rtmix`` (``rtsched.rl.rtmix.core``), whose preemption actions are exactly these."""
     now = view.now
     machine = view.machine
     cands = machine.candidate_mask(js.info.nodes) & ~holders.hard
@@ -468,7 +468,7 @@ def batch_pass_view(view: SimView, rt_started: list, leaving: dict[int, int], ji
     """The view WCJS's low-priority batch pass plans on (``RealTimePolicy._pass_view``): this
     pass's RT starts ``[(job, partition, start time)]`` busy until start + walltime, ``leaving``
     (preempted id → end of its JIT write, or −1 when gone) and earlier JIT hand-overs.  For agents
-    that must see the batch pass exactly as WCJS does (``rtsched.rl.rtmix``)."""
+    that must see the batch pass exactly as WCJS does (``rtsched.rl.rtmix.core``)."""
     return RealTimePolicy._pass_view(view, rt_started, leaving, jit)
 
 

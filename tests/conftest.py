@@ -60,7 +60,7 @@ class FailsInASubprocess:
 
         if os.getpid() != self.pid:
             raise RuntimeError("boom in a rollout worker")
-        from rtsched.rl.rollouts import EnvFactory
+        from rtsched.rl.agents import EnvFactory
         from rtsched.rl.trace import load_trace
 
         trace = load_trace(str(REPO / "traces" / "lublin_256_sample.swf"))

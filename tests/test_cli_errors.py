@@ -232,7 +232,7 @@ def test_version_and_a_closed_pipe():
 
 def test_model_files_with_foreign_content_or_broken_weights(tmp_path, capsys):
     torch = pytest.importorskip("torch")
-    from rtsched.rl.ppo import ModelFileError, load_model
+    from rtsched.rl.modelfiles import ModelFileError, load_model
 
     text = tmp_path / "notes.pt"
     text.write_text("just some text\n")
@@ -256,7 +256,7 @@ def test_rl_train_refuses_a_folder_another_run_holds(tmp_path):
     from rtsched.errors import OptionError
     from rtsched.files import FileLock
     from rtsched.rl.api import train
-    from rtsched.rl.ppo import LOCK
+    from rtsched.rl.modelfiles import LOCK
 
     out = tmp_path / "run"
     with FileLock(out / LOCK):

@@ -64,11 +64,11 @@ def test_train_two_epochs_equals_one_plus_resume(lublin, tmp_path, capsys):
 def test_resume_after_interruption_mid_epoch(lublin, tmp_path, monkeypatch, capsys):
     """Ctrl-C during epoch 2's update: exit 130, the checkpoint holds epoch 1, and --resume ends with
     the weights of an uninterrupted run."""
-    from rtsched.rl import ppo
+    from rtsched.rl import trainer
 
     ref, cut = str(tmp_path / "ref"), str(tmp_path / "cut")
     assert _train(lublin, ref, 2) == 0
-    real_update = ppo.PPOTrainer.update
+    real_update = trainer.PPOTrainer.update
     calls = []
 
     def update_then_interrupt(self, batch):
@@ -77,11 +77,11 @@ def test_resume_after_interruption_mid_epoch(lublin, tmp_path, monkeypatch, caps
             raise KeyboardInterrupt
         return real_update(self, batch)
 
-    monkeypatch.setattr(ppo.PPOTrainer, "update", update_then_interrupt)
+    monkeypatch.setattr(trainer.PPOTrainer, "update", update_then_interrupt)
     assert _train(lublin, cut, 2) == 130
     assert "--resume" in capsys.readouterr().err
     assert _ckpt(cut)["epoch"] == 1
-    monkeypatch.setattr(ppo.PPOTrainer, "update", real_update)
+    monkeypatch.setattr(trainer.PPOTrainer, "update", real_update)
     assert _train(lublin, cut, 2, "--resume") == 0
     _assert_same_state(_ckpt(ref), _ckpt(cut))
 
@@ -148,7 +148,7 @@ def test_evaluate_json_reproduces_table_v_heuristics(lublin, capsys):
 
 def test_evaluate_models_and_bad_model_files(lublin, tmp_path, capsys):
     from rtsched.rl.sequences import run_sequence
-    from rtsched.rl.policy import RLSchedulerPolicy
+    from rtsched.rl.rlscheduler.policy import RLSchedulerPolicy
     from rtsched.rl.trace import read_rl_trace
 
     out = str(tmp_path / "m")
@@ -195,7 +195,7 @@ def test_model_is_a_policy_of_the_generic_simulator(lublin, tmp_path):
     from rtsched.io import read_workload
     from rtsched.machines import machine_from_spec
     from rtsched.rl.hook import is_model_path
-    from rtsched.rl.policy import load_policy
+    from rtsched.rl.policies import load_policy
     from conftest import run_validated
 
     out = str(tmp_path / "m")
@@ -237,9 +237,10 @@ def test_train_help_states_each_agents_ppo_defaults():
     """``rl train --help`` states the PPO defaults the library uses for each agent (the parser keeps
     a copy so that building it imports no PyTorch)."""
     from rtsched.cli import rl as rl_cli
-    from rtsched.rl.api import RLSCHERT_PPO_DEFAULTS, SPLIT_PPO_DEFAULTS
-    from rtsched.rl.ppo import PPOConfig
-    from rtsched.rl.rtmix_train import FINE_TUNE
+    from rtsched.rl.rlschert.recipe import PPO_DEFAULTS as RLSCHERT_PPO_DEFAULTS
+    from rtsched.rl.splitwindow.recipe import PPO_DEFAULTS as SPLIT_PPO_DEFAULTS
+    from rtsched.rl.trainer import PPOConfig
+    from rtsched.rl.rtmix.train import FINE_TUNE
 
     library = {"": PPOConfig(), "splitwindow": SPLIT_PPO_DEFAULTS, "rlschert": RLSCHERT_PPO_DEFAULTS,
                "rtmix": FINE_TUNE}

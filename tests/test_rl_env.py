@@ -13,8 +13,8 @@ from conftest import shared_data
 from rtsched.jobs import Job, Workload
 from rtsched.machines import AlignedMira, FlatCluster
 from rtsched.rl.sequences import run_sequence
-from rtsched.rl.env_inspect import ACCEPT, REJECT, InspectorEnv, relative_reward
-from rtsched.rl.env_pick import JobPickingEnv
+from rtsched.rl.inspector.env import ACCEPT, REJECT, InspectorEnv, relative_reward
+from rtsched.rl.rlscheduler.env import JobPickingEnv
 from rtsched.rl.features import FEW_ROWS, HI, LO, PickObservation
 from rtsched.rl.trace import read_rl_trace, trace_from_workload
 

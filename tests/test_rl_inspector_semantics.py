@@ -17,7 +17,7 @@ pytest.importorskip("torch", reason="the rl extra (torch) is not installed")
 from heuristics.committed import CommittedHead  # noqa: E402
 from rtsched.jobs import Job, Workload  # noqa: E402
 from rtsched.machines import FlatCluster  # noqa: E402
-from rtsched.rl.env_inspect import ACCEPT, REJECT, InspectorEnv  # noqa: E402
+from rtsched.rl.inspector.env import ACCEPT, REJECT, InspectorEnv  # noqa: E402
 from rtsched.rl.features import LO  # noqa: E402
 from rtsched.sim.core import Simulator  # noqa: E402
 
@@ -97,7 +97,8 @@ def test_state_now_counts_the_starts_of_the_pass_in_progress():
 
 @pytest.mark.skipif(not (PRETRAINED / "inspector-lublin-1-sjf.pt").exists(), reason="shipped models absent")
 def test_trained_policies_see_the_machine_after_the_earlier_starts_of_a_pass():
-    from rtsched.rl.policy import InspectedPolicy, RLSchedulerPolicy
+    from rtsched.rl.inspector.policy import InspectedPolicy
+    from rtsched.rl.rlscheduler.policy import RLSchedulerPolicy
 
     wl = _wl([(0, 100, 4), (1, 10, 2), (2, 20, 3)])
     for policy in (InspectedPolicy(str(PRETRAINED / "inspector-lublin-1-sjf.pt")),

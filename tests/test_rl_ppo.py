@@ -14,8 +14,11 @@ from rtsched.rl.api import train
 from rtsched.rl.evaluate import evaluate
 from rtsched.rl.sequences import run_sequence
 from rtsched.rl.nets import InspectActor, InspectCritic, PickActor, PickCritic, n_params
-from rtsched.rl.policy import InspectedPolicy, RLSchedulerPolicy, policy_from_model
-from rtsched.rl.ppo import ModelFileError, discount_cumsum, export_model, load_model
+from rtsched.rl.inspector.policy import InspectedPolicy
+from rtsched.rl.policies import policy_from_model
+from rtsched.rl.rlscheduler.policy import RLSchedulerPolicy
+from rtsched.rl.modelfiles import ModelFileError, export_model, load_model
+from rtsched.rl.trainer import discount_cumsum
 from rtsched.rl.trace import read_rl_trace
 from rtsched.sim.core import Simulator
 
@@ -109,7 +112,7 @@ def test_trained_picker_is_a_core_policy(lublin1, tmp_path):
     assert all(o.first_start >= o.job.submit for o in res.outcomes)
     assert 0 < pol.n_decisions <= 256
     # The policy in the simulator and the environment agree when the environment follows the policy.
-    from rtsched.rl.env_pick import JobPickingEnv
+    from rtsched.rl.rlscheduler.env import JobPickingEnv
 
     env = JobPickingEnv(lublin1, seq_len=256, backfill="rlscheduler")
     obs, _ = env.reset(options={"start": 1981})

@@ -1,4 +1,4 @@
-"""Runtime predictors for RLSchert (rtsched.rl.predict): MAPE by hand, causal user history, the
+"""Runtime predictors for RLSchert (rtsched.rl.rlschert.predict): MAPE by hand, causal user history, the
 conditional estimate while running, and a fit that beats the walltime baseline."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rtsched.jobs import Job, Workload
-from rtsched.rl.predict import (PrerunModel, evaluate_predictors, mape, running_mape, user_history,
+from rtsched.rl.rlschert.predict import (PrerunModel, evaluate_predictors, mape, running_mape, user_history,
                                 user_history_estimate)
 
 
@@ -23,7 +23,7 @@ def test_running_mape_by_hand_and_its_figure():
     running = [[20] * 5 + [10] * 95, [2] * 100]
     # f = 0.5: a after 5 slots -> 10 (exact), b after 2 -> 2 (50 %); f = 0.2: a after 2 -> 20 (100 %)
     assert running_mape([10, 4], running, (0.2, 0.5, 1.0)) == pytest.approx([75.0, 25.0, 25.0])
-    from rtsched.rl.rlschert_results import plot_prediction_error
+    from rtsched.rl.rlschert.results import plot_prediction_error
 
     fig = plot_prediction_error((0.2, 0.5, 1.0), [75.0, 25.0, 25.0], 40.0, title="toy")
     ax = fig.axes[0]

@@ -9,8 +9,8 @@ from gymnasium.utils.env_checker import check_env
 from rtsched.generators.vasplike import generate_vasplike, running_predictions
 from rtsched.jobs import Job, Workload
 from rtsched.machines import FlatCluster
-from rtsched.rl.env_rlschert import RLSchertEnv
-from rtsched.rl.rlschert import RLSchertConfig, RLSchertCore, StaticPredictions, image_width
+from rtsched.rl.rlschert.env import RLSchertEnv
+from rtsched.rl.rlschert.core import RLSchertConfig, RLSchertCore, StaticPredictions, image_width
 from rtsched.sim.core import Simulator
 from rtsched.sim.decisions import Kill, Start, WakeAt
 
@@ -160,7 +160,7 @@ def test_slotted_policies_finish_through_the_pipeline():
     always waits when it may still finishes (None is masked when nothing runs or is reserved)."""
     from rtsched.generators.vasplike import VaspLikeParams
     from rtsched.pipeline import RunSpec, execute
-    from rtsched.rl.rlschert import RLSchertHeuristicPolicy, run_pass
+    from rtsched.rl.rlschert.core import RLSchertHeuristicPolicy, run_pass
 
     q = generate_vasplike(11, VaspLikeParams(simu_len=40))
     spec = RunSpec(machine="flat:20")
@@ -188,7 +188,7 @@ def test_slotted_policies_finish_through_the_pipeline():
 def test_results_figure_relative_to_saf_and_training_curves():
     import pandas as pd
 
-    from rtsched.rl.rlschert_results import PAPER_TABLE7, plot_results, plot_training
+    from rtsched.rl.rlschert.results import PAPER_TABLE7, plot_results, plot_training
 
     table = pd.DataFrame({"slowdown": [2.0, 4.0, 3.0], "kills": [0, 0, 5]}, index=["SJF", "SAF", "DeepRM"])
     fig = plot_results(table, title="toy")

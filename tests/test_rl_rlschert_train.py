@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from rtsched.rl.ppo import PPOConfig, imitation_weight
+from rtsched.rl.trainer import PPOConfig, imitation_weight
 
 
 def test_imitation_weight_schedule():
@@ -44,7 +44,7 @@ def test_model_schedules_through_the_pipeline(tiny_model):
     from heuristics.registry import make_policy
     from rtsched.generators.vasplike import generate_vasplike
     from rtsched.pipeline import RunSpec, execute
-    from rtsched.rl.rlschert import ArrayPredictions
+    from rtsched.rl.rlschert.core import ArrayPredictions
 
     out, _ = tiny_model
     q = generate_vasplike(7, )

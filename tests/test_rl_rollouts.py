@@ -15,7 +15,8 @@ torch = pytest.importorskip("torch", reason="the rl extra (torch) is not install
 pytest.importorskip("gymnasium", reason="the rl extra (gymnasium) is not installed")
 
 from rtsched.cli import main  # noqa: E402
-from rtsched.rl.rollouts import EnvFactory, LocalEnvs, ProcessEnvs, WorkerError, make_pool  # noqa: E402
+from rtsched.rl.agents import EnvFactory
+from rtsched.rl.rollouts import LocalEnvs, ProcessEnvs, WorkerError, make_pool  # noqa: E402
 from rtsched.rl.trace import load_trace  # noqa: E402
 
 from conftest import REPO, FailsInASubprocess  # noqa: E402

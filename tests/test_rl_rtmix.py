@@ -19,10 +19,10 @@ from conftest import REPO  # noqa: E402
 from heuristics.registry import make_policy  # noqa: E402
 from rtsched.experiments.rtmix import expert_dataset, plan_jobs, plan_schedule  # noqa: E402
 from rtsched.generators.smallmix import random_jobs  # noqa: E402
-from rtsched.rl.env_rtmix import RtMixEnv, episode_reward  # noqa: E402
-from rtsched.rl.rtmix import N_FEATURES, RtMixPass  # noqa: E402
-from rtsched.rl.rtmix_expert import expert_episode  # noqa: E402
-from rtsched.rl.rtmix_train import train_rtmix  # noqa: E402
+from rtsched.rl.rtmix.env import RtMixEnv, episode_reward  # noqa: E402
+from rtsched.rl.rtmix.core import N_FEATURES, RtMixPass  # noqa: E402
+from rtsched.rl.rtmix.expert import expert_episode  # noqa: E402
+from rtsched.rl.rtmix.train import train_rtmix  # noqa: E402
 from rtsched.sim.state import RUNNING  # noqa: E402
 
 PLANS = REPO / "tests" / "data" / "rtmix_plans"
@@ -210,7 +210,7 @@ def test_maskable_ppo_runs():
 def test_clone_then_finetune_resumes_and_loads_as_policy(tmp_path):
     from milp.compare import run_online
     from milp.instance import table3_instance
-    from rtsched.rl.ppo import read_model_file
+    from rtsched.rl.modelfiles import read_model_file
 
     data = expert_dataset([_plan(s) for s in sorted(EXPECTED)], RtMixEnv())
     out = str(tmp_path / "run")
@@ -227,7 +227,7 @@ def test_clone_then_finetune_resumes_and_loads_as_policy(tmp_path):
 def test_shipped_rtmix_loads_by_name_and_its_schedules_validate():
     from milp.compare import run_online
     from milp.instance import table3_instance
-    from rtsched.rl.policy_rtmix import PRETRAINED_RTMIX
+    from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX
 
     assert os.path.exists(PRETRAINED_RTMIX)
     pol = make_policy("rtmix")

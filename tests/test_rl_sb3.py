@@ -20,7 +20,8 @@ sb3_contrib = pytest.importorskip("sb3_contrib", reason="the rl-ecosystem extra 
 import rtsched.rl.registration  # noqa: E402,F401
 from rtsched.cli import main  # noqa: E402
 from rtsched.rl.hook import is_model_path  # noqa: E402
-from rtsched.rl.sb3 import attach_env, load_sb3_model, save_model  # noqa: E402
+from rtsched.rl.modelfiles import load_sb3_model  # noqa: E402
+from rtsched.rl.sb3 import attach_env, save_model  # noqa: E402
 
 from conftest import REPO  # noqa: E402
 
@@ -83,7 +84,7 @@ def test_greedy_choice_is_the_models_masked_deterministic_action(maskable):
 
 
 def test_evaluate_cli_scores_the_sb3_model_like_the_policy_object(maskable, capsys):
-    from rtsched.rl.policy import RLSchedulerPolicy
+    from rtsched.rl.rlscheduler.policy import RLSchedulerPolicy
     from rtsched.rl.sequences import run_sequence
     from rtsched.rl.trace import read_rl_trace
 
@@ -125,7 +126,7 @@ def test_simulate_policy_zip_runs_validated(maskable, capsys):
 def test_run_validated_in_the_default_event_order(maskable):
     from rtsched.io import read_workload
     from rtsched.machines import machine_from_spec
-    from rtsched.rl.policy import load_policy
+    from rtsched.rl.policies import load_policy
     from conftest import run_validated
 
     wl = read_workload(SAMPLE, "swf", first_n=100)

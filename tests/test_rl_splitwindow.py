@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from rtsched.jobs import Job, Workload  # noqa: E402
-from rtsched.rl.env_split import SplitWindowEnv  # noqa: E402
-from rtsched.rl.splitwindow import SplitObservation, window_slots  # noqa: E402
+from rtsched.rl.splitwindow.env import SplitWindowEnv  # noqa: E402
+from rtsched.rl.splitwindow.observation import SplitObservation, window_slots  # noqa: E402
 
 from conftest import REPO  # noqa: E402
 
@@ -138,8 +138,9 @@ def test_train_resume_and_policy_in_the_pipeline(tmp_path):
     from rtsched.pipeline import RunSpec, execute
     from rtsched.rl.api import train
     from rtsched.rl.nets import n_params
-    from rtsched.rl.policy import SplitWindowPolicy, load_policy
-    from rtsched.rl.ppo import load_model
+    from rtsched.rl.policies import load_policy
+    from rtsched.rl.splitwindow.policy import SplitWindowPolicy
+    from rtsched.rl.modelfiles import load_model
     from rtsched.rl.trace import load_trace
 
     out = str(tmp_path / "run")
@@ -214,7 +215,7 @@ def test_shipped_models_load_and_the_split_window_waits_less_than_head_only():
     from conftest import shared_data
 
     from rtsched.rl.evaluate import evaluate_online
-    from rtsched.rl.splitwindow import pretrained_splitwindow_models
+    from rtsched.rl.splitwindow.observation import pretrained_splitwindow_models
 
     models = pretrained_splitwindow_models()
     assert set(models) == {(20, 0), (10, 10)}

@@ -87,7 +87,7 @@ def test_exported_table5_models_give_the_same_tables(lublin1, tmp_path):
 
 @pytest.mark.slow
 def test_shipped_table5_models_load_and_the_backfilling_agent_beats_the_heuristics(lublin1):
-    from rtsched.rl.ppo import load_model
+    from rtsched.rl.modelfiles import load_model
     from rtsched.rl.tables import pretrained_table5_models
 
     shipped = pretrained_table5_models()

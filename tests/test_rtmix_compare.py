@@ -9,7 +9,7 @@ import pytest
 from milp.compare import OPTIMUM, compare
 from milp.instance import table3_instance
 
-# Generator seeds of bench/bench_rtmix.py's evaluation set (rtsched.rl.env_rtmix.EVAL_SEED_BASE + i).
+# Generator seeds of bench/bench_rtmix.py's evaluation set (rtsched.rl.rtmix.env.EVAL_SEED_BASE + i).
 # 5000004 / 5000041: θ* > 1.2, so θ_used = θ* (the lexicographic first stage decides the bound);
 # 5000001 / 5000019: θ* = 1 < 1.2, the BJ stage has RTJ slack (5000019: the optimal BJ mean is
 # reached with more than one RTJ mean, so only the bound is compared there).

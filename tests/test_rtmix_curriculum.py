@@ -19,11 +19,11 @@ from milp.instance import table3_instance  # noqa: E402
 from rtsched.checkpoint import CheckpointModel  # noqa: E402
 from rtsched.jobs import Workload  # noqa: E402
 from rtsched.machines import machine_from_spec  # noqa: E402
-from rtsched.rl.env_rtmix import RtMixEnv  # noqa: E402
-from rtsched.rl.policy_rtmix import PRETRAINED_RTMIX, RtMixPolicy  # noqa: E402
-from rtsched.rl.rtmix import RtMixPass, RtMixSpec  # noqa: E402
-from rtsched.rl.rtmix_teacher import model_teacher_episode, policy_teacher_episode  # noqa: E402
-from rtsched.rl.rtmix_train import miralike_jobs  # noqa: E402
+from rtsched.rl.rtmix.env import RtMixEnv  # noqa: E402
+from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX, RtMixPolicy  # noqa: E402
+from rtsched.rl.rtmix.core import RtMixPass, RtMixSpec  # noqa: E402
+from rtsched.rl.rtmix.teacher import model_teacher_episode, policy_teacher_episode  # noqa: E402
+from rtsched.rl.rtmix.train import miralike_jobs  # noqa: E402
 from rtsched.sim.core import Simulator  # noqa: E402
 from rtsched.sim.decisions import Start  # noqa: E402
 
@@ -194,7 +194,7 @@ def test_curriculum_cli_rounds_resume_and_the_model_runs(tmp_path, capsys):
 
 
 def test_curriculum_data_arrays_line_up():
-    from rtsched.rl.rtmix_train import curriculum_data
+    from rtsched.rl.rtmix.train import curriculum_data
 
     d = curriculum_data(PRETRAINED_RTMIX, small_episodes=3, weeks=0)
     n = d["parts"]["small"]["decisions"]

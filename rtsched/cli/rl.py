@@ -32,7 +32,7 @@ ROLLOUT_BACKENDS = ("local", "ray")
 ROLLOUT_MODES = ("lockstep", "trajectories")
 DEFAULT_EPOCHS = 100  # rl train --epochs
 # PPO defaults per agent, as --help states them (the library's: PPOConfig for rlscheduler and inspector,
-# rtsched.rl.api's SPLIT_PPO_DEFAULTS / RLSCHERT_PPO_DEFAULTS, rtmix_train.FINE_TUNE; copied here so that
+# the agents' recipe.PPO_DEFAULTS (rtsched.rl.<agent>.recipe; rtmix: rtsched.rl.rtmix.train.FINE_TUNE); copied here so that
 # building the parser imports no PyTorch; tests/test_rl_cli.py checks they agree).
 PPO_HELP_DEFAULTS = {"trajs_per_epoch": {"": 100, "splitwindow": 1, "rlschert": 16, "rtmix": 64},
                      "n_envs": {"": 8, "splitwindow": 1, "rlschert": 16, "rtmix": 8},
@@ -147,7 +147,7 @@ def _rlschert_options(args) -> dict:
 
 
 def cmd_train(args) -> int:
-    from rtsched.rl.ppo import CHECKPOINT
+    from rtsched.rl.modelfiles import CHECKPOINT
 
     if args.agent == "rtmix":
         return cmd_train_rtmix(args)
@@ -252,7 +252,7 @@ def cmd_train(args) -> int:
     label = _score_label(args.agent, args.goal)
     done_epochs = 0
     if args.resume and os.path.exists(ckpt):
-        from rtsched.rl.ppo import read_model_file
+        from rtsched.rl.modelfiles import read_model_file
 
         done_epochs = int(read_model_file(ckpt).get("epoch", 0))
     bar = _TrainProgress(args.agent, args.goal, label, args.epochs, done_epochs,
@@ -329,9 +329,9 @@ def cmd_train_rtmix(args) -> int:
     from rtsched.checkpoint import CheckpointModel
     from rtsched.experiments.rtmix import expert_dataset, solve_plans
     from rtsched.machines import check_machine_spec
-    from rtsched.rl.env_rtmix import EXPERT_SEEDS, RtMixEnv
-    from rtsched.rl.ppo import CHECKPOINT, read_model_file
-    from rtsched.rl.rtmix_train import train_rtmix
+    from rtsched.rl.rtmix.env import EXPERT_SEEDS, RtMixEnv
+    from rtsched.rl.modelfiles import CHECKPOINT, read_model_file
+    from rtsched.rl.rtmix.train import train_rtmix
 
     if args.trace:
         raise UsageError("--trace does not apply to the rtmix agent (it trains on generated instances)")
@@ -412,7 +412,7 @@ def cmd_train_rtmix(args) -> int:
 
 def cmd_train_rtmix_curriculum(args) -> int:
     """``rtsched rl train --agent rtmix --curriculum-rounds R``: rounds of imitation from Table-3
-    instances to generated Mira-like weeks (``rtsched.rl.rtmix_train.run_curriculum``)."""
+    instances to generated Mira-like weeks (``rtsched.rl.rtmix.train.run_curriculum``)."""
     for name, value in CURRICULUM_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -420,9 +420,9 @@ def cmd_train_rtmix_curriculum(args) -> int:
         args.teacher = "wcjs"
     from heuristics.registry import make_policy
     from rtsched.machines import check_machine_spec
-    from rtsched.rl.policy_rtmix import PRETRAINED_RTMIX
-    from rtsched.rl.ppo import read_model_file
-    from rtsched.rl.rtmix_train import run_curriculum
+    from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX
+    from rtsched.rl.modelfiles import read_model_file
+    from rtsched.rl.rtmix.train import run_curriculum
 
     refused = [f"--{k.replace('_', '-')}" for k in ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs",
                                                     "machine", "theta", "penalty", "reward_baseline")
@@ -738,7 +738,7 @@ def register(subparsers) -> None:
 
 
 def cmd_export(args) -> int:
-    from rtsched.rl.ppo import export_model
+    from rtsched.rl.modelfiles import export_model
 
     if os.path.isdir(args.out):
         raise UsageError(f"out: {args.out} is a folder; give the model file's name (e.g. model.pt)")

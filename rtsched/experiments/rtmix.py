@@ -7,10 +7,10 @@ behaviour cloning and PPO), which may not import each other (docs/architecture.m
   optimality (``milp.solve.solve``, CP-SAT, θ = 1.2 lexicographic), as plain JSON-able data: the
   jobs, θ used, the means and the plan's segments;
 * ``solve_plans(seeds, cache=...)`` — many of them, one JSON file per seed in ``cache`` (solved once);
-* ``expert_dataset(plans, env)`` — the expert's decision points (``rtsched.rl.rtmix_expert``) and the
+* ``expert_dataset(plans, env)`` — the expert's decision points (``rtsched.rl.rtmix.expert``) and the
   outcome class of every plan;
 * ``train_rtmix(...)`` — behaviour cloning on the expert data, then PPO fine-tuning
-  (``rtsched.rl.rtmix_train``), with per-epoch checkpoints and progress.
+  (``rtsched.rl.rtmix.train``), with per-epoch checkpoints and progress.
 """
 from __future__ import annotations
 
@@ -96,9 +96,9 @@ def solve_plans(seeds: Iterable[int], cache: str | None = None, jobs: int = 1,
 
 def expert_dataset(plans: list[dict], env, on_plan_only: bool = False) -> dict[str, Any]:
     """The expert's (observation, mask, action) triples over ``plans`` (only optimal ones), and the
-    count of each outcome class (``rtsched.rl.rtmix_expert``).  ``on_plan_only`` keeps only the
+    count of each outcome class (``rtsched.rl.rtmix.expert``).  ``on_plan_only`` keeps only the
     decisions taken before an episode's first divergence from its plan."""
-    from rtsched.rl.rtmix_expert import expert_episode
+    from rtsched.rl.rtmix.expert import expert_episode
 
     obs, masks, acts = [], [], []
     classes: Counter = Counter()

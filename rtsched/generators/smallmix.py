@@ -1,7 +1,7 @@
 """Seeded small RTJ/BJ mixes on aligned Mira blocks (seed 002's Table 2 and Table 3 settings).
 
 The one copy of the generator: ``milp.instance.random_instance`` wraps these jobs in an offline
-``Instance``, and the RL environment ``rtsched/RtMix-v0`` (``rtsched.rl.env_rtmix``) draws its
+``Instance``, and the RL environment ``rtsched/RtMix-v0`` (``rtsched.rl.rtmix.env``) draws its
 episodes here, so both see the same jobs for the same seed.
 """
 from __future__ import annotations

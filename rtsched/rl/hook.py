@@ -40,8 +40,8 @@ def is_model_path(name) -> bool:
 
 def load_model_policy(name, **options):
     """The model file ``name`` (or the shipped model it names) as a core policy
-    (``rtsched.rl.policy.load_policy``); a ``.zip`` is read by stable-baselines3 (``rtsched.rl.sb3``)."""
-    from rtsched.rl.policy import load_policy  # PyTorch: only when a model is asked for
+    (``rtsched.rl.policies.load_policy``); a ``.zip`` is read by stable-baselines3 (``rtsched.rl.sb3``)."""
+    from rtsched.rl.policies import load_policy  # PyTorch: only when a model is asked for
 
     shipped = pretrained_path(name)
     if shipped is not None:

@@ -18,11 +18,11 @@ import gymnasium
 
 # Gymnasium id -> "module:Class".  New environments add one line here (and nowhere else).
 ENVIRONMENTS: dict[str, str] = {
-    "rtsched/JobPicking-v0": "rtsched.rl.env_pick:JobPickingEnv",
-    "rtsched/Inspector-v0": "rtsched.rl.env_inspect:InspectorEnv",
-    "rtsched/SplitWindow-v0": "rtsched.rl.env_split:SplitWindowEnv",
-    "rtsched/RLSchert-v0": "rtsched.rl.env_rlschert:RLSchertEnv",
-    "rtsched/RtMix-v0": "rtsched.rl.env_rtmix:RtMixEnv",
+    "rtsched/JobPicking-v0": "rtsched.rl.rlscheduler.env:JobPickingEnv",
+    "rtsched/Inspector-v0": "rtsched.rl.inspector.env:InspectorEnv",
+    "rtsched/SplitWindow-v0": "rtsched.rl.splitwindow.env:SplitWindowEnv",
+    "rtsched/RLSchert-v0": "rtsched.rl.rlschert.env:RLSchertEnv",
+    "rtsched/RtMix-v0": "rtsched.rl.rtmix.env:RtMixEnv",
 }
 
 

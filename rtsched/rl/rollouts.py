@@ -26,8 +26,9 @@ read back in environment order; in the trajectories mode each trajectory draws f
 stream and the trainer orders them by index.  So a training run gives the same weights with 1, 2
 or 16 workers (and on any backend) for the same settings (``tests/test_rl_rollouts.py``).
 
-This module imports no PyTorch.  ``EnvFactory`` is the picklable recipe a worker builds its
-environments from.
+This module imports no PyTorch and no agent: a pool builds its environments with the
+``make_env`` callable it is given (``rtsched.rl.agents.EnvFactory`` is the picklable one that rollout
+workers receive).
 """
 from __future__ import annotations
 
@@ -37,8 +38,7 @@ import signal
 import subprocess
 import sys
 import traceback
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -47,40 +47,6 @@ MODES = ("lockstep", "trajectories")  # PPOConfig.rollout
 
 # (observation, action mask, reward, terminated, truncated, info) of one environment step.
 StepResult = tuple
-
-
-@dataclass
-class EnvFactory:
-    """Builds one environment of ``agent`` ("rlscheduler", "inspector", "splitwindow" or "rlschert") on ``trace`` (an
-    ``RLTrace``; pickled once per worker) with the environment ``options``."""
-
-    agent: str
-    trace: Any
-    goal: str = "bsld"
-    backfill: str = "none"
-    machine: Any = None
-    options: dict = field(default_factory=dict)
-
-    def __call__(self):
-        if self.agent == "rlscheduler":
-            from rtsched.rl.env_pick import JobPickingEnv
-
-            return JobPickingEnv(self.trace, machine=self.machine, goal=self.goal, backfill=self.backfill,
-                                 **self.options)
-        if self.agent == "inspector":
-            from rtsched.rl.env_inspect import InspectorEnv
-
-            return InspectorEnv(self.trace, machine=self.machine, goal=self.goal, backfill=self.backfill,
-                                **self.options)
-        if self.agent == "splitwindow":  # no goal or backfilling: seed 004's reward, the agent back-fills itself
-            from rtsched.rl.env_split import SplitWindowEnv
-
-            return SplitWindowEnv(self.trace, machine=self.machine, **self.options)
-        if self.agent == "rlschert":  # the trace may be "vasplike" (the synthetic workload); its own options
-            from rtsched.rl.env_rlschert import RLSchertEnv
-
-            return RLSchertEnv(self.trace, **self.options)
-        raise ValueError(f"unknown agent {self.agent!r}; use 'rlscheduler', 'inspector', 'splitwindow' or 'rlschert'")
 
 
 def _mask(env):
@@ -406,4 +372,4 @@ def make_pool(make_env: Callable, n_envs: int, workers: int = 1, backend: str = 
     return ProcessEnvs(make_env, n_envs, workers, first)
 
 
-__all__ = ["BACKENDS", "EnvFactory", "LocalEnvs", "ProcessEnvs", "RayEnvs", "WorkerError", "make_pool"]
+__all__ = ["BACKENDS", "LocalEnvs", "ProcessEnvs", "RayEnvs", "WorkerError", "make_pool"]

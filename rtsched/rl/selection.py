@@ -79,7 +79,7 @@ class SnapshotSelector:
         return os.path.join(self.out, SNAPSHOTS, f"epoch-{epoch:04d}.pt")
 
     def __call__(self, epoch: int, epochs: int, stats: dict) -> None:
-        from rtsched.rl.ppo import CHECKPOINT, export_model
+        from rtsched.rl.modelfiles import CHECKPOINT, export_model
 
         t = time.perf_counter()
         snap = self.snapshot(epoch)

@@ -25,8 +25,8 @@ from heuristics.backfill import normalize_backfill
 from heuristics.committed import COMMITTED_BACKFILLS
 from rtsched.files import atomic_write_text
 from rtsched.rl.api import train
-from rtsched.rl.policy import policy_from_model
-from rtsched.rl.ppo import export_model, read_model_file
+from rtsched.rl.policies import policy_from_model
+from rtsched.rl.modelfiles import export_model, read_model_file
 from rtsched.rl.sequences import run_sequence, start_bounds
 from rtsched.rl.trace import RLTrace, load_trace
 
@@ -206,7 +206,7 @@ def train_table5_models(traces: Mapping[str, str], out: str, *,
 
 def export_table5_models(models: Mapping, dest: str | os.PathLike, *, note: str = "") -> dict:
     """Export every run of a ``train_table5_models`` result to ``dest`` as policy-only model files
-    (:func:`rtsched.rl.ppo.export_model`) and write ``dest/manifest.json`` describing them.
+    (:func:`rtsched.rl.modelfiles.export_model`) and write ``dest/manifest.json`` describing them.
 
     The manifest is written last, through a temporary file, so a folder whose manifest exists is
     complete.  Returns the manifest."""

@@ -4,7 +4,7 @@ Description
     The one core simulator (``rtsched.sim.core.Simulator``, driven by ``advance()``/``apply()``) runs
     an RTJ/BJ mix on a Mira machine (``mira:BLOCKS`` or a Cobalt partition XML) under a checkpoint
     model (``jit`` by default; ``no``, ``sys[:S]``, ``app-PCT``).  At each scheduling point the agent
-    takes actions one at a time (``rtsched.rl.rtmix.RtMixPass``): start a visible waiting job on the
+    takes actions one at a time (``rtsched.rl.rtmix.core.RtMixPass``): start a visible waiting job on the
     partition the machine's rule picks, free one of up to K WCJS-eligible candidate partitions for
     a waiting RTJ by preempting its checkpointable BJs, or wait for the next event.  A point where
     waiting is the only legal action, or where exactly one action is legal, is not an agent step
@@ -49,7 +49,7 @@ from rtsched.generators.smallmix import random_jobs
 from rtsched.jobs import Job, Workload
 from rtsched.machines import machine_from_spec
 from rtsched.metrics import slowdown
-from rtsched.rl.rtmix import N_FEATURES, OBS_HIGH, RtMixPass, RtMixSpec
+from rtsched.rl.rtmix.core import N_FEATURES, OBS_HIGH, RtMixPass, RtMixSpec
 from rtsched.sim.core import Simulator
 from rtsched.validate import validate_schedule
 
@@ -163,6 +163,11 @@ class RtMixEnv(gym.Env):
             if not self._flush_and_advance():
                 self._done = True
                 return
+
+    @property
+    def network_shape(self) -> tuple[int, int]:
+        """(n_features, window) of this agent's networks (``rtsched.rl.nets.build_networks``): the features per action row and one slot per action."""
+        return self.n_features, self.window
 
     def action_masks(self) -> np.ndarray:
         """Legal actions (never empty: after the end only the wait slot is marked)."""

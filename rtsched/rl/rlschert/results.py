@@ -4,7 +4,7 @@ with the lost work) and measured by ``rtsched.metrics`` (slowdown, Eq. 13; compl
 
 Workloads: ``vasplike_sequences`` (the synthetic VASP-like generator; test seeds apart from the
 training ones) and ``trace_sequences`` (windows of a trace with pre-run estimates as requested
-times and the conditional model's running predictions, ``rtsched.rl.env_rlschert.trace_predictions``).
+times and the conditional model's running predictions, ``rtsched.rl.rlschert.env.trace_predictions``).
 Schedulers (``scheduler``): ``sjf``, ``saf``, ``fcfs`` on RLSchert's action space (visible jobs that fit
 now), optionally ``+kill`` (the rule-based kill first), and trained models (``model:PATH``,
 ``model:PATH+kill`` for a no-kill model with the rule-based kill).
@@ -19,7 +19,7 @@ from rtsched.generators.vasplike import generate_vasplike
 from rtsched.jobs import Workload
 from rtsched.metrics import job_columns
 from rtsched.pipeline import RunSpec, execute
-from rtsched.rl.rlschert import ArrayPredictions, RLSchertConfig, RLSchertHeuristicPolicy
+from rtsched.rl.rlschert.core import ArrayPredictions, RLSchertConfig, RLSchertHeuristicPolicy
 
 # Seed 001 Table 7 (test set, average slowdown): without / with kill.
 PAPER_TABLE7 = {"RLSchert (PPO kill)": 8.32, "RLSchert + rule kill": 8.69, "RLSchert without kill": 8.93,
@@ -46,7 +46,7 @@ def vasplike_sequences(n: int = 16, first_seed: int = TEST_SEED0, **params) -> l
 
 
 def trace_sequences(trace, starts, seq_len: int = 256) -> list[Sequence]:
-    from rtsched.rl.env_rlschert import trace_predictions
+    from rtsched.rl.rlschert.env import trace_predictions
 
     tr, jobs, preds = trace_predictions(trace)
     out = []
@@ -64,7 +64,7 @@ def scheduler(name: str, predictions, units: int, mode: str = "event"):
     kill = name.endswith("+kill")
     base = name[:-5] if kill else name
     if base.startswith("model:"):
-        from rtsched.rl.policy import RLSchertPolicy
+        from rtsched.rl.rlschert.policy import RLSchertPolicy
 
         return RLSchertPolicy(base[6:], predictions=predictions, units=units, rule_kill=kill)
     return RLSchertHeuristicPolicy(base, RLSchertConfig(mode=mode), units, rule_kill=kill, predictions=predictions)

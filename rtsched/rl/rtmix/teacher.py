@@ -1,7 +1,7 @@
 """Teachers for the ``rtmix`` agent on instances too large to solve: a heuristic, or a trained model.
 
 On a Mira-like week (96 blocks or the real partition file, hundreds of jobs, 10 % RTJs) no optimal
-plan exists to imitate, so the curriculum (``rtsched.rl.rtmix_train.train_curriculum``) labels the
+plan exists to imitate, so the curriculum (``rtsched.rl.rtmix.train.train_curriculum``) labels the
 agent's decision points with a teacher instead:
 
 * **a core policy** (``"wcjs"`` — WCJS under the simulation's checkpoint model, the seed-002

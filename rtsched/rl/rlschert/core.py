@@ -1,7 +1,7 @@
 """RLSchert's scheduling logic (seed 001), shared by its environment and its trained policy.
 
 ``RLSchertCore`` turns a ``SimView`` into the agent's observation and masks, and the agent's
-actions into core decisions.  The environment (``rtsched.rl.env_rlschert``) and the policy
+actions into core decisions.  The environment (``rtsched.rl.rlschert.env``) and the policy
 (``RLSchertPolicy`` below) both drive it, so that a trained model schedules exactly as it was
 trained.
 
@@ -101,7 +101,7 @@ class ArrayPredictions:
 
 
 class ModelPredictions:
-    """Running predictions of ``rtsched.rl.predict.PrerunModel``'s conditional model: the jobs'
+    """Running predictions of ``rtsched.rl.rlschert.predict.PrerunModel``'s conditional model: the jobs'
     locations (s) by id, optional walltime caps by id."""
 
     def __init__(self, model, locations: dict[int, float], caps: dict[int, float] | None = None,

@@ -161,6 +161,11 @@ class JobPickingEnv(gym.Env):
         self._vis = vis
         return self.obsb.observe(vis, self.sim.view)
 
+    @property
+    def network_shape(self) -> tuple[int, int]:
+        """(n_features, window) of this agent's networks (``rtsched.rl.nets.build_networks``): the features per job slot and the window."""
+        return self.obsb.n_features, self.window
+
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the occupied window slots (sb3-contrib's MaskablePPO protocol).  After the
         episode's end (nothing to pick) slot 0 is marked so that the mask is never empty."""

@@ -4,7 +4,7 @@ Description:
     The agent selects one of the 5 visible waiting jobs, kills one of the 8 visible running jobs
     (its work is lost, it is re-queued with its latest running prediction as its estimate:
     ``rtsched.sim.decisions.Kill``), or does nothing (None), which lets time move on.  The logic
-    is ``rtsched.rl.rlschert.RLSchertCore`` (shared with the trained policy).  Two modes:
+    is ``rtsched.rl.rlschert.core.RLSchertCore`` (shared with the trained policy).  Two modes:
 
     * ``mode="event"`` (default): None advances the core to its next scheduling point (an arrival
       or completion while jobs wait); a select needs room now;
@@ -16,13 +16,13 @@ Description:
     (``rtsched.generators.vasplike``: Bernoulli arrivals at rate 0.7 over 200 slots on a
     ``units``-unit cluster, pre-run and running predictions per job) at every reset; a trace (SWF
     path, ``Workload`` or ``RLTrace``) gives windows of ``seq_len`` jobs on a flat cluster of its
-    size, the requested times replaced by ``rtsched.rl.predict.PrerunModel``'s pre-run estimates
+    size, the requested times replaced by ``rtsched.rl.rlschert.predict.PrerunModel``'s pre-run estimates
     (its log-median fit, fitted once on the first 80 % of the trace) and the running predictions from its conditional
     model.  Steps where only None is allowed are taken without asking the agent.
 
 Observation space:
     ``Box(0, 1, (n,), float32)``: event mode n = 5·5 + 8·6 + 3 = 76 features; slotted mode the
-    flattened 120 × (units + 50 + 2) image (8,640 with 20 units).  See ``rtsched.rl.rlschert``.
+    flattened 120 × (units + 50 + 2) image (8,640 with 20 units).  See ``rtsched.rl.rlschert.core``.
 
 Action space:
     ``Discrete(14)``: 0–4 select, 5–12 kill, 13 None; ``info["action_mask"]`` and ``action_masks()``
@@ -51,7 +51,7 @@ from rtsched.generators.vasplike import VaspLikeParams, generate_vasplike
 from rtsched.jobs import Workload
 from rtsched.machines import FlatCluster
 from rtsched.metrics import job_columns
-from rtsched.rl.rlschert import (ArrayPredictions, ModelPredictions, RLSchertConfig, RLSchertCore,
+from rtsched.rl.rlschert.core import (ArrayPredictions, ModelPredictions, RLSchertConfig, RLSchertCore,
                                  heuristic_action, obs_shape)
 from rtsched.sim.core import Simulator
 from rtsched.validate import validate_schedule
@@ -64,7 +64,7 @@ def trace_predictions(trace, train_share: float = 0.8, seed: int = 0, epochs: in
     """A trace's jobs with pre-run estimates as requested times, and their running predictions:
     ``(RLTrace-like workload of all jobs, ModelPredictions)``.  The model is fitted on the first
     ``train_share`` of the jobs and cached per trace (name, size) and settings."""
-    from rtsched.rl.predict import PrerunModel
+    from rtsched.rl.rlschert.predict import PrerunModel
     from rtsched.rl.trace import load_trace
 
     tr = load_trace(trace)
@@ -255,6 +255,11 @@ class RLSchertEnv(gym.Env):
         info["action_mask"] = self.action_masks()
         return info
 
+    @property
+    def network_shape(self) -> tuple[int, int]:
+        """(n_features, window) of this agent's networks (``rtsched.rl.nets.build_networks``): the observation's size and the number of actions."""
+        return int(np.prod(self.observation_space.shape)), int(self.action_space.n)
+
     def action_masks(self) -> np.ndarray:
         """Legal actions (sb3-contrib's MaskablePPO protocol); only None once the episode is over."""
         if self._done:
@@ -268,7 +273,7 @@ class RLSchertEnv(gym.Env):
         return self.core.canvas()
 
     def heuristic(self, priority: str = "sjf", rule_kill: bool = False) -> int:
-        """The action of a heuristic (``rtsched.rl.rlschert.heuristic_action``) in the current state."""
+        """The action of a heuristic (``rtsched.rl.rlschert.core.heuristic_action``) in the current state."""
         return heuristic_action(self.core, self.sim.view, priority, rule_kill=rule_kill, mask=self._mask)
 
     def teacher_action(self) -> int:
@@ -284,7 +289,7 @@ class RLSchertEnv(gym.Env):
             return self.heuristic(self.teacher)
         if self._teacher_model is None:
             from rtsched.rl.nets import NumpyActor
-            from rtsched.rl.ppo import load_model
+            from rtsched.rl.modelfiles import load_model
 
             self._teacher_model = NumpyActor(load_model(self.teacher).actor)
         mask = self._mask.copy()

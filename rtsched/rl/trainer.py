@@ -1,4 +1,8 @@
-"""Proximal Policy Optimization for both agents (PyTorch), with per-epoch checkpoints.
+"""Proximal Policy Optimization (PyTorch), with per-epoch checkpoints: the one trainer of every agent.
+
+It sees only the environments' spaces (and their ``network_shape``), the batches it collects and
+its ``PPOConfig``; it imports no agent (import-linter contract) — each agent's ``recipe`` builds
+the environments and calls it.
 
 Defaults are the papers' (seed 003 §4, seed 000 §3; the authors' code where the papers are
 silent): 100 trajectories per epoch, full-batch updates, 80 policy and 80 value iterations,
@@ -22,12 +26,8 @@ epoch instead of one per step, so it scales where lock-step collection waits on 
 (busy machines, many workers); results again do not depend on the workers or backend, but they
 differ from the lock-step mode's (another random stream).
 
-A checkpoint (``checkpoint.pt`` in the output folder, rewritten atomically after every epoch) holds
-the format tag, the configuration (PPO and environment), the normalisation constants, both
-networks, both optimisers, the generator state, the epoch and the training history.  It is also
-the trained model file: ``load_model`` reads it (``torch.load(weights_only=True)``) and raises
-``ModelFileError`` naming the file when it is unreadable, not an rtsched model, or does not match
-the networks it describes.
+The checkpoint (``checkpoint.pt`` in the output folder, rewritten atomically after every epoch) is
+described in ``rtsched.rl.modelfiles``, which reads it.
 """
 from __future__ import annotations
 
@@ -42,20 +42,10 @@ from typing import Callable
 import numpy as np
 import torch
 
-from rtsched.errors import OptionError, RtschedError
 from rtsched.files import atomic_write, atomic_write_text
+from rtsched.rl.modelfiles import CHECKPOINT, FORMAT, PROGRESS, VERSION, ModelFileError, jsonable, read_model_file
 from rtsched.rl.nets import NumpyActor, build_networks
 from rtsched.rl.rollouts import MODES, make_pool
-
-FORMAT = "rtsched-rl-model"
-VERSION = 1
-CHECKPOINT = "checkpoint.pt"
-PROGRESS = "progress.json"  # the per-epoch history beside the checkpoint
-LOCK = ".lock"  # held by a training run on its output folder
-
-
-class ModelFileError(RtschedError, ValueError):
-    """A model or checkpoint file that cannot be used (the message names the file)."""
 
 
 @dataclass
@@ -174,7 +164,10 @@ class EpochBatch:
 
 
 class PPOTrainer:
-    """Trains ``agent`` ("rlscheduler", "inspector" or "rlschert") on environments made by ``make_env()``.
+    """Trains networks on environments made by ``make_env()``; ``agent`` is only a label (it is stored
+    in the checkpoint and names the networks: ``rtsched.rl.nets.build_networks``), the networks'
+    shape is the environment's ``network_shape``, and ``epoch_stats(infos)`` (optional) adds an
+    agent's own figures to each epoch's history row.
 
     Rewards are taken at every step (the picking and inspector environments give 0 until the
     last one); with ``imitation`` > 0 the environments' ``teacher_action()`` is recorded at each
@@ -186,8 +179,10 @@ class PPOTrainer:
 
     def __init__(self, agent: str, make_env: Callable[[], object], config: PPOConfig, env_config: dict,
                  norms: dict, out: str | None = None, progress: Callable | None = None, *,
-                 first_env=None, ray_address: str | None = None) -> None:
+                 first_env=None, ray_address: str | None = None,
+                 epoch_stats: Callable[[list[dict]], dict] | None = None) -> None:
         self.agent = agent
+        self.epoch_stats = epoch_stats
         self.config = config
         self.env_config = dict(env_config)
         self.norms = dict(norms)
@@ -202,23 +197,14 @@ class PPOTrainer:
             n_envs = max(1, min(config.workers, config.trajs_per_epoch))
         # ``first_env`` (or a new one): the spaces, and environment 0 itself when the environments live here.
         env0 = first_env if first_env is not None else make_env()
-        # With workers, ``make_env`` is sent to them (it must pickle: ``rtsched.rl.rollouts.EnvFactory``).
+        # With workers, ``make_env`` is sent to them (it must pickle: ``rtsched.rl.agents.EnvFactory``).
         self.pool = make_pool(make_env, n_envs, config.workers, config.backend, first=env0, address=ray_address)
         self.obs_dim = int(np.prod(env0.observation_space.shape))
         self.n_actions = int(env0.action_space.n)
-        if agent == "rlscheduler":
-            n_features, window = env0.obsb.n_features, env0.window
-        elif agent == "splitwindow":
-            n_features, window = self.obs_dim, env0.window
-        elif agent == "rlschert":
-            n_features, window = self.obs_dim, self.n_actions
-        elif agent == "rtmix":
-            n_features, window = env0.n_features, env0.window
-        else:
-            n_features, window = env0.feat.n, 1
-        self.n_features, self.window = n_features, window
+        # The networks' shape is the environment's to say (``network_shape``): this trainer knows no agent.
+        self.n_features, self.window = (int(n) for n in env0.network_shape)
         torch.manual_seed(config.seed)
-        self.actor, self.critic = build_networks(agent, n_features, window, config.actor, config.critic,
+        self.actor, self.critic = build_networks(agent, self.n_features, self.window, config.actor, config.critic,
                                                  tuple(config.hidden))
         self.pi_opt = torch.optim.Adam(self.actor.parameters(), lr=config.pi_lr)
         self.v_opt = torch.optim.Adam(self.critic.parameters(), lr=config.v_lr)
@@ -511,10 +497,8 @@ class PPOTrainer:
                 vals = [i[key] for i in batch.infos if key in i]
                 if vals:
                     row[f"mean_{key}"] = float(np.mean(vals))
-            if self.agent == "inspector" and batch.infos:
-                insp = sum(i.get("inspections", 0) for i in batch.infos)
-                rej = sum(i.get("rejections", 0) for i in batch.infos)
-                row["rejection_ratio"] = rej / insp if insp else 0.0
+            if self.epoch_stats is not None and batch.infos:
+                row.update(self.epoch_stats(batch.infos))
             self.history.append(row)
             self.epoch = e
             if self.out:
@@ -533,7 +517,7 @@ class PPOTrainer:
         cfg["hidden"] = list(cfg["hidden"])
         return {
             "format": FORMAT, "version": VERSION, "agent": self.agent, "ppo": cfg,
-            "env": _jsonable(self.env_config), "norms": dict(self.norms),
+            "env": jsonable(self.env_config), "norms": dict(self.norms),
             "arch": {"n_features": self.n_features, "window": self.window, "actor": self.config.actor,
                      "critic": self.config.critic, "hidden": list(self.config.hidden)},
             "epoch": self.epoch, "actor": self.actor.state_dict(), "critic": self.critic.state_dict(),
@@ -604,10 +588,6 @@ def _torch_threads(n: int):
             torch.set_num_threads(before)
 
 
-def _jsonable(d):
-    return json.loads(json.dumps(d, default=lambda o: list(o) if isinstance(o, tuple) else str(o)))
-
-
 def _require_training_state(path: str, st: dict, purpose: str) -> None:
     if "critic" not in st or "pi_opt" not in st:
         raise ModelFileError(f"{path}: an exported policy-only model (no critic or optimiser state) cannot "
@@ -615,7 +595,7 @@ def _require_training_state(path: str, st: dict, purpose: str) -> None:
 
 
 def _comparable(d: dict, key: str) -> dict:
-    d = _jsonable(d)
+    d = jsonable(d)
     if key == "ppo":
         for k in ("torch_threads", "workers", "backend"):  # speed only
             d.pop(k, None)
@@ -625,101 +605,3 @@ def _comparable(d: dict, key: str) -> dict:
     if key == "env":
         d.pop("trace_path", None)  # the same trace may be found elsewhere
     return d
-
-
-def model_file(path: str) -> str:
-    """The file of a model given as a file or as a run folder (its ``checkpoint.pt``)."""
-    path = os.fspath(path)
-    return os.path.join(path, CHECKPOINT) if os.path.isdir(path) else path
-
-
-def read_model_file(path: str) -> dict:
-    """Read and check a model/checkpoint file; ModelFileError naming the file on any problem."""
-    path = model_file(path)
-    if not os.path.exists(path):
-        raise ModelFileError(f"{path}: model file not found")
-    try:
-        st = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types on corrupt files; its message may advise unsafe loading
-        raise ModelFileError(f"{path}: not a readable model file (not tensors saved by rtsched rl train or "
-                             f"export; {type(exc).__name__})") from None
-    if not isinstance(st, dict) or st.get("format") != FORMAT:
-        raise ModelFileError(f"{path}: not an rtsched RL model file (no '{FORMAT}' format tag)")
-    if st.get("version") != VERSION:
-        raise ModelFileError(f"{path}: model file version {st.get('version')!r}, this rtsched reads {VERSION}")
-    for key in ("agent", "arch", "actor", "norms", "env"):
-        if key not in st:
-            raise ModelFileError(f"{path}: model file lacks '{key}'")
-    return st
-
-
-# What a policy needs of a checkpoint: the optimisers, the critic and the sampling state only serve
-# training, and are most of a checkpoint's bytes.
-EXPORTED_KEYS = ("format", "version", "agent", "ppo", "env", "norms", "arch", "epoch", "actor", "history")
-
-
-def export_model(src: str, dst: str) -> dict:
-    """Write the policy part of a model or checkpoint (file or run folder) ``src`` to ``dst``.
-
-    The exported file loads everywhere a model does (:func:`load_model`, ``--policies``) but
-    cannot resume training.  The training trace's absolute path is reduced to its file name (it
-    names a place on the training machine).  Written through a temporary file, so an interrupted
-    export leaves nothing half-written.  Returns ``{"path", "bytes", "agent", "epoch"}``."""
-    st = read_model_file(src)
-    if os.path.exists(dst) and os.path.samefile(model_file(src), dst):
-        raise OptionError(f"{dst}: is the model being exported; give another file (the policy alone written over "
-                          "a checkpoint loses its training state)")
-    out = {k: st[k] for k in EXPORTED_KEYS if k in st}
-    env = dict(out["env"])
-    if env.get("trace_path"):
-        env["trace_path"] = os.path.basename(env["trace_path"])
-    out["env"] = env
-    out["exported_from"] = os.path.basename(os.path.normpath(os.fspath(src)))
-    os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)
-    atomic_write(dst, lambda tmp: torch.save(out, tmp))
-    return {"path": dst, "bytes": os.path.getsize(dst), "agent": out["agent"], "epoch": int(out.get("epoch", 0))}
-
-
-@dataclass
-class LoadedModel:
-    path: str
-    agent: str
-    actor: torch.nn.Module
-    critic: torch.nn.Module
-    env: dict
-    norms: dict
-    arch: dict
-    epoch: int
-    history: list
-    # The actor's logits of one observation (``NumpyActor.logits``'s interface) when the actor is not
-    # one of rtsched's networks (a stable-baselines3 policy); None: ``NumpyActor(actor)``.
-    scorer: object | None = None
-
-
-def load_model(path: str) -> LoadedModel:
-    """A trained model (actor and critic in eval mode) from a model or checkpoint file or folder,
-    or a stable-baselines3 / sb3-contrib ``.zip`` (``rtsched.rl.sb3``)."""
-    if os.fspath(path).lower().endswith(".zip"):
-        from rtsched.rl.sb3 import load_sb3_model
-
-        return load_sb3_model(path)
-    st = read_model_file(path)
-    arch = st["arch"]
-    try:
-        actor, critic = build_networks(st["agent"], int(arch["n_features"]), int(arch["window"]), arch["actor"],
-                                       arch["critic"], tuple(arch["hidden"]))
-        actor.load_state_dict(st["actor"])
-        if "critic" in st:
-            critic.load_state_dict(st["critic"])
-    except (RuntimeError, KeyError, ValueError, TypeError) as exc:
-        raise ModelFileError(f"{path}: weights do not match the {st['agent']} networks described in the file: "
-                             f"{exc}") from exc
-    for name, net in (("actor", actor), ("critic", critic)):
-        for pname, tensor in net.state_dict().items():
-            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
-                raise ModelFileError(f"{path}: {name} weight {pname} is not finite (NaN or infinity): a diverged "
-                                     "or damaged model")
-    actor.eval()
-    critic.eval()
-    return LoadedModel(os.fspath(path), st["agent"], actor, critic, st["env"], st["norms"], arch,
-                       int(st.get("epoch", 0)), list(st.get("history", [])))

@@ -1,7 +1,7 @@
 """The trained ``rtmix`` agent as an ordinary core policy (``decide(view) -> list[Decision]``).
 
 At each scheduling pass the policy takes the same actions the environment ``rtsched/RtMix-v0``
-offers (``rtsched.rl.rtmix.RtMixPass``: start a visible job on the best-fit partition, free a
+offers (``rtsched.rl.rtmix.core.RtMixPass``: start a visible job on the best-fit partition, free a
 WCJS-eligible candidate partition for a waiting RTJ, or wait), one after the other, greedily
 (argmax of the actor's masked logits; ``greedy=False`` samples), until it chooses to wait or no
 start or preemption is legal; the pass's decisions are its answer.  The actor runs as a NumPy copy
@@ -18,12 +18,13 @@ import torch
 from heuristics.realtime import require_partitioned
 from heuristics.wcjs import WcjsConfig
 from rtsched.rl.nets import NumpyActor
-from rtsched.rl.ppo import LoadedModel, load_model
-from rtsched.rl.rtmix import RtMixPass, RtMixSpec
+from rtsched.rl.modelfiles import LoadedModel, load_model
+from rtsched.rl.policies import ModelPolicyError
+from rtsched.rl.rtmix.core import RtMixPass, RtMixSpec
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision
 
-PRETRAINED_RTMIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "rtmix", "rtmix.pt")
+PRETRAINED_RTMIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pretrained", "rtmix", "rtmix.pt")
 """The shipped model: the policy name ``rtmix`` loads it (``rtsched.rl.hook``)."""
 
 
@@ -81,3 +82,13 @@ class RtMixPolicy:
 
 
 __all__ = ["RtMixPolicy", "PRETRAINED_RTMIX"]
+
+
+def from_model(model: LoadedModel, **kwargs) -> RtMixPolicy:
+    """The policy of a loaded rtmix model (``rtsched.rl.policies.policy_from_model``)."""
+    kwargs.pop("base", None)
+    if kwargs.pop("backfill", None) is not None:
+        raise ModelPolicyError(f"{model.path}: an rtmix model schedules real-time/batch mixes on a partitioned Mira "
+                               "machine and takes no backfill option (rl evaluate's flat-cluster sequences "
+                               "always set one): run it with rtsched simulate --policy rtmix or rtsched compare")
+    return RtMixPolicy(model, **kwargs)

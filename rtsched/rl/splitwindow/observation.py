@@ -158,7 +158,7 @@ class SplitObservation:
                 "partial_fraction": self.partial / d}
 
 
-PRETRAINED_SPLITWINDOW = __import__("pathlib").Path(__file__).resolve().parent / "pretrained" / "splitwindow"
+PRETRAINED_SPLITWINDOW = __import__("pathlib").Path(__file__).resolve().parent.parent / "pretrained" / "splitwindow"
 
 
 def pretrained_splitwindow_models(folder=None) -> dict[tuple[int, int], str]:

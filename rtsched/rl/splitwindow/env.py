@@ -3,7 +3,7 @@
 ``rtsched/SplitWindow-v0``.  The simulator is ``rtsched.sim.core.Simulator`` in the
 ``"rlscheduler"`` event order (one event per scheduling point, so each arrival starts its own
 decision cycle, as the paper serialises arrivals), driven by ``advance()`` / ``apply()``; no event
-loop of its own.  Observation, window and reward: ``rtsched.rl.splitwindow``.
+loop of its own.  Observation, window and reward: ``rtsched.rl.splitwindow.observation``.
 
 * **Schedule cycling** (§2.1): at a scheduling point (an arrival, or a completion while jobs wait)
   the agent picks a window slot or Fwd (action M).  A *valid* pick (an occupied slot whose job
@@ -29,7 +29,7 @@ from gymnasium import spaces
 
 from rtsched.machines import FlatCluster
 from rtsched.rl.sequences import start_bounds
-from rtsched.rl.splitwindow import SplitObservation, window_slots
+from rtsched.rl.splitwindow.observation import SplitObservation, window_slots
 from rtsched.rl.trace import load_trace
 from rtsched.sim.decisions import Start
 
@@ -105,6 +105,11 @@ class SplitWindowEnv(gym.Env):
     def visible_ids(self) -> list[int]:
         """Job ids of the current observation's slots, slot order."""
         return [js.info.id for js in self._vis]
+
+    @property
+    def network_shape(self) -> tuple[int, int]:
+        """(n_features, window) of this agent's networks (``rtsched.rl.nets.build_networks``): the observation's size and the window M (M + 1 actions)."""
+        return int(np.prod(self.observation_space.shape)), self.window
 
     def action_masks(self) -> np.ndarray:
         return np.ones(self.window + 1, dtype=bool)

@@ -249,6 +249,11 @@ class InspectorEnv(gym.Env):
         return self.feat.observe(self.sim.view, c, self.driver.q, self.inspection.count(c),
                                  self._procs_by_id.get(c.info.id, c.info.nodes))
 
+    @property
+    def network_shape(self) -> tuple[int, int]:
+        """(n_features, window) of this agent's networks (``rtsched.rl.nets.build_networks``): the features of the inspected pick, one slot."""
+        return self.feat.n, 1
+
     def action_masks(self) -> np.ndarray:
         """[accept, reject] legality: reject is illegal once the job hit the rejection cap."""
         capped = self._cand is not None and self.inspection.capped(self._cand)

@@ -23,8 +23,9 @@ import torch
 
 from rtsched.errors import OptionError
 from rtsched.files import FileLock, LockedError, atomic_write
-from rtsched.rl.env_rtmix import TRAIN_SEEDS, RtMixEnv
-from rtsched.rl.ppo import CHECKPOINT, LOCK, PPOConfig, PPOTrainer, load_model, read_model_file, split_options
+from rtsched.rl.rtmix.env import TRAIN_SEEDS, RtMixEnv
+from rtsched.rl.modelfiles import CHECKPOINT, LOCK, load_model, read_model_file
+from rtsched.rl.trainer import PPOConfig, PPOTrainer, split_options
 
 ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range",
                "baseline", "order")
@@ -161,12 +162,12 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
     """The curriculum's imitation data: ``small_episodes`` Table-3 instances (16 blocks) labelled by
     the model ``init`` itself (self-distillation: keeps what it does there) and ``weeks`` generated
     Mira-like weeks per machine of ``week_machines`` labelled by core policy ``teacher``
-    (``rtsched.rl.rtmix_teacher``); with ``learner`` (a model) the weeks follow its actions and
+    (``rtsched.rl.rtmix.teacher``); with ``learner`` (a model) the weeks follow its actions and
     the teacher only labels them (DAgger), and ``small_episodes`` may be 0.  Returns the stacked
     arrays and per-part statistics."""
     from heuristics.registry import make_policy
-    from rtsched.rl.policy_rtmix import RtMixPolicy
-    from rtsched.rl.rtmix_teacher import model_teacher_episode, policy_teacher_episode, stack
+    from rtsched.rl.rtmix.policy import RtMixPolicy
+    from rtsched.rl.rtmix.teacher import model_teacher_episode, policy_teacher_episode, stack
 
     parts = {}
     episodes = []
