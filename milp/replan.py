@@ -403,6 +403,9 @@ class ReplanPolicy:
     """
 
     preemptive = True
+    # The checkpoint model a run without --checkpoint gets (rtsched.pipeline): the one the plan
+    # preempts under; the periodic models and NO leave it without preemption.
+    default_checkpoint = "jit"
 
     def __init__(self, method: str = "cpsat", time_limit_ms: int | None = DEFAULT_LIMIT_MS,
                  clock: str = "deterministic", window: int | None = None, theta: Any = DEFAULT_THETA,

@@ -117,3 +117,11 @@ def test_a_flat_machine_is_refused():
 
     with pytest.raises(OptionError, match="partitioned"):
         rtsched.simulate(table3_instance(1).workload(), machine="flat:8192", policy="replan")
+
+
+def test_replan_runs_under_jit_unless_told_otherwise():
+    import rtsched
+    from milp.instance import table3_instance
+
+    run = rtsched.simulate(table3_instance(2).workload(), machine="mira:16", policy="replan:ms=50")
+    assert run.record.checkpoint.label == "JIT-CKPT"
