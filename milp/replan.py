@@ -560,12 +560,24 @@ class ReplanPolicy:
         plan, status = solve_problem(problem, unit_classes(view.machine), self.theta, budget,
                                      tiebreak=self.tiebreak, warm=self._plan, seed=self.seed)
         self.stats.append(DecisionStats(now, len(problem.jobs), time.perf_counter() - t0, status))
-        if plan is None:  # nothing found in the budget: wait for the next event
+        if plan is None:  # nothing found in the budget: start what fits now, in queue order (never idle)
             self._proven = False
-            return []
+            return self._fallback(view)
         self._plan = plan
         self._proven = status == "optimal"
         return self._apply(view, problem, plan)
+
+    def _fallback(self, view: SimView) -> list[Decision]:
+        state = view.state.copy()
+        out: list[Decision] = []
+        for js in view.queue:
+            home = self._home.get(js.info.id)
+            q = state.find(js.info.nodes) if home is None else (home if state.is_free(home, js.info.nodes) else None)
+            if q is not None:
+                state.allocate(q, view.machine.allocated_nodes(js.info.nodes))
+                out.append(Start(js.info.id, q))
+        self.log.append((view.now, tuple(out)))
+        return out
 
     def _nothing_to_decide(self, view: SimView, problem: Problem) -> bool:
         """No plan could act before the next event: no waiting job of the plan has a free

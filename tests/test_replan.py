@@ -24,6 +24,7 @@ from rtsched.checkpoint import CheckpointModel
 from rtsched.errors import OptionError
 from rtsched.jobs import BATCH, RT, Job
 from rtsched.sim.core import Simulator
+from rtsched.sim.decisions import Start
 
 
 def clairvoyant(seed: int) -> Instance:
@@ -125,3 +126,16 @@ def test_replan_runs_under_jit_unless_told_otherwise():
 
     run = rtsched.simulate(table3_instance(2).workload(), machine="mira:16", policy="replan:ms=50")
     assert run.record.checkpoint.label == "JIT-CKPT"
+
+
+def test_without_a_plan_in_its_budget_it_starts_what_fits(monkeypatch):
+    import milp.replan as replan_module
+
+    pol = ReplanPolicy(time_limit_ms=50)
+    inst = random_instance(3, 3, 1, 4, name="fallback")
+    monkeypatch.setattr(replan_module, "solve_problem", lambda *a, **k: (None, "no_solution"))  # every budget runs out
+    sim = Simulator(inst.workload(), inst.machine(), checkpoint=CheckpointModel.parse("jit"), io=inst.io)
+    result = sim.run(pol)
+    assert pol.log  # it decided
+    assert all(o.end >= 0 for o in result.outcomes)  # every job ran to the end
+    assert all(isinstance(d, Start) for _, ds in pol.log for d in ds)
