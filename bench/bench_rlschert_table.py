@@ -1,6 +1,7 @@
 """RLSchert's results table (seed 001 Table 7) on the synthetic VASP-like workload and on Lublin-1.
 
-Run:  PYTHONPATH=. python bench/bench_rlschert_table.py [--models DIR] [--lublin-models DIR] [--json OUT]
+Run:  PYTHONPATH=. python bench/bench_rlschert_table.py [--models DIR] [--lublin-models DIR]
+      [--params stated|calibrated] [--json OUT]
 
 Average slowdown (Eq. 13) over all jobs of 16 held-out VASP-like sequences (seeds 1,000,000 +
 0..15, never used in training; 200 arrival slots at rate 0.7 on 20 units) and of 10 held-out 256-job
@@ -18,9 +19,11 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import asdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from rtsched.generators.vasplike import PARAM_SETS  # noqa: E402
 from rtsched.rl.hook import PRETRAINED_DIRS  # noqa: E402
 from rtsched.rl.rlschert.results import (PAPER_TABLE7, evaluate_rlschert, trace_sequences,  # noqa: E402
                                          vasplike_sequences)
@@ -28,6 +31,8 @@ from rtsched.files import atomic_write_text  # noqa: E402
 
 LUBLIN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data", "traces",
                       "swf", "lublin_256.swf")
+# the shipped RLSchert models' folder (PRETRAINED_DIRS[0] is rtmix's, which held none of them)
+SHIPPED = next(d for d in PRETRAINED_DIRS if os.path.basename(d) == "rlschert")
 LUBLIN_TEST_STARTS = [8000 + 170 * k for k in range(10)]  # inside the last 20 % (jobs 8,000–9,999)
 
 
@@ -76,14 +81,18 @@ def table(title: str, sequences, nodes: int, models: dict[str, str]) -> list[dic
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=PRETRAINED_DIRS[0], help="folder of the VASP-like models")
-    ap.add_argument("--lublin-models", default=PRETRAINED_DIRS[0], help="folder of the Lublin-1 models")
+    ap.add_argument("--models", default=SHIPPED, help="folder of the VASP-like models")
+    ap.add_argument("--lublin-models", default=SHIPPED, help="folder of the Lublin-1 models")
     ap.add_argument("--sequences", type=int, default=16)
+    ap.add_argument("--params", choices=sorted(PARAM_SETS), default="stated",
+                    help="VASP-like parameter set (default stated: the shipped models' training workload; "
+                         "docs/rl.md, Calibration)")
     ap.add_argument("--json")
     args = ap.parse_args()
     out = {}
-    out["vasplike"] = table(f"VASP-like workload: {args.sequences} held-out sequences, 20 units, event mode",
-                            vasplike_sequences(args.sequences), 20, find_models(args.models, "rlschert-vasplike"))
+    out["vasplike"] = table(f"VASP-like workload ({args.params} set): {args.sequences} held-out sequences, 20 units, "
+                            f"event mode", vasplike_sequences(args.sequences, **asdict(PARAM_SETS[args.params])), 20,
+                            find_models(args.models, "rlschert-vasplike"))
     if os.path.exists(LUBLIN):
         out["lublin"] = table("Lublin-1 (lublin_256): 10 held-out 256-job windows, 256 processors, event mode",
                               trace_sequences(LUBLIN, LUBLIN_TEST_STARTS), 256,

@@ -48,7 +48,7 @@ def box_stats(values, whis: tuple[float, float] = (5.0, 95.0), label: str = "") 
 def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float] | None = None,
                    labels: dict[str, str] | None = None, title: str = "", tau: int = 600,
                    turnaround_unit: str = "h", whis: tuple[float, float] = (5.0, 95.0),
-                   log_slowdown: bool | None = None):
+                   log_slowdown: bool | None = None, kinds: Sequence[str] = ("rt", "batch")):
     """Build one seed-002-style figure from a per-job frame.
 
     Args:
@@ -62,6 +62,8 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
         log_slowdown: a log scale for the slowdown panels; ``None`` (default): per panel, when its
             whiskers span a factor of ``LOG_SPAN`` (30, about 1.5 decades) or more (wide-short
             jobs), else linear as in the paper.
+        kinds: the job groups drawn, one column each (``rt``, ``batch``): a study without RTJs
+            passes ``("batch",)`` and gets no empty real-time panels.
     Returns:
         the matplotlib Figure.
     """
@@ -70,8 +72,11 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
     labels = labels or {}
     pcts = sorted(set(jobs["rt_percent"])) if rt_percents is None else list(rt_percents)
     scale = {"s": 1.0, "min": 60.0, "h": 3600.0}[turnaround_unit]
-    fig = new_figure((12, 7.5))
-    axes = fig.subplots(2, 2)
+    kind_labels = {"rt": "Real-time jobs", "batch": "Batch jobs"}
+    columns = [(k, kind_labels[k]) for k in kinds]
+    fig_width = 12.0 if len(columns) > 1 else 8.0
+    fig = new_figure((fig_width, 7.5))
+    axes = fig.subplots(2, len(columns), squeeze=False)
     n = len(schemes)
     width = 0.8
     tau_text = f"{tau // 60} min" if tau % 60 == 0 and tau >= 60 else f"{tau} s"
@@ -79,7 +84,7 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
                                                                  scale))
     groups = {k: g for k, g in jobs.groupby(["kind", "rt_percent", "scheme"], sort=False)} if len(jobs) else {}
     for r, (col, ylabel, div) in enumerate(rows):
-        for c, (kind, kind_label) in enumerate((("rt", "Real-time jobs"), ("batch", "Batch jobs"))):
+        for c, (kind, kind_label) in enumerate(columns):
             ax = axes[r][c]
             stats, positions, colors = [], [], []
             for gi, p in enumerate(pcts):
@@ -108,19 +113,25 @@ def study_boxplots(jobs, *, schemes: Sequence[str], rt_percents: Sequence[float]
             ax.set_xlim(-1, len(pcts) * (n + 1) - 1)
             ax.set_xlabel("% RTJs")
             ax.set_ylabel(ylabel)
-            ax.set_title(f"({'abcd'[r * 2 + c]}) {kind_label}")
+            ax.set_title(f"({'abcd'[r * len(columns) + c]}) {kind_label}")
             ax.grid(axis="y", alpha=0.3)
             if col == "bsld" and stats and (log_slowdown or (log_slowdown is None and max(
                     st["whishi"] for st in stats) >= LOG_SPAN * max(min(st["whislo"] for st in stats), 1e-9))):
                 ax.set_yscale("log")
     handles = [Patch(facecolor=PALETTE[i % len(PALETTE)], label=labels.get(s, s)) for i, s in enumerate(schemes)]
     if title:
-        fig.suptitle(title)
-    # legend on top, under the title (constrained layout makes room for both)
-    fig.get_layout_engine().set(rect=(0, 0, 1, 0.93))
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.965), ncol=min(len(handles), 7),
-               frameon=False)
+        fig.suptitle(title, fontsize="medium")
+    _legend_below(fig, handles, fig_width)
     return fig
+
+
+def _legend_below(fig, handles: list, fig_width: float) -> None:
+    """The legend below the panels ("outside": constrained layout makes room for it), in as many
+    rows as its entries need to fit the figure's width (an entry: about 0.075 in a character at
+    the legend's 10 pt, plus 0.7 in for the patch and the gap), so that every entry shows."""
+    entry_in = 0.7 + 0.075 * max((len(h.get_label()) for h in handles), default=1)
+    ncol = max(1, min(len(handles), int(fig_width // entry_in)))
+    fig.legend(handles=handles, loc="outside lower center", ncol=ncol, frameon=False)
 
 
 def save_figure(fig, path: str | os.PathLike, dpi: int = 120) -> Path:

@@ -17,6 +17,23 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+def write_swf(path: Path, n: int = 30, seed: int = 1, procs: int = 64) -> Path:
+    """A small random SWF trace for a flat machine of ``procs`` processors (header MaxProcs): jobs of
+    30-2400 s (all short) on 1 to ``procs`` processors (all narrow), for experiment-grid tests."""
+    import random
+
+    rng = random.Random(seed)
+    lines = [f"; MaxProcs: {procs}", "; UnixStartTime: 1516492800"]
+    t = 0
+    for i in range(1, n + 1):
+        t += rng.randint(0, 300)
+        run = rng.randint(30, 2400)
+        size = rng.choice([1, 4, 16, 32, procs])
+        lines.append(f"{i} {t} -1 {run} {size} -1 -1 {size} {run + rng.randint(0, 900)} -1 1 1 1 -1 1 -1 -1 -1")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def run_validated(workload, machine, policy, **options):
     """Simulate and run the independent validator on the schedule (every simulation in tests does)."""
     from rtsched.sim.core import Simulator

@@ -143,6 +143,19 @@ USAGE = [
     (["rl", "evaluate", "--trace", SAMPLE, "--starts", "10", "--n-sequences", "3"], "--n-sequences", "--starts"),
     (["rl", "evaluate", "--trace", SAMPLE, "--starts", "10", "--machine", "flat:-1"], "--machine", "flat:N"),
     (["rl", "evaluate", "--trace", SAMPLE, "--starts", "-5", "--seq-len", "64"], "--starts", "outside"),
+    # the synthetic VASP-like workload: was "vasplike: --trace: file not found" (issue 26)
+    (["rl", "train", "--agent", "rlscheduler", "--trace", "vasplike", "--out", "r"], "--trace vasplike",
+     "the rlscheduler agent needs an SWF trace"),
+    (["rl", "train", "--agent", "splitwindow", "--trace", "vasplike-stated", "--out", "r"], "--trace vasplike-stated",
+     "RLSchert's"),
+    (["rl", "evaluate", "--trace", "vasplike", "--policies", "saf,f1"], "--policies f1", "sjf, saf, fcfs"),
+    (["rl", "evaluate", "--trace", "vasplike", "--policies", "saf", "--backfill", "easy"], "--backfill",
+     "--n-sequences, --policies, --sample"),
+    (["rl", "evaluate", "--trace", "vasplike", "--policies", "saf", "--starts", "3,4"], "--starts",
+     "held-out sequences"),
+    (["rl", "evaluate", "--trace", "vasplike", "--policies",
+      str(REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-rlscheduler.pt")],
+     "rl-lublin-1-rlscheduler.pt", "a model of the rlscheduler agent cannot run on the VASP-like workload"),
 ]
 
 

@@ -3,10 +3,11 @@ CPUs) writes the same result store as the local backend, byte for byte in summar
 the job tables.  Skipped only when the ``ray`` extra is not installed; CI installs it."""
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
+
+import conftest
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]'); "
                                         "the Ray backend test needs it")
@@ -16,16 +17,7 @@ from rtsched.experiments import expand_grid, run_grid, store  # noqa: E402
 
 
 def write_swf(path: Path, n: int = 50, seed: int = 3, procs: int = 64) -> Path:
-    rng = random.Random(seed)
-    lines = [f"; MaxProcs: {procs}", "; UnixStartTime: 1516492800"]
-    t = 0
-    for i in range(1, n + 1):
-        t += rng.randint(0, 300)
-        run = rng.randint(30, 2400)
-        size = rng.choice([1, 4, 16, 32, procs])
-        lines.append(f"{i} {t} -1 {run} {size} -1 -1 {size} {run + rng.randint(0, 900)} -1 1 1 1 -1 1 -1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return conftest.write_swf(path, n=n, seed=seed, procs=procs)
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +52,102 @@ def test_a_grid_on_ray_gives_the_local_backends_results(local_ray, tmp_path):
     # resumable the same way: nothing left to run
     again = run_grid(grid, out_dir=tmp_path / "ray", jobs=2, progress=False, backend="ray")
     assert (again["skipped"], again["completed"]) == (8, 0)
+
+
+# ------------------------------------------------------------------ reaching a cluster (issue 26)
+import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+from rtsched import cluster  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _unused_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cli(args: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rtsched", "experiment", "run", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout, cwd=REPO)
+
+
+@pytest.mark.parametrize("how", ["option", "RAY_ADDRESS"])
+def test_an_address_with_no_cluster_gives_up_with_one_line(tmp_path, how):
+    write_swf(tmp_path / "t.swf", n=10)
+    grid = tmp_path / "g.toml"
+    grid.write_text('name = "r"\n[trace]\npath = "t.swf"\n[grid]\npolicy = "fcfs"\n')
+    address = f"127.0.0.1:{_unused_port()}"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    args = [str(grid), "--out", str(tmp_path / "out"), "--backend", "ray", "--no-progress"]
+    if how == "option":
+        args += ["--address", address]
+    else:
+        env["RAY_ADDRESS"] = address
+    # Ray alone retries for many minutes: the limit here is far above CONNECT_TIMEOUT_S (10 s)
+    proc = _cli(args, env, timeout=120)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"cannot reach the Ray cluster at {address}" in lines[0], proc.stderr
+    assert "connection refused" in lines[0] and ("RAY_ADDRESS" in lines[0]) == (how == "RAY_ADDRESS")
+    assert not (tmp_path / "out").exists()  # nothing touched
+
+
+def test_the_cluster_to_join_follows_rays_rule(monkeypatch):
+    import ray._private.services as services
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(services, "canonicalize_bootstrap_address", lambda addr, temp_dir=None: None)
+    assert cluster.cluster_address(None) == (None, "a local Ray instance")
+    with pytest.raises(cluster.RtschedError, match="no Ray cluster runs on this node"):
+        cluster.cluster_address("auto")
+    # a cluster started with `ray start` on this node
+    monkeypatch.setattr(services, "canonicalize_bootstrap_address", lambda addr, temp_dir=None: "10.1.2.3:6379")
+    assert cluster.cluster_address(None)[0] == cluster.cluster_address("auto")[0] == "10.1.2.3:6379"
+    monkeypatch.setenv("RAY_ADDRESS", "10.9.9.9:6380")  # the environment wins over the node's cluster
+    assert cluster.cluster_address(None) == ("10.9.9.9:6380", "RAY_ADDRESS=10.9.9.9:6380")
+    assert cluster.cluster_address("10.0.0.1:1")[0] == "10.0.0.1:1"  # and --address over both
+
+
+@pytest.mark.slow  # joins the module's Ray instance from a second process
+def test_ray_address_joins_a_running_cluster(local_ray, tmp_path):
+    write_swf(tmp_path / "t.swf", n=20)
+    grid = tmp_path / "g.toml"
+    grid.write_text('name = "r"\n[trace]\npath = "t.swf"\n[grid]\npolicy = ["fcfs", "sjf"]\nseeds = 1\n')
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_ADDRESS": local_ray.get_runtime_context().gcs_address}
+    proc = _cli([str(grid), "--out", str(tmp_path / "out"), "--backend", "ray", "-j", "2", "--no-progress"], env,
+                timeout=300)
+    assert proc.returncode == 0, proc.stderr  # was: "num_cpus must not be provided"
+    assert "2 completed" in proc.stderr and "from RAY_ADDRESS" in proc.stderr
+
+
+@pytest.mark.slow  # starts a Ray instance of its own (10-20 s on 2 busy cores)
+def test_sigterm_ends_a_ray_run_like_the_local_backend(tmp_path):
+    write_swf(tmp_path / "t.swf", n=50)
+    grid = tmp_path / "g.toml"
+    grid.write_text('name = "r"\n[trace]\npath = "t.swf"\n[grid]\npolicy = ["fcfs", "sjf"]\nrt_percent = 10\n'
+                    'seeds = 200\n')
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("RAY_ADDRESS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "rtsched", "experiment", "run", str(grid), "--out",
+                             str(tmp_path / "out"), "--backend", "ray", "-j", "2"], env=env, cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not list((tmp_path / "out" / "runs").glob("*.parquet")) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "rtsched experiment run: interrupted"
+    assert "Traceback" not in err and "SIGTERM" not in err

@@ -88,6 +88,41 @@ def test_vasplike_sequences_follow_the_stated_distributions():
     assert 33 < 100 * np.mean(np.abs(np.array(pre) - ys) / ys) < 47  # the paper's XGBoost: 39.8 %
 
 
+def test_vasplike_calibrated_set_follows_the_authors_job_set():
+    """The "calibrated" set (docs/rl.md, "Calibration"): runtimes and sizes of the authors' job set
+    (runtime mean 15.6 slots, median 8; 80 % of jobs on 3 units, mean 3.45), the stated set's
+    arrivals and prediction errors; the stated set stays the dataclass default."""
+    from rtsched.generators.vasplike import CALIBRATED, PARAM_SETS, STATED, VaspLikeParams, param_set
+
+    assert PARAM_SETS == {"stated": STATED, "calibrated": CALIBRATED} and STATED == VaspLikeParams()
+    assert param_set("calibrated") is CALIBRATED
+    with pytest.raises(ValueError, match="unknown VASP-like parameter set 'paper'.*stated, calibrated"):
+        param_set("paper")
+    ys, sizes, pre, n = [], [], [], 0
+    for seed in range(40):
+        q = generate_vasplike(seed, CALIBRATED)
+        n += len(q.workload)
+        ys += [j.runtime // S for j in q.workload.jobs]
+        sizes += [j.nodes for j in q.workload.jobs]
+        pre += list(q.prerun)
+    ys, sizes = np.array(ys), np.array(sizes)
+    assert 0.65 * 200 < n / 40 < 0.75 * 200
+    assert 14.5 < ys.mean() < 17 and 7 <= np.median(ys) <= 10 and ys.max() <= 100
+    assert 0.77 < np.mean(sizes == 3) < 0.83 and 3.3 < sizes.mean() < 3.6 and sizes.max() <= 10
+    assert 33 < 100 * np.mean(np.abs(np.array(pre) - ys) / ys) < 47  # Table 5's 39.8 %, as the stated set
+    # the stated set's sequences are unchanged by the size_pmf option (shipped models and digests)
+    assert generate_vasplike(5).workload.jobs == generate_vasplike(5, STATED).workload.jobs
+
+
+def test_training_seeds_avoid_the_held_out_range():
+    from rtsched.generators.vasplike import HELD_OUT_SEEDS, training_seed
+
+    lo, hi = HELD_OUT_SEEDS.start, HELD_OUT_SEEDS.stop
+    assert [training_seed(d) for d in (0, 15, lo - 1, hi, 2**31 - 2)] == [0, 15, lo - 1, hi, 2**31 - 2]
+    moved = [training_seed(d) for d in (lo, lo + 15, hi - 1)]
+    assert all(m not in HELD_OUT_SEEDS for m in moved) and len(set(moved)) == 3
+
+
 @pytest.mark.parametrize("mode", ["event", "slotted"])
 def test_check_env_and_registration(mode):
     import rtsched.rl.registration  # noqa: F401

@@ -2,7 +2,7 @@
 
     rtsched simulate [TRACE] [--machine M] [--policy P | --scheme S] ...     (rtsched.cli.simulate)
     rtsched traces generate|stats|convert ...                              (rtsched.cli.traces)
-    rtsched experiment run|report|plot|status ...                          (rtsched.cli.experiment)
+    rtsched experiment run|report|plot|status|merge                        (rtsched.cli.experiment)
     rtsched instances generate ... / rtsched solve ... / rtsched compare   (rtsched.cli.offline)
     rtsched rl train|evaluate|export ...                                    (rtsched.cli.rl)
 

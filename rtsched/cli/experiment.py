@@ -1,4 +1,4 @@
-"""``rtsched experiment run|report|plot|status``: experiment grids (``rtsched.experiments``)."""
+"""``rtsched experiment run|report|plot|status|merge``: experiment grids (``rtsched.experiments``)."""
 from __future__ import annotations
 
 import json
@@ -25,10 +25,14 @@ def register(subparsers) -> None:
     run.add_argument("--backend", choices=BACKENDS, default="local",
                      help="local: worker processes on this machine (default); ray: each run a Ray task "
                           "(needs the ray extra)")
-    run.add_argument("--address", help="Ray cluster to join with --backend ray: auto or HOST:PORT "
-                                       "(default: start a local Ray instance)")
+    run.add_argument("--address", help="Ray cluster to join with --backend ray: auto or HOST:PORT (default: "
+                                       "$RAY_ADDRESS, else a cluster started with `ray start` on this node, else a "
+                                       "new local Ray instance); nothing answering there fails within 10 s")
     run.add_argument("--shard", help="run only shard I of N (I/N, 0 <= I < N): runs I, I+N, I+2N, ... of the "
                                      "grid, e.g. a Slurm array task's $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT")
+    run.add_argument("--no-summary", action="store_true",
+                     help="do not rewrite summary.parquet at the end (shards of a job array: `experiment report` "
+                          "or `experiment merge` writes it once)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar (the outcome is still printed)")
     run.add_argument("--dry-run", action="store_true", help="list the runs and their state; run nothing")
     run.add_argument("--json", action="store_true", help="print the run summary as JSON")
@@ -49,6 +53,14 @@ def register(subparsers) -> None:
     plt.add_argument("--dpi", type=int_in(1, 1200, "larger figures exhaust memory"), default=120,
                      help="PNG resolution (default 120, at most 1200)")
     plt.set_defaults(func=cmd_plot)
+
+    mrg = esub.add_parser("merge", help="merge results folders of one grid (shards) into one study folder",
+                          description="Copy every finished run of the folders (results folders of one grid, e.g. "
+                                      "shards run into separate folders) into one folder and write its "
+                                      "summary.parquet once.  Folders of different grids are refused.")
+    mrg.add_argument("dirs", nargs="+", metavar="DIR", help="results folders of one grid")
+    mrg.add_argument("--out", help="the merged folder (default: the first DIR)")
+    mrg.set_defaults(func=cmd_merge)
 
     st = esub.add_parser("status", help="how many runs of a grid are done, running, failed, corrupt, pending")
     st.add_argument("grid", help="grid TOML file (e.g. experiments/headline_wk1.toml)")
@@ -86,10 +98,21 @@ def cmd_run(args) -> int:
             raise UsageError(RAY_MISSING)
     summary = run_grid(args.grid, out_dir=args.out, jobs=args.jobs,
                        progress=not args.no_progress and not args.json, console=Console(stderr=True, soft_wrap=True),
-                       backend=args.backend, address=args.address, shard=shard)
+                       backend=args.backend, address=args.address, shard=shard, summary=not args.no_summary)
     if args.json:
         print(json.dumps(summary, indent=2))
     return 1 if summary["failed"] else 0
+
+
+def cmd_merge(args) -> int:
+    from rtsched.experiments.merge import merge
+
+    check_output(args.out, "--out", folder=True)
+    result = merge(args.dirs, args.out)
+    print(f"merged into {result['out_dir']}: {result['copied']} run(s) copied, {result['present']} already there, "
+          f"{result['errors']} error file(s) copied; {result['runs']} of {result['grid_runs']} runs finished; "
+          "summary.parquet written")
+    return 0
 
 
 def cmd_status(args) -> int:
@@ -107,7 +130,6 @@ def cmd_report(args) -> int:
 
     from rtsched.experiments import store
     from rtsched.experiments.report import report, report_tables
-    from rtsched.files import atomic_write
     from rtsched.experiments.results import summary_is_stale, write_summary
 
     check_output(args.csv, "--csv", folder=True)  # before any output: not a report, then an error
@@ -123,7 +145,9 @@ def cmd_report(args) -> int:
         out = Path(args.csv)
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in tables.items():
-            atomic_write(out / f"{name}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
+            if name == "checks":  # warnings, printed in the report
+                continue
+            store.atomic_write(out / f"{name}.csv", lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
         print(f"tables written to {out}/")
     return 0
 

@@ -19,12 +19,12 @@ from rtsched.experiments.grid import (REPO_ROOT, Grid, GridRun, canonical_json, 
                                       expand_grid, load_grid, parse_grid, results_dir, shared_data_dir)
 from rtsched.experiments.report import (PAPER_HEADLINE, category_matrix, category_table, generic_table,
                                         headline_table, report, report_tables, slowdown_table)
-from rtsched.experiments.results import (broken_runs, load_errors, load_job_tables, load_results, summary_frame,
-                                         write_summary)
+from rtsched.experiments.results import (broken_runs, load_errors, load_job_tables, load_results, read_summary,
+                                         summary_frame, write_summary)
 from rtsched.experiments.runner import plan, run_grid
 
 __all__ = ["run_grid", "plan", "load_results", "load_job_tables", "load_errors", "broken_runs", "summary_frame",
-           "write_summary", "report", "report_tables", "generic_table", "slowdown_table", "category_table",
+           "read_summary", "write_summary", "report", "report_tables", "generic_table", "slowdown_table", "category_table",
            "category_matrix", "headline_table", "plot", "scheme_bars", "load_grid", "parse_grid", "expand_grid", "config_hash",
            "canonical_json", "Grid", "GridRun", "PAPER_HEADLINE", "REPO_ROOT", "shared_data_dir", "results_dir",
            "first_available_grid"]

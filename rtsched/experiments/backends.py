@@ -27,7 +27,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterator
 
-from rtsched.cluster import RAY_MISSING, ensure_ray  # noqa: F401 - RAY_MISSING: the CLI reads it here
+from rtsched.cluster import RAY_MISSING, join_ray  # noqa: F401 - RAY_MISSING: the CLI reads it here
 from rtsched.errors import OptionError
 from rtsched.experiments import store
 
@@ -47,8 +47,21 @@ def _error_result(task: dict, exc: BaseException) -> dict:
 
 
 # ------------------------------------------------------------------------------------ local
-def _die_with_parent(parent: int) -> None:
-    """Make this worker end when ``parent`` dies, even by SIGKILL."""
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user (a reused pid): treat as alive
+        return True
+    return True
+
+
+def _die_with_parent(main: int) -> None:
+    """Make this worker end when the ``experiment run`` process ``main`` dies, even by SIGKILL.
+
+    Linux: the parent-death signal, armed on the worker's parent -- ``main`` itself (fork, spawn)
+    or the fork server, which exits when ``main`` does; elsewhere a thread polls ``main``."""
     try:
         import ctypes
 
@@ -56,34 +69,59 @@ def _die_with_parent(parent: int) -> None:
         pr_set_pdeathsig = 1
         if libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl")
-    except (OSError, AttributeError):  # not Linux: poll for the parent instead
+    except (OSError, AttributeError):  # not Linux: poll for the main process instead
         def watch() -> None:
-            while os.getppid() == parent:
+            while _alive(main):
                 time.sleep(1.0)
             os._exit(1)
 
         threading.Thread(target=watch, name="rtsched-parent-watch", daemon=True).start()
-    if os.getppid() != parent:  # the parent died before the signal was armed
+    if not _alive(main) or os.getppid() == 1:  # the main process died before the signal was armed
         os._exit(1)
 
 
-def _worker_init(parent: int) -> None:
+def _worker_init(main: int) -> None:
     """Pool worker set-up: Ctrl-C is the parent's to handle (it stops the workers); SIGTERM ends a
     worker at once (its run's lock is released by the OS, its temporary file removed by the next
-    holder); the worker dies with its parent."""
+    holder); the worker dies with the main process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _die_with_parent(parent)
+    _die_with_parent(main)
+
+
+# Modules whose presence makes fork unsafe: torch's OpenMP runtime (libgomp) keeps a thread pool
+# once the parent has run a parallel operation (loading a model to check a grid does), and a forked
+# child that enters a parallel region waits forever for threads that did not come with it.
+FORK_UNSAFE_MODULES = ("torch",)
+# What a fork server imports once, so each worker it forks starts with the run pipeline loaded.
+FORKSERVER_PRELOAD = ["rtsched.experiments.runner"]
+
+
+def start_method() -> str:
+    """How local workers start: ``fork`` (they inherit the parent's preloaded traces and machines)
+    unless the parent has loaded a module that makes forking unsafe (``FORK_UNSAFE_MODULES``),
+    then ``forkserver`` (workers fork from a fresh, single-threaded server process); ``spawn``
+    where neither exists.  docs/benchmarks.md ("Grid worker start") measures the three."""
+    import multiprocessing as mp
+    import sys
+
+    methods = mp.get_all_start_methods()
+    if "fork" in methods and not any(m in sys.modules for m in FORK_UNSAFE_MODULES):
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
 
 
 class LocalBackend:
     """``jobs <= 1``: runs in this process, one after another; else a pool of ``jobs`` worker
-    processes (fork on Linux: the traces and machines preloaded by ``preload`` are inherited)."""
+    processes started by ``method`` (default ``start_method()``: fork where safe, and then the
+    traces and machines preloaded by ``preload`` are inherited; else a fork server)."""
 
-    def __init__(self, run: Callable[[dict], dict], jobs: int, preload: Callable[[list[dict]], None] | None = None):
+    def __init__(self, run: Callable[[dict], dict], jobs: int, preload: Callable[[list[dict]], None] | None = None,
+                 method: str | None = None):
         self.run = run
         self.jobs = max(1, int(jobs))
         self.preload = preload
+        self.method = method
         self.pool: cf.ProcessPoolExecutor | None = None
         self.futures: dict[cf.Future, dict] = {}
         self.tasks: list[dict] = []
@@ -94,8 +132,11 @@ class LocalBackend:
             return
         import multiprocessing as mp
 
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        if ctx is not None and self.preload is not None:
+        method = self.method or start_method()
+        ctx = mp.get_context(method)
+        if method == "forkserver":
+            ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
+        if method == "fork" and self.preload is not None:
             try:
                 self.preload(self.tasks)
             except Exception:  # noqa: BLE001 - each run will load (and report) for itself
@@ -146,11 +187,12 @@ class LocalBackend:
 # ------------------------------------------------------------------------------------ ray
 class RayBackend:
     """Each run a Ray task (one CPU).  ``address``: an existing cluster (``auto`` or HOST:PORT);
-    None: this session's Ray if one is initialised, else a local instance of ``jobs`` CPUs.  The
+    None: this session's Ray if one is initialised, else ``$RAY_ADDRESS``'s cluster or the one
+    started on this node, else a local instance of ``jobs`` CPUs (``rtsched.cluster.join_ray``).  The
     results folder must be visible at the same path on every node (a shared file system)."""
 
     def __init__(self, run: Callable[[dict], dict], jobs: int, address: str | None = None):
-        self.ray, self.started = ensure_ray(address, jobs)
+        self.ray, self.started, self.where = join_ray(address, jobs)
         self.run = run
         self.refs: dict = {}
         self.jobs = jobs
@@ -186,8 +228,7 @@ class RayBackend:
             self.started = False
 
     def describe(self) -> str:
-        where = self.address or "a local Ray instance"
-        return f"Ray ({where}, {int(self.ray.cluster_resources().get('CPU', 0))} CPUs)"
+        return f"Ray ({self.where}, {int(self.ray.cluster_resources().get('CPU', 0))} CPUs)"
 
 
 class open_backend:
@@ -212,4 +253,4 @@ class open_backend:
             self.backend.close()
 
 
-__all__ = ["BACKENDS", "LocalBackend", "RayBackend", "open_backend"]
+__all__ = ["BACKENDS", "FORK_UNSAFE_MODULES", "LocalBackend", "RayBackend", "open_backend", "start_method"]

@@ -13,6 +13,7 @@ import numpy as np
 from rtsched.experiments.report import (SCHEME_LABELS, _manifest_rank, _scheme_order, is_seed002, report_settings,
                                        slowdown_table)
 from rtsched.experiments.results import CATEGORIES, load_job_tables, load_results, summary_frame, variant_labels
+from rtsched.experiments.store import disk_full_names
 from rtsched.plots import PALETTE, new_figure, save_figure, study_boxplots
 
 FIGURE_CATEGORIES = ("overall",) + CATEGORIES
@@ -41,7 +42,8 @@ def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *
     """Write boxplot figures like seed 002 Figs. 3-7 for every trace and marking mode of a results
     folder: ``FIG_DIR/{trace}_{marking}_{category}.png`` for category in overall, narrow-short,
     narrow-long, wide-short, wide-long (bounded slowdown and turnaround; RTJs left, BJs right;
-    whiskers 5 %/95 %, boxes 25/50/75, a dot for the mean).
+    whiskers 5 %/95 %, boxes 25/50/75, a dot for the mean).  A category without jobs gets no
+    figure, a study without RTJs no real-time panels.
 
     Args:
         fig_dir: output folder (default ``OUT_DIR/figures``).
@@ -82,12 +84,20 @@ def plot(out_dir: str | os.PathLike, fig_dir: str | os.PathLike | None = None, *
             jobs["scheme"] = jobs["key"].map(variants)
         pcts = sorted(set(part["rt_percent"]))
         seeds = part["seed"].nunique()
+        # the job groups to draw: no real-time panels for a study without RTJs
+        kinds = [k for k in ("rt", "batch") if (jobs["kind"] == k).any()] or ["rt", "batch"]
         for cat in FIGURE_CATEGORIES:
             sel = jobs if cat == "overall" else jobs[jobs["category"] == cat]
-            title = (f"{trace} · RTJ marking {marking} · {cat} · {seeds} seed(s), jobs pooled "
+            if sel.empty:  # no job of this category in these runs: no blank figure
+                continue
+            marking_text = f"RTJ marking {marking} · " if "rt" in kinds else ""
+            title = (f"{trace} · {marking_text}{cat} · {seeds} seed(s), jobs pooled "
                      f"(whiskers 5/95 %, box 25/50/75 %, dot = mean)")
-            fig = study_boxplots(sel, schemes=order, rt_percents=pcts, labels=labels, title=title, tau=tau)
-            written.append(save_figure(fig, fig_dir / f"{trace}_{marking}_{cat}.png", dpi=dpi))
+            fig = study_boxplots(sel, schemes=order, rt_percents=pcts, labels=labels, title=title, tau=tau,
+                                 kinds=kinds)
+            target = fig_dir / f"{trace}_{marking}_{cat}.png"
+            with disk_full_names(target):
+                written.append(save_figure(fig, target, dpi=dpi))
     return written
 
 
@@ -100,7 +110,8 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
     ``metric`` any of its statistic columns (e.g. ``mean_bsld_rl``, ``mean_wait``, ``p95_sd``).
     Returns a matplotlib Figure (no pyplot)."""
     frame = summary_frame(results) if isinstance(results, (str, os.PathLike)) else results
-    sel = frame[(frame["group"] == group) & (frame["category"] == "all")]
+    frame = frame.rename(columns={"group": "job_group"})  # a frame read from a summary of before 2026-11-27
+    sel = frame[(frame["job_group"] == group) & (frame["category"] == "all")]
     if isinstance(results, (str, os.PathLike)):  # the grid's order, not the key order
         rank = _manifest_rank(Path(results))
         sel = sel.assign(_rank=sel["key"].map(rank).fillna(len(rank))).sort_values(["_rank", "key"], kind="stable")
@@ -116,6 +127,7 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
     fig = new_figure((max(6.0, 1.2 * len(xs) * len(panels)), 4.2))
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True, squeeze=False)[0])
     width = 0.8 / max(len(hues), 1)
+    spread = False  # whether any bar's seeds differ
     for ax, panel in zip(axes, panels):
         part = sel[sel[facet].astype(str) == panel]
         for hi, h in enumerate(hues):
@@ -124,8 +136,10 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
                 v = part[(part[x].astype(str) == xv) & (part[hue].astype(str) == h)][metric].astype(float) / scale
                 m = float(v.mean()) if len(v) else float("nan")
                 vals.append(m)
-                lo.append(m - float(v.min()) if len(v) else 0.0)
-                hi_err.append(float(v.max()) - m if len(v) else 0.0)
+                # clipped at 0: the mean of identical values can round above their max (0.1 x 3)
+                lo.append(max(m - float(v.min()), 0.0) if len(v) else 0.0)
+                hi_err.append(max(float(v.max()) - m, 0.0) if len(v) else 0.0)
+                spread = spread or (len(v) > 1 and float(v.max()) > float(v.min()))
             pos = np.arange(len(xs)) + (hi - (len(hues) - 1) / 2) * width
             # error bars only where there is a spread to show (several seeds)
             ax.bar(pos, vals, width, yerr=[lo, hi_err] if seeds > 1 else None, label=f"{hue}: {h}",
@@ -139,8 +153,13 @@ def summary_bars(results, *, metric: str = "mean_bsld_rl", group: str = "all", x
             ax.set_yscale("log")
     axes[0].set_ylabel(ylabel)
     axes[-1].legend(fontsize=8)
-    spread = f"mean over {seeds} seeds, bars min–max" if seeds > 1 else "1 seed"
-    fig.suptitle(f"{title + ' · ' if title else ''}{group} jobs · {spread}")
+    if seeds <= 1:
+        seeds_text = "1 seed"
+    elif spread:
+        seeds_text = f"mean over {seeds} seeds, bars min–max"
+    else:
+        seeds_text = f"{seeds} seeds, identical results (no spread)"
+    fig.suptitle(f"{title + ' · ' if title else ''}{group} jobs · {seeds_text}")
     return fig
 
 

@@ -19,8 +19,9 @@ import os
 from pathlib import Path
 
 from rtsched.experiments import store
+from rtsched.experiments.checks import folder_checks, warning_lines
 from rtsched.experiments.grid import MARKING_MODES
-from rtsched.experiments.results import (AXIS_COLUMNS, CATEGORIES, _trace_ranks, broken_runs, load_errors,
+from rtsched.experiments.results import (AXIS_COLUMNS, CATEGORIES, _trace_ranks, broken_runs,
                                          load_job_tables, load_results, summary_frame)
 
 # Seed 002 §7.2 (Mira wk1, 10 % RTJs, JIT-CKPT vs the baseline), mean slowdown: (baseline, JIT-CKPT).
@@ -243,7 +244,7 @@ def generic_table(out_dir: str | os.PathLike, summary=None, *, group: str = "all
     frame = summary_frame(out_dir) if summary is None else summary
     if frame.empty:
         return pd.DataFrame()
-    sel = frame[(frame["category"] == "all") & (frame["group"] == group)].copy()
+    sel = frame[(frame["category"] == "all") & (frame["job_group"] == group)].copy()
     rank = _manifest_rank(Path(out_dir))
     sel["_rank"] = sel["key"].map(rank).fillna(len(rank))
     sel = sel.sort_values(["_rank", "key"], kind="stable")
@@ -277,14 +278,16 @@ def report_tables(out_dir: str | os.PathLike, *, generic: bool | None = None) ->
 
     A seed-002 study (``is_seed002``; ``generic=True`` forces the generic form): ``slowdown``,
     ``categories``, ``headline``; otherwise ``summary`` (``generic_table`` of every job group, a
-    ``group`` column first).  Always ``errors`` (failed runs) and ``broken`` (runs whose result
-    files are broken; the next ``run_grid`` runs them again).
+    ``group`` column first).  Always ``errors`` (failed runs no later run has fixed), ``broken``
+    (runs whose result files are broken; the next ``run_grid`` runs them again) and ``checks``
+    (``rtsched.experiments.checks.folder_checks``: identical seeds, changed inputs, fixed failures).
     """
     import pandas as pd
 
     res = load_results(out_dir)
+    checks = folder_checks(out_dir)
     errors = pd.DataFrame([{"key": e.get("key"), "label": e.get("label"), "error": e.get("error")}
-                           for e in load_errors(out_dir)])
+                           for e in checks["failed"]], columns=["key", "label", "error"])
     broken = pd.DataFrame(broken_runs(out_dir), columns=["key", "label", "problem"])
     if generic or (generic is None and not is_seed002(res)):
         summary = summary_frame(out_dir)
@@ -298,7 +301,7 @@ def report_tables(out_dir: str | os.PathLike, *, generic: bool | None = None) ->
         table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if parts:
             table.attrs.update(parts[0].attrs)
-        return {"summary": table, "errors": errors, "broken": broken}
+        return {"summary": table, "errors": errors, "broken": broken, "checks": checks}
     jobs = load_job_tables(out_dir)
     cats = category_table(out_dir, jobs=jobs)
     heads = []
@@ -314,7 +317,7 @@ def report_tables(out_dir: str | os.PathLike, *, generic: bool | None = None) ->
         headline.attrs.update(heads[0].attrs)
         headline.attrs["per_trace"] = {h["trace"].iloc[0]: dict(h.attrs) for h in heads}
     return {"slowdown": slowdown_table(out_dir, res), "categories": cats, "headline": headline, "errors": errors,
-            "broken": broken}
+            "broken": broken, "checks": checks}
 
 
 def generic_report(out_dir: str | os.PathLike, tables: dict) -> str:
@@ -355,8 +358,9 @@ def _cell(v) -> str:
 
 
 def _problem_lines(tables: dict) -> list[str]:
-    """The runs with a broken result, then the failed runs: a heading and a line per run."""
-    lines = []
+    """The warnings (``checks.warning_lines``), the runs with a broken result, then the failed runs:
+    a heading and a line per run."""
+    lines = warning_lines(tables["checks"]) if "checks" in tables else []
     for name, column, heading in (
             ("broken", "problem", "run(s) with a broken result (run the grid again to recompute them)"),
             ("errors", "error", "failed run(s) (runs/KEY.error.json)")):

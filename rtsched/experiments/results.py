@@ -209,6 +209,7 @@ def summary_rows(rec: dict) -> list[dict]:
     configuration, its provenance (key = config hash, trace SHA-256, rtsched version) and the
     group's statistics (``n``, ``{mean,median,p5,p25,p75,p95}_{sd,bsld,wait,turnaround,...}``)."""
     from heuristics.registry import SCHEMES
+    from rtsched.metrics import TAU_RL
 
     c = rec["config"]
     prov = rec.get("provenance") or {}
@@ -225,7 +226,7 @@ def summary_rows(rec: dict) -> list[dict]:
         "trace_sha256": prov.get("trace_sha256") or resolved.get("trace_sha256"),
         "trace_format": c["trace"].get("format") or prov.get("trace_format"),
         "first_n": c["trace"].get("first_n"),
-        "window": _window_text(window),
+        "results_window": _window_text(window),
         "machine": _machine_of(rec),
         "scheme": scheme,
         "policy": c.get("policy") or (SCHEMES[scheme][0] if scheme in SCHEMES else None),
@@ -236,6 +237,7 @@ def summary_rows(rec: dict) -> list[dict]:
         "marking": c["marking"],
         "seed": int(c["seed"]),
         "tau": int(c["tau"]),
+        "tau_rl": int(metrics.get("tau_rl") or TAU_RL),
         "rtsched_version": prov.get("rtsched_version") or (rec.get("env") or {}).get("rtsched"),
         "jobs": resolved.get("jobs"),
         "rt_jobs": resolved.get("rt_jobs"),
@@ -248,7 +250,7 @@ def summary_rows(rec: dict) -> list[dict]:
     for category, groups in sources:
         for group in SUMMARY_GROUPS:
             stats = groups.get(group) or {}
-            row = {**base, "category": category, "group": group}
+            row = {**base, "category": category, "job_group": group}
             row.update({k: (float(v) if isinstance(v, (int, float)) and k != "n" else v) for k, v in stats.items()
                         if isinstance(v, (int, float)) or v is None})
             rows.append(row)
@@ -261,22 +263,55 @@ def _window_text(window: dict | None) -> str | None:
     return WindowSpec.from_dict(window).text() if window else None
 
 
-# summary.parquet's columns and types (fixed, so that folders and versions can be queried together)
-SUMMARY_TEXT = ("key", "trace", "group", "category", "trace_path", "trace_sha256", "trace_format", "window",
-                "machine", "scheme", "policy", "backfill", "checkpoint", "policy_options", "marking",
+# summary.parquet's columns and types (fixed, so that folders and versions can be queried together).
+# No SQL reserved words (``group``, ``window`` before 2026-11-27: ``SUMMARY_RENAMES`` reads old files).
+SUMMARY_TEXT = ("key", "trace", "job_group", "category", "trace_path", "trace_sha256", "trace_format",
+                "results_window", "machine", "scheme", "policy", "backfill", "checkpoint", "policy_options", "marking",
                 "rtsched_version")
-SUMMARY_INTS = ("n", "first_n", "seed", "tau", "jobs", "rt_jobs")
+SUMMARY_INTS = ("n", "first_n", "seed", "tau", "tau_rl", "jobs", "rt_jobs")
 SUMMARY_FLOATS = ("rt_percent", "utilization", "productive_utilization")
+SUMMARY_RENAMES = {"group": "job_group", "window": "results_window"}  # old column -> its name now
+SUMMARY_VERSION = 2  # 1: with ``group``/``window`` and without ``tau_rl`` or units
+# The unit of each column (summary.parquet's metadata ``rtsched.units``; statistics columns by metric).
+_FIXED_UNITS = {"n": "jobs", "first_n": "jobs", "jobs": "jobs", "rt_jobs": "jobs", "rt_percent": "%",
+                "tau": "s (τ of bsld and bsld_seed002)", "tau_rl": "s (τ of bsld_rl)",
+                "utilization": "fraction of the machine's node-seconds", "productive_utilization":
+                "fraction of the machine's node-seconds", "seed": "-"}
+_METRIC_UNITS = {"sd": "ratio", "bsld": "ratio (τ = tau)", "bsld_seed002": "ratio (τ = tau)",
+                 "bsld_rl": "ratio (τ = tau_rl)", "wait": "s", "first_wait": "s", "turnaround": "s"}
+
+
+def summary_units(columns) -> dict[str, str]:
+    """Column -> unit of summary.parquet's numeric columns."""
+    units = {}
+    for c in columns:
+        if c in _FIXED_UNITS:
+            units[c] = _FIXED_UNITS[c]
+            continue
+        stat, _, metric = c.partition("_")
+        if metric in _METRIC_UNITS:
+            units[c] = _METRIC_UNITS[metric]
+    return units
 
 
 def _summary_columns() -> list[str]:
     from rtsched.metrics import STATS, SUMMARY_METRICS
 
     metrics = ("sd", "bsld") + tuple(SUMMARY_METRICS[1:])  # bsld: the run's chosen form (seed002 unless said)
-    lead = ["key", "trace", "group", "category", "n", "trace_path", "trace_sha256", "trace_format", "first_n",
-            "window", "machine", "scheme", "policy", "backfill", "checkpoint", "policy_options", "rt_percent",
-            "marking", "seed", "tau", "rtsched_version", "jobs", "rt_jobs", "utilization", "productive_utilization"]
+    lead = ["key", "trace", "job_group", "category", "n", "trace_path", "trace_sha256", "trace_format", "first_n",
+            "results_window", "machine", "scheme", "policy", "backfill", "checkpoint", "policy_options", "rt_percent",
+            "marking", "seed", "tau", "tau_rl", "rtsched_version", "jobs", "rt_jobs", "utilization",
+            "productive_utilization"]
     return lead + [f"{s}_{m}" for m in metrics for s in STATS]
+
+
+def read_summary(path: str | os.PathLike):
+    """A ``summary.parquet`` (of any version) as a DataFrame with today's column names
+    (``SUMMARY_RENAMES``: ``group`` -> ``job_group``, ``window`` -> ``results_window``)."""
+    import pandas as pd
+
+    frame = pd.read_parquet(path)
+    return frame.rename(columns={old: new for old, new in SUMMARY_RENAMES.items() if old in frame.columns})
 
 
 def summary_frame(out_dir: str | os.PathLike):
@@ -295,7 +330,7 @@ def summary_frame(out_dir: str | os.PathLike):
     if len(frame):
         order = {g: i for i, g in enumerate(SUMMARY_GROUPS)}
         cats = {c: i for i, c in enumerate(("all",) + CATEGORIES)}
-        frame = frame.assign(_g=frame["group"].map(order), _c=frame["category"].map(cats))
+        frame = frame.assign(_g=frame["job_group"].map(order), _c=frame["category"].map(cats))
         frame = frame.sort_values(["key", "_c", "_g"], kind="stable").drop(columns=["_g", "_c"])
     frame = frame.reset_index(drop=True)
     types = {c: "string" for c in SUMMARY_TEXT} | {c: "Int64" for c in SUMMARY_INTS}
@@ -306,11 +341,20 @@ def summary_frame(out_dir: str | os.PathLike):
 def write_summary(out_dir: str | os.PathLike) -> Path | None:
     """(Re)write ``OUT_DIR/summary.parquet`` from the finished runs (atomically); returns its path,
     or None when the folder holds no finished run.  Call it holding ``store.FolderLock``."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     out = Path(out_dir)
     frame = summary_frame(out)
     if frame.empty:
         return None
-    return store.atomic_write_parquet(out / store.SUMMARY, frame)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = {**(table.schema.metadata or {}), b"rtsched.summary_version": str(SUMMARY_VERSION).encode(),
+            b"rtsched.units": json.dumps(summary_units(frame.columns), ensure_ascii=False, sort_keys=True).encode()}
+    table = table.replace_schema_metadata(meta)
+    return store.atomic_write(out / store.SUMMARY, lambda tmp: pq.write_table(table, tmp))
 
 
 def summary_is_stale(out_dir: str | os.PathLike) -> bool:
@@ -321,7 +365,19 @@ def summary_is_stale(out_dir: str | os.PathLike) -> bool:
         written = (out / store.SUMMARY).stat().st_mtime_ns
     except FileNotFoundError:
         return True
-    return any(p.stat().st_mtime_ns > written for p in records)
+    if any(p.stat().st_mtime_ns > written for p in records):
+        return True
+    return _summary_version(out / store.SUMMARY) < SUMMARY_VERSION  # an older layout: rewritten
+
+
+def _summary_version(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except Exception:  # noqa: BLE001 - unreadable: rewrite it
+        return 0
+    return int(meta.get(b"rtsched.summary_version", b"1"))
 
 
 def _trace_ranks(out_dir: Path) -> dict[str, int]:

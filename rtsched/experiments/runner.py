@@ -28,6 +28,7 @@ from rtsched.errors import InputError, OptionError
 from rtsched.experiments import store
 from rtsched.experiments.backends import open_backend
 from rtsched.experiments.grid import Grid, GridRun, canonical_json, file_digest, load_grid
+from rtsched.experiments.migrate import adopt_moved_runs
 from rtsched.pipeline import RunSpec, build_policy, load_machine, load_trace, machine_spec_for
 from rtsched.pipeline import execute as run_pipeline
 from rtsched.version import __version__
@@ -126,6 +127,9 @@ def _compute(task: dict, out: Path, key: str, t0: float, cpu0: float) -> dict:
         store.error_path(out, key).unlink(missing_ok=True)
         return {"key": key, "status": "ok", "error": None, "seconds": time.perf_counter() - t0}
     except Exception as exc:  # recorded and reported, never swallowed
+        if store.is_disk_full(exc):  # no run can be written: the grid stops (``_collect``) with one line
+            return {"key": key, "status": "error", "error": str(exc), "seconds": time.perf_counter() - t0,
+                    "disk_full": True}
         message = f"{type(exc).__name__}: {exc}"
         try:
             store.atomic_write_json(store.error_path(out, key), {
@@ -238,9 +242,35 @@ def _preload(tasks: list[dict]) -> None:
         load_machine(machine_spec_for(spec, trace))
 
 
+def _pending(out: Path, grid: Grid, runs: list[GridRun], selected: list[GridRun]) -> dict:
+    """What ``selected`` leaves to run in ``out``: ``{"pending": runs without a whole result,
+    "corrupt": [{"key", "label", "problem"}], "adopted": {new key: old key} (finished under an
+    older key, ``migrate``), "tasks": the pending runs' work items}``."""
+    problems = {r.key: store.result_problem(out, r.key) for r in selected}
+    adopted = adopt_moved_runs(out, {r.key for r in runs}, [r for r in selected if problems[r.key] == "missing"])
+    for key in adopted:  # finished under an older key (an input file moved): kept, not recomputed
+        problems[key] = None
+    pending = [r for r in selected if problems[r.key] is not None]
+    corrupt = [{"key": r.key, "label": r.describe(), "problem": problems[r.key]} for r in pending
+               if problems[r.key] != "missing"]
+    # A holder killed between finishing its run and releasing the lock leaves the lock file of a
+    # finished run behind; nothing would take that lock again, so remove it (only when free).
+    finished = {r.key for r in selected if problems[r.key] is None}
+    stale = {p.stem for p in store.runs_dir(out).glob("*.lock")} & finished
+    for key in stale:
+        lock = store.RunLock(out, key)
+        if lock.acquire():
+            lock.release()  # removes the file
+    tasks = [r.task(out, grid.validate) for r in pending]
+    leftovers = store.run_temporaries(out)  # a killed writer's temporaries, removed by the run's next holder
+    for task in tasks:
+        task["leftovers"] = leftovers.get(task["key"], [])
+    return {"pending": pending, "corrupt": corrupt, "adopted": adopted, "tasks": tasks}
+
+
 def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | None = None, jobs: int = 2,
              progress: bool = True, *, only=None, console=None, backend: str = "local", address: str | None = None,
-             shard: tuple[int, int] | None = None) -> dict:
+             shard: tuple[int, int] | None = None, summary: bool = True) -> dict:
     """Run every unfinished run of a grid; return a summary.
 
     Args:
@@ -254,6 +284,9 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
         backend: ``local`` or ``ray`` (``rtsched.experiments.backends``).
         address: the Ray cluster to join (``auto``, ``HOST:PORT``); None: a local instance.
         shard: ``(I, N)``: only runs I, I+N, ... of the grid.
+        summary: rewrite ``summary.parquet`` at the end (False: leave it to ``report`` or
+            ``merge``, e.g. for the shards of a job array, which would otherwise each rebuild it
+            from every record of the folder under the folder's lock as they finish).
 
     Returns:
         ``{"grid", "out_dir", "runs", "skipped", "completed", "failed": [{"key", "label", "error"}],
@@ -271,33 +304,24 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
     selected = runs if only is None else [r for r in runs if r.key in set(only)]
     selected = shard_of(selected, shard)
     results: list[dict] = []
+    adopted: dict[str, str] = {}
     # the backend first: an unreachable Ray cluster fails before the folder is touched
     with open_backend(backend, run_task, jobs=jobs, address=address, preload=_preload) as executor:
-        store.runs_dir(out).mkdir(parents=True, exist_ok=True)
-        with store.FolderLock(out):
+        with store.disk_full_names(store.runs_dir(out)):
+            store.runs_dir(out).mkdir(parents=True, exist_ok=True)
+        with store.disk_full_names(out / store.LOCK), store.FolderLock(out):
             store.clean_temporaries(out)
             _write_manifest(out, grid, runs)
-        problems = {r.key: store.result_problem(out, r.key) for r in selected}
-        pending = [r for r in selected if problems[r.key] is not None]
-        corrupt = [{"key": r.key, "label": r.describe(), "problem": problems[r.key]} for r in pending
-                   if problems[r.key] != "missing"]
+        plan_ = _pending(out, grid, runs, selected)
+        pending, corrupt, adopted, tasks = plan_["pending"], plan_["corrupt"], plan_["adopted"], plan_["tasks"]
         skipped = len(selected) - len(pending)
-        # A holder killed between finishing its run and releasing the lock leaves the lock file of a
-        # finished run behind; nothing would take that lock again, so remove it (only when free).
-        finished = {r.key for r in selected if problems[r.key] is None}
-        stale = {p.stem for p in store.runs_dir(out).glob("*.lock")} & finished
-        for key in stale:
-            lock = store.RunLock(out, key)
-            if lock.acquire():
-                lock.release()  # removes the file
         by_key = {r.key: r for r in pending}
-        tasks = [r.task(out, grid.validate) for r in pending]
-        leftovers = store.run_temporaries(out)  # a killed writer's temporaries, removed by the run's next holder
-        for task in tasks:
-            task["leftovers"] = leftovers.get(task["key"], [])
         where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
         console.print(f"[bold]{grid.name}[/]{where}: {len(selected)} runs, {skipped} already finished, "
                       f"{len(pending)} to run on {executor.describe()} -> {out}")
+        if adopted:
+            console.print(f"{len(adopted)} finished run(s) found under their keys before an input file moved "
+                          "(or before the keys named files by their name alone): kept under the new keys")
         for c in corrupt:
             console.print(f"[yellow]broken result[/] {c['key']}  {c['label']}: {c['problem']}; running it again")
         if tasks:
@@ -308,16 +332,16 @@ def run_grid(grid_path: str | os.PathLike | Grid, out_dir: str | os.PathLike | N
     busy = [r["key"] for r in results if r["status"] == "busy"]
     completed = sum(1 for r in results if r["status"] == "ok")
     skipped += sum(1 for r in results if r["status"] == "skipped")
-    if completed or not (out / store.SUMMARY).exists():
+    if summary and (completed or adopted or not (out / store.SUMMARY).exists()):
         from rtsched.experiments.results import write_summary
 
         with store.FolderLock(out):
             write_summary(out)
-    summary = {"grid": grid.name, "out_dir": str(out), "runs": len(selected), "skipped": skipped,
+    outcome = {"grid": grid.name, "out_dir": str(out), "runs": len(selected), "skipped": skipped,
                "completed": completed, "failed": failed, "busy": busy, "corrupt": corrupt,
                "seconds": time.perf_counter() - t_start}
-    _print_outcome(console, grid, out, summary)
-    return summary
+    _print_outcome(console, grid, out, outcome)
+    return outcome
 
 
 def _collect(executor, total: int, progress: bool, console, by_key: dict) -> list[dict]:
@@ -333,6 +357,9 @@ def _collect(executor, total: int, progress: bool, console, by_key: dict) -> lis
         with bar:
             tid = bar.add_task(f"{total} runs", total=total, failed="")
             for res in executor.results():
+                if res.get("disk_full"):
+                    raise store.DiskFullError(f"{res['error'].split(' (nothing half-written')[0]} (finished runs "
+                                              "are kept; free some space and run the grid again to resume)")
                 results.append(res)
                 if res["status"] == "error":
                     n_failed += 1

@@ -29,9 +29,11 @@ under a short blocking ``flock`` on ``OUT_DIR/.lock``.
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
@@ -62,11 +64,46 @@ def error_path(out_dir: Path, key: str) -> Path:
     return runs_dir(out_dir) / f"{key}.error.json"
 
 
+class DiskFullError(RtschedError):
+    """A write of the results folder found the disk (or the user's quota) full."""
+
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) says that no space is left."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, DiskFullError) or (isinstance(exc, OSError) and exc.errno in _NO_SPACE):
+            return True
+        if "no space left" in str(exc).lower():
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+@contextmanager
+def disk_full_names(path: str | os.PathLike):
+    """Turn a full disk inside the block into one ``DiskFullError`` line naming ``path``."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except Exception as exc:
+        if is_disk_full(exc):
+            raise DiskFullError(f"{path}: no space left on device (nothing half-written is kept; free some space "
+                                "and run the command again)") from None
+        raise
+
+
 def atomic_write(path: Path, writer: Callable[[Path], None]) -> Path:
-    """``rtsched.files.atomic_write``, creating the folder first."""
+    """``rtsched.files.atomic_write``, creating the folder first; a full disk is one
+    ``DiskFullError`` naming ``path``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return files.atomic_write(path, writer)
+    with disk_full_names(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return files.atomic_write(path, writer)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> Path:

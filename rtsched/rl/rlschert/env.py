@@ -12,9 +12,12 @@ Description:
       one slot, selects reserve the job at its earliest offset on the 120 × ``units`` canvas,
       running jobs' reservations follow their running predictions.
 
-    Workloads: ``workload="vasplike"`` draws a sequence from the paper's stated distributions
-    (``rtsched.generators.vasplike``: Bernoulli arrivals at rate 0.7 over 200 slots on a
-    ``units``-unit cluster, pre-run and running predictions per job) at every reset; a trace (SWF
+    Workloads: ``workload="vasplike"`` draws a sequence of the calibrated VASP-like workload
+    (``rtsched.generators.vasplike``, parameter set ``"calibrated"``: Bernoulli arrivals at rate 0.7
+    over 200 slots on a ``units``-unit cluster, pre-run and running predictions per job) at every
+    reset, ``"vasplike-stated"`` of the paper's stated figures (the shipped ``rlschert-vasplike-*``
+    models' training workload); training draws never use the held-out generator seeds
+    (``HELD_OUT_SEEDS``, the evaluation's); a trace (SWF
     path, ``Workload`` or ``RLTrace``) gives windows of ``seq_len`` jobs on a flat cluster of its
     size, the requested times replaced by ``rtsched.rl.rlschert.predict.PrerunModel``'s pre-run estimates
     (its log-median fit, fitted once on the first 80 % of the trace) and the running predictions from its conditional
@@ -43,11 +46,13 @@ Episode end:
 """
 from __future__ import annotations
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from rtsched.generators.vasplike import VaspLikeParams, generate_vasplike
+from rtsched.generators.vasplike import generate_vasplike, param_set, trace_param_set, training_seed
 from rtsched.jobs import Workload
 from rtsched.machines import FlatCluster
 from rtsched.metrics import job_columns
@@ -100,11 +105,12 @@ class RLSchertEnv(gym.Env):
         super().__init__()
         self.cfg = RLSchertConfig(mode=mode, n_wait=n_wait, n_run=n_run, slot=slot, horizon=horizon,
                                   max_job_units=max_job_units, dynamic=dynamic, kill=kill)
-        self.source = VASPLIKE if isinstance(workload, str) and workload == VASPLIKE else "trace"
+        params_name = trace_param_set(workload)
+        self.source = VASPLIKE if params_name is not None else "trace"
         if self.source == VASPLIKE:
-            self.params = VaspLikeParams(job_rate=job_rate, simu_len=simu_len, slot=slot)
+            self.params = dataclasses.replace(param_set(params_name), job_rate=job_rate, simu_len=simu_len, slot=slot)
             self.machine = FlatCluster(units, name=f"units-{units}")
-            self.trace_name = VASPLIKE
+            self.trace_name = workload  # one of VASPLIKE_TRACES
         else:
             if mode == "slotted":
                 raise ValueError("the slotted mode runs the VASP-like workload (a trace's jobs are not on 5-min "
@@ -137,7 +143,7 @@ class RLSchertEnv(gym.Env):
         if self.source == VASPLIKE:
             seed = options.get("sequence")
             if seed is None:  # a fixed training set (seed 001 Alg. 1: 16 sequences) or a fresh draw
-                seed = int(self.np_random.integers(0, self.train_sequences or 2**31 - 1))
+                seed = training_seed(int(self.np_random.integers(0, self.train_sequences or 2**31 - 1)))
             seq = generate_vasplike(int(seed), self.params)
             preds = ArrayPredictions({j.id: r for j, r in zip(seq.workload.jobs, seq.running)}, self.cfg.slot)
             return seq.workload, preds, int(seed)

@@ -7,6 +7,7 @@ from typing import Callable
 
 import torch
 
+from rtsched.generators.vasplike import trace_param_set
 from rtsched.rl.agents import EnvFactory
 from rtsched.rl.api import run_training
 from rtsched.rl.modelfiles import CHECKPOINT, read_model_file
@@ -43,7 +44,8 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
                    resume: bool = True, init_from: str | None = None, on_trajectory: Callable | None = None,
                    ray_address: str | None = None, **options) -> dict:
     """Train RLSchert (seed 001) with the project's PPO: ``trace`` is ``"vasplike"`` (the synthetic
-    VASP-like workload) or a trace (event mode).  ``options``: environment options
+    VASP-like workload, calibrated), ``"vasplike-stated"`` (the paper's stated figures, the shipped
+    models' workload) or a trace (event mode).  ``options``: environment options
     (``ENV_OPTIONS``: ``mode``, ``units``, ``dynamic`` (False: the DeepRM-like baseline),
     ``kill``, ``teacher``, ...) and ``PPOConfig`` fields (``PPO_DEFAULTS`` otherwise;
     ``imitation`` > 0 adds the imitation term, teacher = the rule kill + ``teacher``'s selects)."""
@@ -56,7 +58,8 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
     env_config = {"agent": "rlschert", "trace": probe.trace_name, "mode": c.mode, "units": probe.units,
                   "dynamic": c.dynamic, "kill": c.kill, "n_wait": c.n_wait, "n_run": c.n_run, "slot": c.slot,
                   "horizon": c.horizon, "max_job_units": c.max_job_units,
-                  "trace_path": None if trace == VASPLIKE else os.path.abspath(os.fspath(getattr(trace, "path", trace)))
+                  "trace_path": None if trace_param_set(trace) is not None
+                  else os.path.abspath(os.fspath(getattr(trace, "path", trace)))
                   if isinstance(trace, (str, os.PathLike)) else None,
                   **{k: v for k, v in env_opts.items() if k not in ("mode", "units", "dynamic", "kill")}}
     factory = EnvFactory("rlschert", trace, options=env_opts)  # picklable: rollout workers build from it
