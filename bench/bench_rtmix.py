@@ -160,8 +160,8 @@ def main() -> int:
     n_bjo = sum(r.extra["preemptions_for_bjs_only"] for r in opt.values())
     print(f"optimum's preemptions: {n_pre} on {sum(1 for r in opt.values() if r.extra['preemptions'])}/{args.n} "
           f"instances; begun before the job they make room for arrived: {n_ant}; for BJs only: {n_bjo}")
-    uncopyable = {name for name, r in opt.items()
-                  if r.extra["preemptions_anticipatory"] or r.extra["preemptions_for_bjs_only"]}
+    # Only an anticipatory preemption needs the future: one for a BJ already waiting is an online move.
+    uncopyable = {name for name, r in opt.items() if r.extra["preemptions_anticipatory"]}
     for label, names in (("with such a preemption", uncopyable), ("without", set(opt) - uncopyable)):
         if not names:
             continue
