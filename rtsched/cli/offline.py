@@ -55,6 +55,12 @@ def register(sub: Any) -> None:
                     help="milp* methods: write the BJ-stage MILP (with the θ used) as FILE.mps or FILE.lp, to run on "
                          "any solver")
     sv.set_defaults(func=cmd_solve)
+    _register_instances(sub)
+    _register_compare(sub)
+
+
+def _register_instances(sub: Any) -> None:
+    """``rtsched instances generate``."""
 
     ins = sub.add_parser("instances", help="generate offline instances (seed 002 Table 2/3 settings)")
     isub = ins.add_subparsers(dest="instances_command", required=True, metavar="COMMAND")
@@ -94,6 +100,9 @@ def register(sub: Any) -> None:
     gen.add_argument("--out", help="output folder (created if missing; required unless --shipped)")
     gen.set_defaults(func=cmd_instances_generate)
 
+
+def _register_compare(sub: Any) -> None:
+    """``rtsched compare``."""
     cp = sub.add_parser("compare", help="online policies vs the offline optimum (seed 002 Table 3)",
                         description="Solve each instance to proven optimality and run every policy on it in the "
                                     "simulator; print each policy's slowdowns and gaps to the optimum.  Without "
@@ -435,15 +444,41 @@ def _yardstick(args) -> str | None:
 
 
 def cmd_compare(args) -> int:
+    """Solve the instances, run the policies on them, print the table (stages below)."""
     import time
 
-    from heuristics.registry import SCHEMES
-    from milp.compare import compare, reading, table3
-    from milp.solve import check_size
+    from milp.compare import reading, table3
 
     t_start = time.perf_counter()
     instances, paths, shipped = _compare_instances(args)
     yard = _yardstick(args)
+    policies = _compare_policies(args, shipped, yard)
+    runs = _compare_runs(args, instances, paths, policies)
+    rows = table3(runs, reference=args.reference, yardstick=yard)
+    seconds = time.perf_counter() - t_start
+    if args.json:
+        what = {"instances": paths, "shipped_default": shipped, "seeds": args.seeds,
+                "walltime_factor": args.walltime_factor, "policies": policies, "reference": args.reference,
+                "yardstick": yard, "checkpoint": args.checkpoint, "method": args.method, "theta": args.theta,
+                "theta_mode": args.theta_mode, "time_limit": args.time_limit, "rtj_tiebreak": args.rtj_tiebreak,
+                "cache": args.cache}
+        table = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+                 for r in rows]
+        print(json.dumps({**what, "runs": [r.to_json() for r in runs], "table": table,
+                          "reading": reading(rows, args.reference), "seconds": round(seconds, 3)},
+                         indent=2, allow_nan=False))
+        return 0
+    where = ("traces/instances (shipped)" if shipped else f"fresh, seeds {args.seeds}" if args.seeds
+             else f"{len(paths)} instance file(s)")
+    _print_compare(args, rows, f"{len(instances)} instances ({where})", seconds)
+    return 0
+
+
+def _compare_policies(args, shipped: bool, yard: str | None) -> list[str]:
+    """The policies compared: ``--policies`` (or every scheme and shipped agent on the shipped set),
+    with the reference and the yardstick added when missing; checked before any solve."""
+    from heuristics.registry import SCHEMES
+
     if args.policies is not None:
         policies = name_list(args.policies, "--policies")
     else:
@@ -452,6 +487,15 @@ def cmd_compare(args) -> int:
         if extra is not None and extra not in policies:
             policies.append(extra)
     _check_policies(policies, args.checkpoint)
+    return policies
+
+
+def _compare_runs(args, instances, paths, policies):
+    """The optimum and every policy on every instance (``milp.compare.compare``), with a progress bar;
+    on Ctrl-C, says how many instances the cache kept."""
+    from milp.compare import compare
+    from milp.solve import check_size
+
     for inst, path in zip(instances, paths):
         check_size(inst, path, args.method)
     kwargs = _solve_kwargs(args)
@@ -464,35 +508,25 @@ def cmd_compare(args) -> int:
                 update(len(done), note=f"{inst.name}: {runs[0].status}")
 
         try:
-            runs = compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=note,
+            return compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=note,
                            cache_dir=args.cache, **kwargs)
         except KeyboardInterrupt:
             if args.cache:
                 print(f"rtsched compare: {len(done)} of {len(instances)} instances are saved in {args.cache}; "
                       "the same command resumes from them", file=sys.stderr)
             raise
-    rows = table3(runs, reference=args.reference, yardstick=yard)
-    seconds = time.perf_counter() - t_start
-    what = {"instances": paths, "shipped_default": shipped, "seeds": args.seeds,
-            "walltime_factor": args.walltime_factor, "policies": policies, "reference": args.reference,
-            "yardstick": yard, "checkpoint": args.checkpoint, "method": args.method, "theta": args.theta,
-            "theta_mode": args.theta_mode, "time_limit": args.time_limit, "rtj_tiebreak": args.rtj_tiebreak,
-            "cache": args.cache}
-    if args.json:
-        table = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
-                 for r in rows]
-        print(json.dumps({**what, "runs": [r.to_json() for r in runs], "table": table,
-                          "reading": reading(rows, args.reference), "seconds": round(seconds, 3)},
-                         indent=2, allow_nan=False))
-        return 0
+
+
+def _print_compare(args, rows: list[dict], what: str, seconds: float) -> None:
+    """The two tables (means and gaps; paired intervals), the legend, the reading and the time."""
     from rich import box
     from rich.table import Table
 
-    where = ("traces/instances (shipped)" if shipped else f"fresh, seeds {args.seeds}" if args.seeds
-             else f"{len(paths)} instance file(s)")
+    from milp.compare import reading
+
     # Compact (no column rules, two-line headers): the table fits an 80-column terminal or pipe.
     tie = ", RTJ tie-break" if args.rtj_tiebreak else ""
-    t = Table(title=f"{len(instances)} instances ({where}) · optimum: {args.method}, θ = {args.theta:g} "
+    t = Table(title=f"{what} · optimum: {args.method}, θ = {args.theta:g} "
                     f"({args.theta_mode}{tie}) · non-scheme policies under {args.checkpoint} checkpointing",
               title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), pad_edge=False,
               collapse_padding=True)
@@ -534,7 +568,6 @@ def cmd_compare(args) -> int:
               "yardstick.", style="dim")
     con.print(reading([{**r, "algorithm": _short(r["algorithm"])} for r in rows], args.reference))
     con.print(f"rtsched compare took {seconds:.1f} s", style="dim")
-    return 0
 
 
 def _interval(v, key: str) -> str:
