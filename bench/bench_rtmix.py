@@ -74,6 +74,9 @@ def per_decision(instances, model: str) -> dict:
 
 
 def main() -> int:
+    """The benchmark's protocol, top to bottom: options, the instances and their optima, every policy's
+    runs, then the printed tables.  One piece on purpose (over 80 lines): it is the protocol a reader
+    checks against docs/benchmarks.md in one place, and each step prints what the next one uses."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--jobs", type=int, default=2)
