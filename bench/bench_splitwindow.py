@@ -111,6 +111,10 @@ def mean_rows(rows, key_fields=("avg_wait", "avg_queue", "utilization", "avg_bsl
 
 
 def main() -> int:
+    """The benchmark's protocol, top to bottom: options, the environment speed, one agent trained per
+    window configuration within its budget, every agent and the references on the held-out segments,
+    then the printed tables.  One piece on purpose (over 80 lines): it is the protocol a reader checks
+    against docs/benchmarks.md in one place."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", default=DEFAULT_TRACE)
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))

@@ -38,9 +38,16 @@ from rtsched.version import __version__
 
 from milp.instance import Instance
 from milp.plan import preemption_reasons
+from milp.replan_hook import is_replan_name, replan_identity
 from milp.solve import SolveResult, solve
 
 OPTIMUM = "optimum"
+REFERENCE = "wcjs-jit"  # the reference policy of the paired intervals (``rtsched compare --reference``)
+YARDSTICK = "replan"  # the online yardstick: the paired intervals are also taken against it
+BOOTSTRAP_SAMPLES = 2000
+BOOTSTRAP_SEED = 0
+# Fewer paired instances than this give no interval: a bootstrap of 1-4 values says nothing.
+MIN_PAIRED = 5
 # The comparison's optimum is canonical by default: among the BJ-optimal schedules, the least RTJ
 # mean (milp.solve's third stage), so RTJ gaps do not depend on a solver's tie-break.
 RTJ_TIEBREAK = True
@@ -109,8 +116,10 @@ def run_online(instance: Instance, name: str, checkpoint: str = "jit") -> Policy
 def optimum_run(instance: Instance, **solve_kwargs: Any) -> tuple[PolicyRun, SolveResult]:
     """Solve ``instance``; besides θ_used and the solve's figures, the row counts the plan's
     preemptions an online scheduler could not copy: those begun before the job they make room for
-    arrived (``preemptions_anticipatory``) and those that serve batch jobs only
-    (``preemptions_for_bjs_only``; the online schemes preempt only for RTJs).  With
+    arrived (``preemptions_anticipatory``); and, apart, those that serve batch jobs only
+    (``preemptions_for_bjs_only``: the heuristic schemes preempt only for RTJs, but preempting a
+    checkpointable BJ for a BJ already waiting is an ordinary online move, ``replan`` makes it, so
+    these need the future only when they are also anticipatory).  With
     ``rtj_tiebreak=True`` it adds ``rtj_sd_mean_before_tiebreak``, the BJ stage's plan's RTJ mean."""
     res = solve(instance, **solve_kwargs)
     reasons = preemption_reasons(instance, res.placements or [])
@@ -165,6 +174,8 @@ def _policy_identity(name: str) -> Any:
     """What decides a policy's runs: its name, and for a model (a file, a training folder or a
     shipped model's name) the bytes of its file: a retrained or newly shipped model must not reuse
     old results."""
+    if is_replan_name(name):  # every option, defaults included: a changed default must not reuse old rows
+        return ["replan", replan_identity(name)]
     source = name if os.path.isfile(name) else policy_source(name)
     if source is not None and os.path.isfile(source):
         return [name, file_sha256(source)]
@@ -263,16 +274,57 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def table3(runs: Sequence[PolicyRun]) -> list[dict[str, Any]]:
+def paired_bootstrap(diffs: Sequence[float], samples: int = BOOTSTRAP_SAMPLES,
+                     seed: int = BOOTSTRAP_SEED) -> tuple[float, float, float] | None:
+    """(mean, lo, hi): the mean of paired per-instance differences and its 95 % percentile bootstrap
+    interval (``samples`` resamples of the instances, seeded: the same numbers on every run); None
+    without differences."""
+    import numpy as np
+
+    d = np.asarray([x for x in diffs if x is not None and math.isfinite(x)], dtype=float)
+    if d.size < MIN_PAIRED:
+        return None
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, d.size, size=(samples, d.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(d.mean()), float(lo), float(hi)
+
+
+def paired(runs: Sequence[PolicyRun], policy: str, against: str) -> dict[str, Any] | None:
+    """Paired per-instance differences ``policy − against`` of the BJ and RTJ SD means, with their
+    95 % bootstrap intervals (``paired_bootstrap``): ``{"against", "instances", "bj": [mean, lo,
+    hi], "rtj": [...]}``; None when ``against`` did not run or is ``policy``."""
+    if policy == against:
+        return None
+    mine = {r.instance: r for r in runs if r.policy == policy}
+    theirs = {r.instance: r for r in runs if r.policy == against}
+    common = [i for i in mine if i in theirs]
+    if not common:
+        return None
+    out: dict[str, Any] = {"against": against, "instances": len(common)}
+    for key, attr in (("bj", "bj_sd_mean"), ("rtj", "rtj_sd_mean")):
+        diffs = [getattr(mine[i], attr) - getattr(theirs[i], attr) for i in common
+                 if getattr(mine[i], attr) is not None and getattr(theirs[i], attr) is not None]
+        ci = paired_bootstrap(diffs)
+        out[key] = list(ci) if ci is not None else None
+    return out
+
+
+def table3(runs: Sequence[PolicyRun], reference: str = REFERENCE, yardstick: str | None = YARDSTICK) -> list[dict[str, Any]]:
     """Table 3 layout, one row per algorithm: the mean over instances of the per-instance BJ and
     RTJ SD means (instances without BJs or RTJs are left out of that column); the relative excess
-    of those means over the optimum's (seed 002: "WCJS ... 69 % and 38 % worse"); the mean and the
-    worst of the per-instance gaps; how many instances it matches the optimum on; the mean
-    decision time per instance (s); and how many optima are not proven."""
+    of those means over the optimum's (seed 002: "WCJS ... 69 % and 38 % worse"); the mean, the
+    best and the worst of the per-instance gaps; θ violations (instances whose RTJ mean exceeds the
+    θ the optimum used); how many instances it matches the optimum on; the mean decision time per
+    instance (s); how many optima are not proven; and the paired 95 % bootstrap intervals of its BJ
+    and RTJ differences against ``reference`` (``vs_reference``) and against the online yardstick
+    ``yardstick`` (``vs_yardstick``; by name, or the first policy whose name starts with it)."""
     names: list[str] = []
     for r in runs:
         if r.policy not in names:
             names.append(r.policy)
+    theta = {r.instance: r.extra.get("theta") for r in runs if r.policy == OPTIMUM}
+    yard = yardstick_name(names, yardstick)
     rows = []
     for name in names:
         sel = [r for r in runs if r.policy == name]
@@ -286,9 +338,17 @@ def table3(runs: Sequence[PolicyRun]) -> list[dict[str, Any]]:
                      "bj_gap_mean": _mean(bj_gaps), "rtj_gap_mean": _mean(rt_gaps),
                      "bj_gap_worst": max(bj_gaps) if bj_gaps else math.nan,
                      "rtj_gap_worst": max(rt_gaps) if rt_gaps else math.nan,
+                     "bj_gap_best": min(bj_gaps) if bj_gaps else math.nan,
+                     "rtj_gap_best": min(rt_gaps) if rt_gaps else math.nan,
+                     "theta_violations": (None if name == OPTIMUM else
+                                          sum(1 for r in sel if not meets_theta(r, theta.get(r.instance)))),
                      "matches_optimum": sum(1 for r in sel if r.matches_optimum),
                      "decision_seconds": _mean(secs),
                      "not_optimal": sum(1 for r in sel if r.status not in ("optimal", "simulated"))})
+    for r in rows:
+        online = r["algorithm"] != OPTIMUM
+        r["vs_reference"] = paired(runs, r["algorithm"], reference) if online else None
+        r["vs_yardstick"] = paired(runs, r["algorithm"], yard) if online and yard else None
     opt = next((r for r in rows if r["algorithm"] == OPTIMUM), None)
     for r in rows:
         for col in ("bj_sd", "rtj_sd"):
@@ -337,9 +397,28 @@ def hindsight_best(runs: Sequence[PolicyRun], tolerance: float = 0.05) -> dict[s
             "within": sum(1 for g in gaps if g <= tolerance + MATCH_TOLERANCE), "chosen": chosen}
 
 
-def reading(rows: Sequence[dict[str, Any]]) -> str:
-    """A one-line reading of a ``table3``: the policy closest to the optimum on BJ slowdown, how
-    WCJS-JIT does, and whether any policy matches the optimum on every instance."""
+def yardstick_name(names: Sequence[str], yardstick: str | None) -> str | None:
+    """The policy that stands for the yardstick: ``yardstick`` itself, else the first ``replan:...``."""
+    if yardstick is None:
+        return None
+    if yardstick in names:
+        return yardstick
+    return next((n for n in names if n.startswith(yardstick + ":")), None)
+
+
+def _verdict(ci: list[float] | None) -> str:
+    """What a paired interval supports: "lower" (it lies below 0), "higher", or "unclear"."""
+    if ci is None:
+        return "unclear"
+    return "lower" if ci[2] < 0 else "higher" if ci[1] > 0 else "unclear"
+
+
+def reading(rows: Sequence[dict[str, Any]], reference: str = REFERENCE) -> str:
+    """A one-line reading of a ``table3`` that says only what its figures support: against the
+    reference, which policies the paired 95 % intervals put lower (better) or higher on both
+    means; among the policies that keep θ on every instance, the one closest to the optimum on BJ
+    slowdown (BJ alone is never compared across policies that break θ: a policy that ignores the
+    RTJs can beat the optimum's BJ mean); and whether any policy matches the optimum everywhere."""
     online = [r for r in rows if r["algorithm"] != OPTIMUM and not math.isnan(r["bj_gap_mean"])]
     if not online:
         return "no online policy was compared"
@@ -348,17 +427,47 @@ def reading(rows: Sequence[dict[str, Any]]) -> str:
     def pct(x: float) -> str:
         return "–" if x is None or math.isnan(x) else f"{x * 100:+.0f} %"
 
-    best = min(online, key=lambda r: (r["bj_gap_mean"], r["rtj_gap_mean"]))
-    parts = [f"over {n} instances the closest online policy on BJ slowdown is {best['algorithm']} "
-             f"(BJ {pct(best['bj_gap_mean'])}, RTJ {pct(best['rtj_gap_mean'])} against the optimum)"]
-    wcjs = next((r for r in online if r["algorithm"] == "wcjs-jit"), None)
-    if wcjs is not None and wcjs is not best:
-        parts.append(f"WCJS-JIT is at BJ {pct(wcjs['bj_gap_mean'])}, RTJ {pct(wcjs['rtj_gap_mean'])}")
+    parts = []
+    ref = next((r for r in online if r["algorithm"] == reference), None)
+    if ref is not None and len(online) > 1:
+        groups: dict[str, list[str]] = {}
+        for r in online:
+            if r is ref or r.get("vs_reference") is None:
+                continue
+            v = r["vs_reference"]
+            bj, rt = _verdict(v["bj"]), _verdict(v["rtj"])
+            if bj == rt == "lower":
+                groups.setdefault("lower on both means", []).append(r["algorithm"])
+            elif bj == rt == "higher":
+                groups.setdefault("higher on both", []).append(r["algorithm"])
+            elif "lower" in (bj, rt) and "higher" in (bj, rt):
+                groups.setdefault("lower on one mean and higher on the other", []).append(r["algorithm"])
+            elif "lower" in (bj, rt):
+                groups.setdefault("lower on one mean, the other unclear", []).append(r["algorithm"])
+            elif "higher" in (bj, rt):
+                groups.setdefault("higher on one mean, the other unclear", []).append(r["algorithm"])
+            else:
+                groups.setdefault("not distinguishable", []).append(r["algorithm"])
+        said = "; ".join(f"{k}: {', '.join(v)}" for k, v in groups.items())
+        if n < MIN_PAIRED:
+            parts.append(f"over {n} instances (too few for paired intervals against {reference})")
+        else:
+            parts.append(f"over {n} instances, against {reference} (paired 95 % intervals) — {said}")
+    else:
+        parts.append(f"over {n} instances")
+    keep = [r for r in online if r["theta_violations"] == 0]
+    if keep:
+        best = min(keep, key=lambda r: (r["bj_gap_mean"], r["rtj_gap_mean"]))
+        parts.append(f"of the policies that keep θ on every instance, {best['algorithm']} is closest to the optimum "
+                     f"on BJ slowdown (BJ {pct(best['bj_gap_mean'])}, from {pct(best['bj_gap_best'])} to "
+                     f"{pct(best['bj_gap_worst'])})")
+    else:
+        parts.append("every policy breaks θ on some instance, so BJ gaps are not compared")
     always = [r["algorithm"] for r in online if r["matches_optimum"] == r["instances"]]
     parts.append(f"{', '.join(always)} match{'es' if len(always) == 1 else ''} the optimum on every instance"
                  if always else "none matches the optimum on every instance")
     return "; ".join(parts) + "."
 
 
-__all__ = ["OPTIMUM", "PolicyRun", "compare", "compare_instance", "hindsight_best", "meets_theta", "online_spec",
+__all__ = ["OPTIMUM", "REFERENCE", "YARDSTICK", "PolicyRun", "paired", "paired_bootstrap", "yardstick_name", "compare", "compare_instance", "hindsight_best", "meets_theta", "online_spec",
            "optimum_run", "reading", "run_online", "score_against", "table3"]

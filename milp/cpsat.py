@@ -198,6 +198,51 @@ def job_upper_bounds(instance: Instance, objective: str, incumbent: Sequence[Pla
 
 
 @dataclass
+class SplitVars:
+    """The variables of a job that may be split once: ``prm`` (split or not), ``work`` (w: work of
+    the first part, = all of it unsplit), ``d1``/``e1`` (first part's length and end: w + o·prm),
+    ``s2``/``d2`` (second part's start and length: the rest + o·prm)."""
+
+    prm: cp_model.IntVar
+    work: cp_model.IntVar
+    d1: cp_model.IntVar
+    e1: cp_model.IntVar
+    s2: cp_model.IntVar
+    d2: cp_model.IntVar
+
+
+def split_vars(m: cp_model.CpModel, j: int, *, work: int, lo: int, hi: int, overhead: int, release: int,
+               horizon: int) -> SplitVars:
+    """Variables and links of a split-once job with ``work`` s to do, its first part carrying
+    between ``lo`` and ``hi`` of it when split (all of it otherwise), ``overhead`` s of checkpoint
+    write (end of part 1) and restart read (start of part 2); shared by this model and
+    ``milp.replan``'s (where a running job's first part may carry ``lo`` = 0 more work)."""
+    o = overhead
+    prm = m.NewBoolVar(f"prm{j}")
+    w = m.NewIntVar(lo, work, f"w{j}")
+    m.Add(w <= hi).OnlyEnforceIf(prm)
+    m.Add(w == work).OnlyEnforceIf(prm.Not())
+    d1 = m.NewIntVar(lo, max(work, hi + o), f"d1_{j}")
+    m.Add(d1 == w + o * prm)
+    e1 = m.NewIntVar(release + lo, horizon, f"e1_{j}")
+    s2 = m.NewIntVar(release, horizon, f"s2_{j}")
+    d2 = m.NewIntVar(0, work - lo + o, f"d2_{j}")
+    m.Add(d2 == work - w + o * prm)
+    return SplitVars(prm, w, d1, e1, s2, d2)
+
+
+def split_intervals_on(m: cp_model.CpModel, j: int, q: int, lit, sp: SplitVars, start, end) -> tuple:
+    """The two parts of split-once job ``j`` as optional intervals on candidate partition ``q``
+    (literal ``lit``): part 1 present iff the job is on q, part 2 iff it is on q and split."""
+    both = m.NewBoolVar(f"c{j}_{q}")
+    m.AddImplication(both, lit)
+    m.AddImplication(both, sp.prm)
+    m.AddBoolOr([lit.Not(), sp.prm.Not(), both])
+    return (m.NewOptionalIntervalVar(start, sp.d1, sp.e1, lit, f"I1_{j}_{q}"),
+            m.NewOptionalIntervalVar(sp.s2, sp.d2, end, both, f"I2_{j}_{q}"))
+
+
+@dataclass
 class CpsatModel:
     instance: Instance
     preempt: bool
@@ -348,17 +393,10 @@ def _add_split_parts(cm: CpsatModel, job, Hj: int, s, C, y, yiv, per_block, res:
     k = inst.k(job)
     o = inst.overhead(job)
     lo, hi = split_bounds(p)
-    prm = cm.prm[j] = m.NewBoolVar(f"prm{j}")
-    w = cm.w[j] = m.NewIntVar(lo, p, f"w{j}")
-    m.Add(w <= hi).OnlyEnforceIf(prm)
-    m.Add(w == p).OnlyEnforceIf(prm.Not())
-    d1 = m.NewIntVar(lo, max(p, hi + o), f"d1_{j}")
-    m.Add(d1 == w + o * prm)
-    e1 = m.NewIntVar(r + lo, Hj, f"e1_{j}")
+    sp = split_vars(m, j, work=p, lo=lo, hi=hi, overhead=o, release=r, horizon=Hj)
+    prm, w, d1, e1, s2, d2 = sp.prm, sp.work, sp.d1, sp.e1, sp.s2, sp.d2
+    cm.prm[j], cm.w[j], cm.s2[j] = prm, w, s2
     iv1 = m.NewIntervalVar(s, d1, e1, f"I1_{j}")
-    s2 = cm.s2[j] = m.NewIntVar(r, Hj, f"s2_{j}")
-    d2 = m.NewIntVar(0, p - lo + o, f"d2_{j}")
-    m.Add(d2 == p - w + o * prm)
     iv2 = m.NewOptionalIntervalVar(s2, d2, C, prm, f"I2_{j}")
     m.Add(s2 >= e1)
     m.Add(s2 == e1).OnlyEnforceIf(prm.Not())
@@ -371,12 +409,7 @@ def _add_split_parts(cm: CpsatModel, job, Hj: int, s, C, y, yiv, per_block, res:
     res.rect_x += [iv1, iv2]
     res.rect_y += [yiv, m.NewOptionalFixedSizeIntervalVar(y, k, prm, f"Y2_{j}")]
     for q, lit in per_block:
-        both = m.NewBoolVar(f"c{j}_{q}")
-        m.AddImplication(both, lit)
-        m.AddImplication(both, prm)
-        m.AddBoolOr([lit.Not(), prm.Not(), both])
-        ivq1 = m.NewOptionalIntervalVar(s, d1, e1, lit, f"I1_{j}_{q}")
-        ivq2 = m.NewOptionalIntervalVar(s2, d2, C, both, f"I2_{j}_{q}")
+        ivq1, ivq2 = split_intervals_on(m, j, q, lit, sp, s, C)
         for b in inst.partitions[q].blocks:
             res.block_ivs[b] += [ivq1, ivq2]
 
@@ -517,5 +550,5 @@ def append_batch(instance: Instance, rt_plan: Sequence[Placement]) -> list[Place
     return left_justify(instance, out)
 
 
-__all__ = ["build_cpsat", "solve_cpsat_model", "greedy_plan", "GreedyTimeout", "ratio_weights", "RatioWeights",
+__all__ = ["split_vars", "split_intervals_on", "SplitVars", "build_cpsat", "solve_cpsat_model", "greedy_plan", "GreedyTimeout", "ratio_weights", "RatioWeights",
            "CpsatModel", "CpsatRun", "rt_subinstance", "append_batch", "evaluate"]

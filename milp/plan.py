@@ -149,7 +149,9 @@ class PreemptionReason:
     ``beneficiaries`` are the jobs with a part starting on a conflicting partition between the end
     of the split's run (the checkpoint write begins) and its restart.  ``for_rtj``: one of them is a
     real-time job; ``anticipatory``: the write begins before the earliest of them has even been
-    submitted, so only a scheduler that knows the future could begin it then.
+    submitted, so only a scheduler that knows the future could begin it then.  That is the only
+    kind that needs the future (``needs_future``): preempting a checkpointable BJ for a job that is
+    already waiting — an RTJ or a BJ — is an ordinary online move (``milp.replan`` makes it).
     """
 
     job_id: int
@@ -158,6 +160,12 @@ class PreemptionReason:
     beneficiaries: tuple[int, ...]
     for_rtj: bool
     anticipatory: bool
+
+    @property
+    def needs_future(self) -> bool:
+        """Whether no online scheduler could have begun this write then (``anticipatory``); whom
+        the partition serves, an RTJ or BJs only, does not matter."""
+        return self.anticipatory
 
 
 def preemption_reasons(instance: Instance, placements: Sequence[Placement]) -> list[PreemptionReason]:

@@ -118,6 +118,9 @@ def test_cli_choice_lists_match_the_library():
     from milp.compare import RTJ_TIEBREAK
 
     assert offline.COMPARE_TIEBREAK is RTJ_TIEBREAK  # rtsched compare and milp.compare.compare: one default
+    from milp.compare import REFERENCE
+
+    assert offline.COMPARE_REFERENCE == REFERENCE
     assert tuple(rl.ROLLOUT_BACKENDS) == tuple(BACKENDS)
     assert tuple(rl.ROLLOUT_MODES) == tuple(MODES)
     assert tuple(rl.GOALS) == tuple(SEQUENCE_GOALS)

@@ -40,7 +40,8 @@ def test_compare_table_fits_80_columns_and_reads_out(capsys, monkeypatch, tmp_pa
     assert max(len(line) for line in out.splitlines()) <= 80
     for col in ("algorithm", "BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "=opt"):
         assert col in out
-    assert "over 1 instances the closest online policy" in out  # the one-line reading
+    assert "over 1 instances (too few for paired intervals against wcjs-jit)" in out  # the one-line reading
+    assert "rtsched compare took " in out
     assert "SD = slowdown" in out  # the abbreviations are defined
 
 
@@ -49,7 +50,7 @@ def test_compare_without_arguments_is_the_main_job(capsys):
     from heuristics.registry import SCHEMES
     from rtsched.cli.offline import shipped_agents
 
-    expected = [*SCHEMES, *shipped_agents()]  # rtmix with the rl extra (CI installs it)
+    expected = [*SCHEMES, *shipped_agents(), "replan"]  # rtmix with the rl extra (CI installs it); the yardstick
     t0 = time.perf_counter()
     rc = main(["compare", "--json"])
     seconds = time.perf_counter() - t0
@@ -65,7 +66,8 @@ def test_compare_without_arguments_is_the_main_job(capsys):
     for name in expected:  # every scheme and agent ran on every instance and has both gaps
         assert rows[name]["instances"] == 8 and rows[name]["bj_gap_mean"] is not None
         assert rows[name]["rtj_gap_mean"] is not None
-    assert out["reading"].startswith("over 8 instances the closest online policy on BJ slowdown is ")
-    # under 60 s on an idle 2-core machine (about 5 s measured); a loaded one stretches it
+    assert out["reading"].startswith("over 8 instances, against wcjs-jit (paired 95 % intervals) — ")
+    assert rows["replan"]["vs_reference"]["instances"] == 8 and rows["wcjs-jit"]["vs_reference"] is None
+    # under 60 s on an idle 2-core machine (README: measured); a loaded one stretches it
     allowed = 60 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
     assert seconds < allowed, (seconds, allowed)

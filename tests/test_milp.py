@@ -269,10 +269,11 @@ def test_cli_generate_solve_json_and_compare(tmp_path):
     assert {s["job_id"] for s in data["segments"]} == {1, 2, 3}
     rc, out, _ = _cli(["compare", path, "--policies", "wcjs,highpq", "--json"])
     data = json.loads(out)
-    assert rc == 0 and [r["algorithm"] for r in data["table"]] == ["optimum", "wcjs", "highpq"]
+    # the reference (wcjs-jit) and the online yardstick (replan) are added to the policies given
+    assert rc == 0 and [r["algorithm"] for r in data["table"]] == ["optimum", "wcjs", "highpq", "wcjs-jit", "replan"]
     runs = {r["policy"]: r for r in data["runs"]}
     opt = runs["optimum"]
-    for name in ("wcjs", "highpq"):
+    for name in ("wcjs", "highpq", "replan"):
         pol = runs[name]
         # θ* is the least RTJ mean of any schedule; at an RTJ mean within θ_used no schedule has a
         # smaller BJ mean than the optimum

@@ -56,3 +56,14 @@ def test_compare_rows_of_the_optimum_count_the_uncopyable_preemptions():
     assert row["preemptions"] == len(reasons) >= 1
     assert row["preemptions_anticipatory"] == sum(r.anticipatory for r in reasons)
     assert row["preemptions_for_bjs_only"] == sum(not r.for_rtj for r in reasons)
+
+
+def test_preempting_for_a_waiting_bj_is_an_online_move_not_one_that_needs_the_future():
+    # B (a BJ) is already waiting when A's write begins: an online scheduler can make this move.
+    inst = two_block_instance(BATCH, 150)
+    (r,) = preemption_reasons(inst, plan_for(inst))
+    assert not r.for_rtj and not r.needs_future
+    # The same move for a BJ that arrives only after the write began needs the future.
+    late = two_block_instance(BATCH, 300)
+    (r_late,) = preemption_reasons(late, plan_for(late))
+    assert r_late.needs_future and not r_late.for_rtj

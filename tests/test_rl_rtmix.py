@@ -281,7 +281,7 @@ def test_compare_cli_with_rtmix_gives_gaps_times_and_table(tmp_path, capsys):
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     runs = {r["policy"]: r for r in doc["runs"]}
-    assert set(runs) == {"optimum", "wcjs-jit", "baseline", "highpq", "rtmix"}
+    assert set(runs) == {"optimum", "wcjs-jit", "baseline", "highpq", "rtmix", "replan"}  # replan: the yardstick
     for name, r in runs.items():
         for key in ("bj_sd_mean", "rtj_sd_mean", "bj_gap", "rtj_gap", "decision_seconds", "matches_optimum"):
             assert key in r

@@ -36,6 +36,9 @@ GENERATE_DEFAULTS = {"count": 20, "seed": 0, "bj": 5, "rt": 2, "blocks": 16, "si
 # 50-instance rtmix comparison took 20.8 s instead of 14.3 s (docs/benchmarks.md, "RTJ tie-break").
 # A copy of milp.compare.RTJ_TIEBREAK (the parser imports no solver; tests/test_layers.py checks it).
 COMPARE_TIEBREAK = True
+# The reference policy of compare's paired intervals (a copy of milp.compare.REFERENCE: the parser
+# imports no solver).
+COMPARE_REFERENCE = "wcjs-jit"
 # The exact methods of milp.solve (kept here so that building the parser imports no solver;
 # tests/test_layers.py checks the two lists agree).
 METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disjunctive", "bruteforce")
@@ -52,6 +55,12 @@ def register(sub: Any) -> None:
                     help="milp* methods: write the BJ-stage MILP (with the θ used) as FILE.mps or FILE.lp, to run on "
                          "any solver")
     sv.set_defaults(func=cmd_solve)
+    _register_instances(sub)
+    _register_compare(sub)
+
+
+def _register_instances(sub: Any) -> None:
+    """``rtsched instances generate``."""
 
     ins = sub.add_parser("instances", help="generate offline instances (seed 002 Table 2/3 settings)")
     isub = ins.add_subparsers(dest="instances_command", required=True, metavar="COMMAND")
@@ -91,6 +100,9 @@ def register(sub: Any) -> None:
     gen.add_argument("--out", help="output folder (created if missing; required unless --shipped)")
     gen.set_defaults(func=cmd_instances_generate)
 
+
+def _register_compare(sub: Any) -> None:
+    """``rtsched compare``."""
     cp = sub.add_parser("compare", help="online policies vs the offline optimum (seed 002 Table 3)",
                         description="Solve each instance to proven optimality and run every policy on it in the "
                                     "simulator; print each policy's slowdowns and gaps to the optimum.  Without "
@@ -98,8 +110,22 @@ def register(sub: Any) -> None:
                                     "and the shipped RL agent rtmix.")
     cp.add_argument("instances", nargs="*", help="instance JSON files (default: traces/instances/*.json)")
     cp.add_argument("--policies", help="comma-separated scheme or policy names, or model files (default: every "
-                                       "seed-002 scheme and the shipped agent rtmix with the shipped instances, "
-                                       "else wcjs-jit)")
+                                       "seed-002 scheme, the shipped agent rtmix and replan with the shipped "
+                                       "instances, else wcjs-jit and replan); the --reference and the --replan "
+                                       "yardstick are added when missing")
+    cp.add_argument("--reference", default=COMPARE_REFERENCE,
+                    help=f"the policy the paired 95 %% bootstrap intervals are taken against (default "
+                         f"{COMPARE_REFERENCE}); they are also taken against replan")
+    cp.add_argument("--replan", default=None, metavar="NAME",
+                    help="the online yardstick: replan with its options, e.g. replan:ms=500 (default: replan, "
+                         "with --theta's θ); none leaves it out")
+    cp.add_argument("--seeds", metavar="S|A-B|A,B,...",
+                    help="compare a fresh Table-3 set generated now instead of files: generator seeds S .. S+COUNT-1, "
+                         "a range A-B or a list (rtsched instances generate's generator: 5 BJs, 2 RTJs, 16 blocks)")
+    cp.add_argument("--count", type=int_in(1, MAX_COUNT), help="with --seeds S: how many instances (default 20)")
+    cp.add_argument("--walltime-factor", metavar="LO,HI",
+                    help="with --seeds: the generator's runtime estimate, walltime = ceil(runtime · U(LO, HI)) "
+                         "(default 1,2; 1,1 gives exact walltimes)")
     cp.add_argument("-j", "--jobs", type=int_in(1, 1024), default=1,
                     help="instances solved in parallel processes (each solve then gets one CP-SAT worker or one "
                          "MILP thread); the 50-instance rtmix comparison proves every optimum in well under a "
@@ -339,23 +365,137 @@ def cmd_instances_generate(args) -> int:
     return 0
 
 
-def cmd_compare(args) -> int:
-    from heuristics.registry import SCHEMES
-    from milp.compare import compare, reading, table3
-    from milp.instance import SHIPPED_DIR, load_instance
-    from milp.solve import check_size
+def _compare_instances(args) -> tuple[list, list[str], bool]:
+    """The instances of a ``compare`` command: files, a fresh set (``--seeds``), or the shipped set;
+    refuses the same instance twice (its rows would be merged under one name)."""
+    from milp.instance import SHIPPED_DIR, load_instance, table3_instance
 
+    if args.seeds is None and (args.count is not None or args.walltime_factor is not None):
+        raise UsageError("--count and --walltime-factor shape a fresh set: give --seeds too")
+    if args.seeds is not None:
+        if args.instances:
+            raise UsageError("--seeds generates the instances: give no INSTANCES files with it")
+        seeds = _seed_list(args.seeds, args.count)
+        lo, hi = _walltime_factor(args.walltime_factor or "1,2")
+        instances = [table3_instance(seed, walltime_factor=(lo, hi), name=f"table3-{seed:02d}") for seed in seeds]
+        return instances, [inst.name for inst in instances], False
     shipped = not args.instances
     paths = sorted(str(p) for p in SHIPPED_DIR.glob("*.json")) if shipped else list(args.instances)
     if not paths:
         raise UsageError(f"no instances given and none shipped in {SHIPPED_DIR} "
                          "(rtsched instances generate --shipped writes them)")
+    instances = [load_instance(p) for p in paths]
+    seen_name: dict[str, str] = {}
+    seen_jobs: dict[str, str] = {}
+    for inst, path in zip(instances, paths):
+        content = json.dumps(inst.to_dict(), sort_keys=True)
+        if content in seen_jobs:
+            raise UsageError(f"{path}: the same instance as {seen_jobs[content]} (given twice, it would count twice "
+                             "in every mean and interval)")
+        if inst.name in seen_name:
+            raise UsageError(f"{path}: its name {inst.name!r} is also {seen_name[inst.name]}'s (rows are kept by "
+                             "instance name: rename one)")
+        seen_jobs[content] = seen_name[inst.name] = path
+    return instances, paths, shipped
+
+
+def _seed_list(text: str, count: int | None) -> list[int]:
+    try:
+        if "," in text:
+            seeds = [int(x) for x in text.split(",") if x.strip()]
+        elif "-" in text.strip("-"):
+            a, b = (int(x) for x in text.split("-", 1))
+            if b < a:
+                raise ValueError
+            seeds = list(range(a, b + 1))
+        else:
+            first = int(text)
+            seeds = list(range(first, first + (count or 20)))
+    except ValueError:
+        raise UsageError(f"--seeds: expected S, A-B (A <= B) or A,B,..., non-negative integers, got {text!r}") from None
+    if count is not None and ("," in text or "-" in text.strip("-")):
+        raise UsageError("--count goes with --seeds S (a range or a list already says how many)")
+    if any(x < 0 for x in seeds) or len(set(seeds)) != len(seeds):
+        raise UsageError(f"--seeds: seeds must be non-negative and distinct, got {text!r}")
+    if len(seeds) > MAX_COUNT:
+        raise UsageError(f"--seeds: {len(seeds):,} instances, more than MAX_COUNT = {MAX_COUNT:,}")
+    return seeds
+
+
+def _walltime_factor(text: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(x) for x in text.split(","))
+    except ValueError:
+        raise UsageError(f"--walltime-factor: expected LO,HI (two numbers), got {text!r}") from None
+    if not (1.0 <= lo <= hi <= 100):
+        raise UsageError(f"--walltime-factor needs 1 <= LO <= HI <= 100 (a walltime is never below the runtime), "
+                         f"got {text!r}")
+    return lo, hi
+
+
+def _yardstick(args) -> str | None:
+    if args.replan is not None:
+        if args.replan.strip().lower() == "none":
+            return None
+        if not args.replan.strip().lower().startswith("replan"):
+            raise UsageError(f"--replan: expected replan or replan:OPTIONS (or none), got {args.replan!r}")
+        return args.replan.strip()
+    return "replan" if args.theta == 1.2 else f"replan:theta={args.theta:g}"
+
+
+def cmd_compare(args) -> int:
+    """Solve the instances, run the policies on them, print the table (stages below)."""
+    import time
+
+    from milp.compare import reading, table3
+
+    t_start = time.perf_counter()
+    instances, paths, shipped = _compare_instances(args)
+    yard = _yardstick(args)
+    policies = _compare_policies(args, shipped, yard)
+    runs = _compare_runs(args, instances, paths, policies)
+    rows = table3(runs, reference=args.reference, yardstick=yard)
+    seconds = time.perf_counter() - t_start
+    if args.json:
+        what = {"instances": paths, "shipped_default": shipped, "seeds": args.seeds,
+                "walltime_factor": args.walltime_factor, "policies": policies, "reference": args.reference,
+                "yardstick": yard, "checkpoint": args.checkpoint, "method": args.method, "theta": args.theta,
+                "theta_mode": args.theta_mode, "time_limit": args.time_limit, "rtj_tiebreak": args.rtj_tiebreak,
+                "cache": args.cache}
+        table = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+                 for r in rows]
+        print(json.dumps({**what, "runs": [r.to_json() for r in runs], "table": table,
+                          "reading": reading(rows, args.reference), "seconds": round(seconds, 3)},
+                         indent=2, allow_nan=False))
+        return 0
+    where = ("traces/instances (shipped)" if shipped else f"fresh, seeds {args.seeds}" if args.seeds
+             else f"{len(paths)} instance file(s)")
+    _print_compare(args, rows, f"{len(instances)} instances ({where})", seconds)
+    return 0
+
+
+def _compare_policies(args, shipped: bool, yard: str | None) -> list[str]:
+    """The policies compared: ``--policies`` (or every scheme and shipped agent on the shipped set),
+    with the reference and the yardstick added when missing; checked before any solve."""
+    from heuristics.registry import SCHEMES
+
     if args.policies is not None:
         policies = name_list(args.policies, "--policies")
     else:
-        policies = list(SCHEMES) + shipped_agents() if shipped else ["wcjs-jit"]
+        policies = list(SCHEMES) + shipped_agents() if shipped else []
+    for extra in (args.reference, yard):
+        if extra is not None and extra not in policies:
+            policies.append(extra)
     _check_policies(policies, args.checkpoint)
-    instances = [load_instance(p) for p in paths]
+    return policies
+
+
+def _compare_runs(args, instances, paths, policies):
+    """The optimum and every policy on every instance (``milp.compare.compare``), with a progress bar;
+    on Ctrl-C, says how many instances the cache kept."""
+    from milp.compare import compare
+    from milp.solve import check_size
+
     for inst, path in zip(instances, paths):
         check_size(inst, path, args.method)
     kwargs = _solve_kwargs(args)
@@ -368,53 +508,81 @@ def cmd_compare(args) -> int:
                 update(len(done), note=f"{inst.name}: {runs[0].status}")
 
         try:
-            runs = compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=note,
+            return compare(instances, policies, checkpoint=args.checkpoint, jobs=args.jobs, progress=note,
                            cache_dir=args.cache, **kwargs)
         except KeyboardInterrupt:
             if args.cache:
                 print(f"rtsched compare: {len(done)} of {len(instances)} instances are saved in {args.cache}; "
                       "the same command resumes from them", file=sys.stderr)
             raise
-    rows = table3(runs)
-    what = {"instances": paths, "shipped_default": shipped, "policies": policies, "checkpoint": args.checkpoint,
-            "method": args.method, "theta": args.theta, "theta_mode": args.theta_mode, "time_limit": args.time_limit,
-            "rtj_tiebreak": args.rtj_tiebreak, "cache": args.cache}
-    if args.json:
-        table = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
-                 for r in rows]
-        print(json.dumps({**what, "runs": [r.to_json() for r in runs], "table": table, "reading": reading(rows)},
-                         indent=2, allow_nan=False))
-        return 0
+
+
+def _print_compare(args, rows: list[dict], what: str, seconds: float) -> None:
+    """The two tables (means and gaps; paired intervals), the legend, the reading and the time."""
     from rich import box
     from rich.table import Table
 
-    where = "traces/instances (shipped)" if shipped else f"{len(paths)} instance file(s)"
+    from milp.compare import reading
+
     # Compact (no column rules, two-line headers): the table fits an 80-column terminal or pipe.
     tie = ", RTJ tie-break" if args.rtj_tiebreak else ""
-    t = Table(title=f"{len(instances)} instances ({where}) · optimum: {args.method}, θ = {args.theta:g} "
+    t = Table(title=f"{what} · optimum: {args.method}, θ = {args.theta:g} "
                     f"({args.theta_mode}{tie}) · non-scheme policies under {args.checkpoint} checkpointing",
               title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), pad_edge=False,
               collapse_padding=True)
-    t.add_column("algorithm", max_width=24, overflow="fold")
-    for col in ("BJ SD", "RTJ SD", "BJ gap", "RTJ gap", "worst\nBJ gap", "worst\nRTJ gap", "=opt", "s/inst"):
+    t.add_column("algorithm", min_width=11, max_width=24, overflow="fold")
+    for col in ("BJ\nSD", "RTJ\nSD", "BJ\ngap", "BJ gap\nrange", "RTJ\ngap", "RTJ gap\nrange", "θ\nviol.",
+                "=opt", "s/inst"):
         t.add_column(col, justify="right", no_wrap=True)
     for r in rows:
+        viol = "–" if r["theta_violations"] is None else str(r["theta_violations"])
         t.add_row(_short(r["algorithm"]), fmt(r["bj_sd"], 3), fmt(r["rtj_sd"], 3), pct(r["bj_gap_mean"]),
-                  pct(r["rtj_gap_mean"]),
-                  pct(r["bj_gap_worst"]), pct(r["rtj_gap_worst"]), f"{r['matches_optimum']}/{r['instances']}",
+                  _span(r["bj_gap_best"], r["bj_gap_worst"]), pct(r["rtj_gap_mean"]),
+                  _span(r["rtj_gap_best"], r["rtj_gap_worst"]), viol, f"{r['matches_optimum']}/{r['instances']}",
                   f"{r['decision_seconds']:.3f}")
     con = console()
     con.print(t)
+    d = Table(title="paired differences, policy − other, of the per-instance SD means: mean and 95 % bootstrap "
+                    "interval (below 0: the policy's slowdown is lower)",
+              title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), pad_edge=False,
+              collapse_padding=True)
+    d.add_column("algorithm", max_width=24, overflow="fold")
+    for col in (f"ΔBJ vs\n{args.reference}", f"ΔRTJ vs\n{args.reference}", "ΔBJ vs\nreplan", "ΔRTJ vs\nreplan"):
+        d.add_column(col, justify="right", no_wrap=True)
+    for r in rows:
+        if r["algorithm"] == "optimum":
+            continue
+        cells = [_interval(r["vs_reference"], k) for k in ("bj", "rtj")] + \
+                [_interval(r["vs_yardstick"], k) for k in ("bj", "rtj")]
+        d.add_row(_short(r["algorithm"]), *cells)
+    con.print(d)
     unproven = sum(r["not_optimal"] for r in rows if r["algorithm"] == "optimum")
     if unproven:
         con.print(f"note: {unproven} optimum/optima not proven within the time limit (gaps are against the best "
                   "schedule found)", style="yellow")
     con.print("SD = slowdown = turnaround / runtime, mean per instance then over instances; gap = policy / optimum − 1 "
-              "per instance (mean, and worst); =opt: instances where the policy's BJ SD is no worse than the "
-              "optimum's and its RTJ SD meets the θ the optimum used; s/inst: seconds deciding per instance (the "
-              "optimum: solving).", style="dim")
-    con.print(reading([{**r, "algorithm": _short(r["algorithm"])} for r in rows]))
-    return 0
+              "per instance (mean; range: best..worst, in %); θ viol.: instances whose RTJ SD exceeds the θ the optimum used; "
+              "=opt: instances where the policy's BJ SD is no worse than the optimum's and its RTJ SD meets that θ; "
+              "s/inst: seconds deciding per instance (the optimum: solving).  The optimum is the clairvoyant lower "
+              "bound; replan, which re-solves the exact model at every event with the jobs known then, the online "
+              "yardstick.", style="dim")
+    con.print(reading([{**r, "algorithm": _short(r["algorithm"])} for r in rows], args.reference))
+    con.print(f"rtsched compare took {seconds:.1f} s", style="dim")
+
+
+def _interval(v, key: str) -> str:
+    """A paired difference as two lines: its mean, then its 95 % interval."""
+    if v is None or v.get(key) is None:
+        return "–"
+    mean, lo, hi = v[key]
+    return f"{mean:+.3f}\n[{lo:+.2f}, {hi:+.2f}]"
+
+
+def _span(best: float, worst: float) -> str:
+    """The best and the worst per-instance gap, in %: ``-43..+75``."""
+    if best is None or worst is None or math.isnan(best) or math.isnan(worst):
+        return "–"
+    return f"{best * 100:+.0f}..{worst * 100:+.0f}"
 
 
 def _short(name: str) -> str:

@@ -37,7 +37,7 @@ def register(sub) -> None:
     sim.add_argument("--backfill", help="none, easy, ff, bf, sjf, rlscheduler (default: ff; a trained model: its own; "
                                         "with --scheme: overrides the scheme's)")
     sim.add_argument("--checkpoint", help="no, sys[:SECONDS], app-PCT, jit (default: the scheme's; else a trained "
-                                          "model's own, jit for rtmix; else no)")
+                                          "model's own, jit for rtmix; jit for replan; else no)")
     sim.add_argument("--rt-percent", type=percent, help="mark this %% of jobs real-time, 0-100 (default: 10 on the "
                                                          "embedded default trace, else 0)")
     sim.add_argument("--rt-mode", choices=["random", "short", "aps"], help="RTJ marking mode (default random)")

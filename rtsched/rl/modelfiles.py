@@ -116,6 +116,15 @@ class LoadedModel:
     scorer: object | None = None
 
 
+def agent_model(model: "LoadedModel | str", agent: str, label: str) -> LoadedModel:
+    """``model`` (a loaded model, or a path ``load_model`` reads) checked to be ``agent``'s;
+    ValueError naming the file and ``label`` (the agent as a reader knows it) otherwise."""
+    loaded = load_model(model) if not isinstance(model, LoadedModel) else model
+    if loaded.agent != agent:
+        raise ValueError(f"{loaded.path}: a {loaded.agent} model, not {label}")
+    return loaded
+
+
 def load_model(path: str) -> LoadedModel:
     """A trained model (actor and critic in eval mode) from a model or checkpoint file or folder,
     or a stable-baselines3 / sb3-contrib ``.zip`` (``rtsched.rl.sb3``)."""

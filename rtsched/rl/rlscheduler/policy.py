@@ -9,7 +9,7 @@ import torch
 from heuristics.backfill import normalize_backfill
 from heuristics.committed import COMMITTED_BACKFILLS, CommittedHead
 from rtsched.rl.features import ArrivedRows, PickObservation
-from rtsched.rl.modelfiles import LoadedModel, load_model
+from rtsched.rl.modelfiles import LoadedModel, agent_model
 from rtsched.rl.nets import NumpyActor
 from rtsched.rl.policies import choose_action, model_norms
 from rtsched.sim.core import SimView
@@ -23,9 +23,7 @@ class RLSchedulerPolicy:
 
     def __init__(self, model: LoadedModel | str, *, backfill=None, norms: dict | None = None,
                  extras: dict | None = None, greedy: bool = True, seed: int = 0) -> None:
-        self.model = load_model(model) if not isinstance(model, LoadedModel) else model
-        if self.model.agent != "rlscheduler":
-            raise ValueError(f"{self.model.path}: a {self.model.agent} model, not a job-picking (rlscheduler) one")
+        self.model = agent_model(model, "rlscheduler", "a job-picking (rlscheduler) one")
         env = self.model.env
         self.backfill = normalize_backfill(env.get("backfill", "none") if backfill is None else backfill,
                                            COMMITTED_BACKFILLS)

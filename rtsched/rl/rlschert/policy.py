@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from rtsched.rl.modelfiles import LoadedModel, load_model
+from rtsched.rl.modelfiles import LoadedModel, agent_model
 from rtsched.rl.nets import NumpyActor
 from rtsched.rl.policies import ModelPolicyError, choose_action
 from rtsched.sim.core import SimView
@@ -25,9 +25,7 @@ class RLSchertPolicy:
 
         from rtsched.rl.rlschert.core import RLSchertConfig
 
-        self.model = load_model(model) if not isinstance(model, LoadedModel) else model
-        if self.model.agent != "rlschert":
-            raise ValueError(f"{self.model.path}: a {self.model.agent} model, not an RLSchert one")
+        self.model = agent_model(model, "rlschert", "an RLSchert one")
         env = self.model.env
         self.cfg = RLSchertConfig(mode=env.get("mode", "event"), n_wait=int(env.get("n_wait", 5)),
                                   n_run=int(env.get("n_run", 8)), slot=int(env.get("slot", 300)),

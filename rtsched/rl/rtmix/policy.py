@@ -18,7 +18,7 @@ import torch
 from heuristics.realtime import require_partitioned
 from heuristics.wcjs import WcjsConfig
 from rtsched.rl.nets import NumpyActor
-from rtsched.rl.modelfiles import LoadedModel, load_model
+from rtsched.rl.modelfiles import LoadedModel, agent_model
 from rtsched.rl.policies import ModelPolicyError
 from rtsched.rl.rtmix.core import RtMixPass, RtMixSpec
 from rtsched.sim.core import SimView
@@ -35,9 +35,7 @@ class RtMixPolicy:
 
     def __init__(self, model: LoadedModel | str, *, greedy: bool = True, seed: int = 0, name: str | None = None,
                  wcjs=None) -> None:
-        self.model = load_model(model) if not isinstance(model, LoadedModel) else model
-        if self.model.agent != "rtmix":
-            raise ValueError(f"{self.model.path}: a {self.model.agent} model, not an rtmix one")
+        self.model = agent_model(model, "rtmix", "an rtmix one")
         env = self.model.env
         # The checkpoint model it was trained under: the run pipeline's default for it (``--checkpoint``
         # overrides); models written before the option was stored were trained under JIT.

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from rtsched.errors import OptionError
-from rtsched.rl.modelfiles import LoadedModel, load_model
+from rtsched.rl.modelfiles import LoadedModel, agent_model
 from rtsched.rl.nets import NumpyActor
 from rtsched.rl.policies import choose_action
 from rtsched.rl.splitwindow.observation import SplitObservation
@@ -28,9 +28,7 @@ class SplitWindowPolicy:
 
     def __init__(self, model: LoadedModel | str, *, greedy: bool = True, seed: int = 0, norms: dict | None = None,
                  **_ignored) -> None:
-        self.model = load_model(model) if not isinstance(model, LoadedModel) else model
-        if self.model.agent != "splitwindow":
-            raise ValueError(f"{self.model.path}: a {self.model.agent} model, not a split-window one")
+        self.model = agent_model(model, "splitwindow", "a split-window one")
         env = self.model.env
         self.head, self.tail = int(env["head"]), int(env["tail"])
         self.sigma = env.get("sigma", "remaining")

@@ -1,0 +1,149 @@
+"""``replan`` against rtmix, WCJS-JIT and every heuristic, and its speed (issue 23 §3 of the benchmarks).
+
+Part ``table3``: fresh Table-3 instances (5 BJs + 2 RTJs, 16 blocks) from generator seeds
+3,000,000 on (default walltimes, runtime · U(1, 2)) and 3,100,000 on (walltime = runtime), half each —
+disjoint from every seed docs/rl.md records for rtmix (expert plans 100,000–199,999, PPO
+200,000–899,999, selection 950,000–950,099, benchmarks 5,000,000 on) —; the optimum proven on all
+(``milp-disjunctive``); per policy the means, gaps, θ violations and the paired 95 % bootstrap
+intervals against WCJS-JIT and against replan (``milp.compare.table3``, what ``rtsched compare``
+prints); then replan's time per decision (one re-solve) on the first instances.
+
+Part ``mira``: Mira wk1 (the real partition file, 10 % RTJs, seed 1, τ = 600 s) under
+``replan:k=K,ms=MS`` beside WCJS-JIT and rtmix, on the jobs submitted before the end of the results
+window (``--days`` from 2018-01-21; the jobs before it are the warm-up): per-decision and total
+time, the mean RTJ / BJ bounded slowdown in the window.
+
+    PYTHONPATH=. nice python bench/bench_replan.py --part table3 [--n 200] [-j 2] [--cache DIR]
+    PYTHONPATH=. nice python bench/bench_replan.py --part mira [--days 1] [--k 16] [--ms 200]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from heuristics.registry import SCHEMES  # noqa: E402
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+WK1 = SHARED_DATA / "traces" / "mira" / "wk1.log"
+PARTITIONS = SHARED_DATA / "mira" / "mira-partitions.xml"
+FIRST_SEED = 3_000_000  # default walltimes: seeds FIRST_SEED + i
+EXACT_FIRST_SEED = 3_100_000  # walltime = runtime: seeds EXACT_FIRST_SEED + i (a larger --n reuses the cache)
+
+
+def fresh_instances(n: int):
+    from milp.instance import table3_instance
+
+    half = n // 2
+    out = [table3_instance(FIRST_SEED + i, name=f"fresh-{FIRST_SEED + i}") for i in range(half)]
+    out += [table3_instance(EXACT_FIRST_SEED + i, walltime_factor=(1.0, 1.0), name=f"fresh-exact-{EXACT_FIRST_SEED + i}")
+            for i in range(n - half)]
+    return out
+
+
+def per_decision(instances, name: str) -> list[float]:
+    """Seconds of every re-solve of ``name`` on ``instances`` (the policy's own record)."""
+    from heuristics.registry import make_policy
+    from milp.compare import online_spec
+    from rtsched.pipeline import execute
+
+    out = []
+    for inst in instances:
+        pol = make_policy(name)
+        execute(online_spec(inst, name), workload=inst.workload(), policy=pol)
+        out += [s.seconds for s in pol.stats]
+    return out
+
+
+def part_table3(args) -> None:
+    from milp.compare import compare, reading, table3
+
+    instances = fresh_instances(args.n)
+    policies = list(SCHEMES) + ["rtmix", args.replan]
+    t0 = time.perf_counter()
+    runs = compare(instances, policies, method="milp-disjunctive", jobs=args.jobs, cache_dir=args.cache)
+    wall = time.perf_counter() - t0
+    for label, subset in (("all", instances), ("default walltimes", instances[: args.n // 2]),
+                          ("walltime = runtime", instances[args.n // 2:])):
+        names = {i.name for i in subset}
+        sel = [r for r in runs if r.instance in names]
+        rows = table3(sel, reference="wcjs-jit", yardstick=args.replan)
+        opt = next(r for r in rows if r["algorithm"] == "optimum")
+        print(f"\n## {label}: {len(subset)} instances, optimum proven on {opt['instances'] - opt['not_optimal']}")
+        print("| policy | BJ SD | RTJ SD | BJ gap | BJ gap range | RTJ gap | θ viol. | ΔBJ vs WCJS-JIT | ΔRTJ vs WCJS-JIT "
+              "| ΔBJ vs replan | ΔRTJ vs replan | s/inst |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            def ci(v, k):
+                if v is None or v.get(k) is None:
+                    return "–"
+                m, lo, hi = v[k]
+                return f"{m:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            viol = "–" if r["theta_violations"] is None else r["theta_violations"]
+            print(f"| {r['algorithm']} | {r['bj_sd']:.3f} | {r['rtj_sd']:.3f} | {100 * r['bj_gap_mean']:+.1f} % | "
+                  f"{100 * r['bj_gap_best']:+.0f}..{100 * r['bj_gap_worst']:+.0f} % | {100 * r['rtj_gap_mean']:+.1f} % | "
+                  f"{viol} | {ci(r['vs_reference'], 'bj')} | {ci(r['vs_reference'], 'rtj')} | "
+                  f"{ci(r['vs_yardstick'], 'bj')} | {ci(r['vs_yardstick'], 'rtj')} | {r['decision_seconds']:.3f} |")
+        print(reading(rows, "wcjs-jit"))
+    print(f"\ncomparison wall time: {wall:.1f} s ({args.jobs} processes; cached instances are not re-run)")
+    secs = per_decision(instances[: args.timing_instances], args.replan)
+    print(f"{args.replan}: {len(secs)} re-solves on {args.timing_instances} instances: mean {statistics.mean(secs):.3f} s, "
+          f"median {statistics.median(secs):.3f} s, max {max(secs):.3f} s; target <= 1 s per decision")
+
+
+def part_mira(args) -> None:
+    from heuristics.registry import make_policy
+    from rtsched.io import read_workload
+    from rtsched.jobs import Workload
+    from rtsched.pipeline import RunSpec, execute
+    from rtsched.window import WindowSpec
+
+    window = WindowSpec.parse(f"2018-01-21/{args.days:g}")
+    full = read_workload(str(WK1))
+    _, end = window.seconds(full.start_time)
+    jobs = [j for j in full.jobs if j.submit < end]
+    workload = Workload(jobs, name=f"wk1-until-window-end-{args.days:g}d", max_nodes=full.max_nodes,
+                        start_time=full.start_time, header=dict(full.header))
+    name = f"replan:k={args.k},ms={args.ms}"
+    print(f"wk1: {len(jobs)} of {len(full.jobs)} jobs (submitted before the end of the {args.days:g}-day window)")
+    for policy in (["wcjs-jit", "rtmix", name] if not args.only_replan else [name]):
+        scheme = policy if policy in SCHEMES else None
+        spec = RunSpec(trace=str(WK1), machine=str(PARTITIONS), scheme=scheme, policy=None if scheme else policy,
+                       checkpoint=None if scheme else "jit", rt_percent=10, seed=1, window=window, tau=600)
+        pol = make_policy(policy) if policy.startswith("replan") else None
+        t = time.perf_counter()
+        rec = execute(spec, workload=workload, policy=pol, time_decisions=True)
+        secs = time.perf_counter() - t
+        s = rec.summary["summary"]
+        line = (f"{policy}: RTJ bsld {s['rt']['mean_bsld']:.3f} (n {s['rt']['n']}), BJ bsld {s['batch']['mean_bsld']:.3f} "
+                f"(n {s['batch']['n']}); {secs:.1f} s in all, deciding {rec.timings['decide_s']:.1f} s")
+        if pol is not None:
+            st = [x.seconds for x in pol.stats]
+            line += (f"; {len(st)} re-solves, mean {statistics.mean(st):.3f} s, median {statistics.median(st):.3f} s, "
+                     f"max {max(st):.3f} s, largest plan {max(x.jobs for x in pol.stats)} jobs")
+        print(line, flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--part", choices=["table3", "mira"], required=True)
+    ap.add_argument("--n", type=int, default=200, help="fresh instances (half default walltimes, half exact)")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--cache", default="runs/bench-replan-cache", help="compare's resumable cache folder")
+    ap.add_argument("--replan", default="replan", help="the replan policy name (options in it)")
+    ap.add_argument("--timing-instances", type=int, default=10)
+    ap.add_argument("--days", type=float, default=1.0)
+    ap.add_argument("--k", type=int, default=16)
+    ap.add_argument("--ms", type=int, default=200)
+    ap.add_argument("--only-replan", action="store_true")
+    args = ap.parse_args()
+    (part_table3 if args.part == "table3" else part_mira)(args)
+
+
+if __name__ == "__main__":
+    main()

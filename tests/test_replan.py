@@ -1,0 +1,141 @@
+"""``replan`` (milp.replan): receding-horizon re-planning on the exact model.
+
+* On a clairvoyant instance (every job at time 0, walltime = runtime) the first plan is the offline
+  optimum and every later plan its continuation, so the simulated run reaches the optimum's BJ
+  mean (and, with the tie-break, its RTJ mean) exactly.
+* Non-anticipation (hypothesis): changing or removing a job submitted at t leaves every decision
+  before t identical (deterministic CP-SAT: one worker, a fixed seed, deterministic time).
+* It is a registry policy (``--policy replan``, options in its name), runs through the pipeline
+  (which validates every schedule), and refuses bad options with a one-line error.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from heuristics.registry import make_policy
+from milp.compare import optimum_run, run_online
+from milp.instance import Instance, random_instance
+from milp.replan import ReplanPolicy, parse_replan_name, replan_name
+from rtsched.checkpoint import CheckpointModel
+from rtsched.errors import OptionError
+from rtsched.jobs import BATCH, RT, Job
+from rtsched.sim.core import Simulator
+from rtsched.sim.decisions import Start
+
+
+def clairvoyant(seed: int) -> Instance:
+    return random_instance(seed, 3, 2, 8, submit_window=0, walltime_factor=(1.0, 1.0), runtime_min=600,
+                           runtime_max=3600, runtime_step=600, name=f"clairvoyant-{seed}")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_replan_reaches_the_clairvoyant_optimum_when_everything_is_known_at_time_zero(seed):
+    inst = clairvoyant(seed)
+    opt, res = optimum_run(inst, rtj_tiebreak=True)
+    assert res.status == "optimal"
+    run = run_online(inst, "replan:ms=none")  # the pipeline validates the schedule
+    assert run.bj_sd_mean == pytest.approx(opt.bj_sd_mean, abs=1e-9)
+    assert run.rtj_sd_mean == pytest.approx(opt.rtj_sd_mean, abs=1e-9)
+
+
+def decisions(inst: Instance, policy: str = "replan:ms=200") -> list[tuple[int, tuple]]:
+    pol = make_policy(policy)
+    sim = Simulator(inst.workload(), inst.machine(), checkpoint=CheckpointModel.parse("jit"), io=inst.io)
+    sim.run(pol)
+    return pol.log
+
+
+job_st = st.tuples(st.integers(0, 3000), st.integers(10, 40), st.sampled_from([512, 1024, 2048]),
+                   st.floats(1.0, 1.5), st.booleans())
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(job_st, min_size=3, max_size=5), st.data())
+def test_decisions_before_a_later_arrival_do_not_depend_on_it(raw, data):
+    jobs = [Job(i + 1, sub, rt * 60, int(rt * 60 * f), nodes, kind=RT if is_rt else BATCH)
+            for i, (sub, rt, nodes, f, is_rt) in enumerate(sorted(raw))]
+    inst = Instance(4, jobs, name="na")
+    target = data.draw(st.sampled_from(jobs))
+    t = target.submit
+    if data.draw(st.booleans()):  # remove it
+        other = Instance(4, [j for j in jobs if j.id != target.id], name="na")
+    else:  # or change what it is
+        changed = replace(target, runtime=target.runtime + 600, walltime=target.walltime + 900,
+                          nodes=512 if target.nodes != 512 else 2048, kind=BATCH if target.kind == RT else RT)
+        other = Instance(4, [changed if j.id == target.id else j for j in jobs], name="na")
+    before = [d for d in decisions(inst) if d[0] < t]
+    assert before == [d for d in decisions(other) if d[0] < t]
+
+
+def test_the_log_records_what_the_policy_decided():
+    # A full-machine RTJ arriving while a checkpointable BJ runs: replan preempts the BJ (at the
+    # earliest point its first part reaches 10 % of its walltime) and restarts it on its partition.
+    jobs = [Job(1, 0, 3000, 3000, 512, kind=BATCH), Job(2, 100, 600, 600, 2048, kind=RT)]
+    inst = Instance(4, jobs, name="preempt")
+    log = decisions(inst, "replan:ms=none")
+    kinds = [type(d).__name__ for _, ds in log for d in ds]
+    assert "Preempt" in kinds
+    run = run_online(inst, "replan:ms=none")
+    assert run.extra["preemptions"] == 1
+    # By hand: the BJ's first part must reach ⌈0.1·3000⌉ = 300 s of work, so the write begins at 300,
+    # lasts o (512 nodes), and the RTJ starts when it ends (waiting for the BJ would give SD 5.83).
+    o = inst.overhead(jobs[0])
+    assert run.rtj_sd_mean == pytest.approx((300 + o + 600 - 100) / 600)
+
+
+def test_names_and_options():
+    pol = make_policy("replan")
+    assert isinstance(pol, ReplanPolicy) and pol.name == "replan"
+    pol = make_policy("replan:ms=50,k=3,theta=1.5,clock=wall")
+    assert (pol.time_limit_ms, pol.window, str(pol.theta), pol.clock) == (50, 3, "3/2", "wall")
+    assert parse_replan_name(pol.name) == {"time_limit_ms": 50, "clock": "wall", "window": 3, "theta": "3/2"}
+    assert make_policy(pol.name).options() == pol.options()
+    assert replan_name(ReplanPolicy().options()) == "replan"
+    assert make_policy("replan", window=5).window == 5  # keyword options (the API)
+    for bad in ("replan:ms=0", "replan:k=-1", "replan:theta=0.5", "replan:method=cbc", "replan:foo=1",
+                "replan:ms=abc", "replan:clock=cpu"):
+        with pytest.raises(OptionError):
+            make_policy(bad)
+
+
+def test_the_api_runs_replan_with_validation():
+    import rtsched
+    from milp.instance import table3_instance
+
+    inst = table3_instance(1)
+    run = rtsched.simulate(inst.workload(), machine="mira:16", policy="replan", checkpoint="jit", time_limit_ms=100)
+    assert run.record.summary["unfinished"] == 0 and run.summary["all"]["n"] == len(inst.jobs)
+    assert run.record.policy_name == "replan:ms=100"
+
+
+def test_a_flat_machine_is_refused():
+    import rtsched
+    from milp.instance import table3_instance
+
+    with pytest.raises(OptionError, match="partitioned"):
+        rtsched.simulate(table3_instance(1).workload(), machine="flat:8192", policy="replan")
+
+
+def test_replan_runs_under_jit_unless_told_otherwise():
+    import rtsched
+    from milp.instance import table3_instance
+
+    run = rtsched.simulate(table3_instance(2).workload(), machine="mira:16", policy="replan:ms=50")
+    assert run.record.checkpoint.label == "JIT-CKPT"
+
+
+def test_without_a_plan_in_its_budget_it_starts_what_fits(monkeypatch):
+    import milp.replan as replan_module
+
+    pol = ReplanPolicy(time_limit_ms=50)
+    inst = random_instance(3, 3, 1, 4, name="fallback")
+    monkeypatch.setattr(replan_module, "solve_problem", lambda *a, **k: (None, "no_solution"))  # every budget runs out
+    sim = Simulator(inst.workload(), inst.machine(), checkpoint=CheckpointModel.parse("jit"), io=inst.io)
+    result = sim.run(pol)
+    assert pol.log  # it decided
+    assert all(o.end >= 0 for o in result.outcomes)  # every job ran to the end
+    assert all(isinstance(d, Start) for _, ds in pol.log for d in ds)
