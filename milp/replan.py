@@ -417,8 +417,9 @@ class ReplanPolicy:
             raise OptionError(f"replan: unknown clock {clock!r}; choose from {', '.join(CLOCKS)}")
         if time_limit_ms is not None and int(time_limit_ms) < 1:
             raise OptionError(f"replan: time_limit_ms must be >= 1 ms, got {time_limit_ms}")
-        if window is not None and int(window) < 0:
-            raise OptionError(f"replan: window must be >= 0 waiting jobs, got {window}")
+        if window is not None and int(window) < 1:
+            # k = 0 plans only the RTJs: with none waiting, nothing would ever start
+            raise OptionError(f"replan: k (window) must be >= 1 waiting job, got {window}")
         try:
             theta = Fraction(str(theta)) if not isinstance(theta, Fraction) else theta
         except ValueError:

@@ -764,3 +764,16 @@ def test_a_checkpoint_model_that_acts_without_preemption_is_kept(capsys):
     assert json.loads(out)["checkpoint"].startswith("SYS")
     rc, out, err = _run(capsys, ["simulate", "--policy", "wcjs", "--checkpoint", "jit", "--first-n", "60", "--json"])
     assert rc == 0, err
+
+
+@pytest.mark.parametrize("argv, first_words", [
+    (["compare", "--reference", "no-such-policy"], "--reference: unknown policy 'no-such-policy'"),
+    (["simulate", "--policy", "replan:k=0"], "replan: k (window) must be >= 1"),
+    (["experiment", "merge", "/no/such/results"], "/no/such/results: no such folder"),
+])
+def test_wrong_values_name_their_option_before_any_work(capsys, argv, first_words):
+    # --reference is named as itself (it was reported as --policies); k = 0 is refused up front (a run
+    # with no RTJ waiting would never start a job); a missing shard folder is said to be missing.
+    rc, out, err = _run(capsys, argv)
+    assert rc in (1, 2) and out == ""
+    assert first_words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -59,6 +59,9 @@ def test_merge_refuses_folders_of_another_grid(tmp_path, capsys):
     assert len(err) == 1 and "grid 'b' (6 runs)" in err[0] and "grid 'a' (4 runs)" in err[0] and str(tmp_path / "b") in err[0]
     assert not (tmp_path / "m").exists()
     assert main(["experiment", "merge", str(tmp_path / "nothing")]) == 1
+    assert "nothing: no such folder" in capsys.readouterr().err  # missing is said as missing (issue 26)
+    (tmp_path / "empty").mkdir()
+    assert main(["experiment", "merge", str(tmp_path / "empty")]) == 1
     assert "not a results folder" in capsys.readouterr().err
 
 

@@ -483,8 +483,9 @@ def _compare_policies(args, shipped: bool, yard: str | None) -> list[str]:
         policies = name_list(args.policies, "--policies")
     else:
         policies = list(SCHEMES) + shipped_agents() if shipped else []
-    for extra in (args.reference, yard):
+    for option, extra in (("--reference", args.reference), ("--replan", yard)):
         if extra is not None and extra not in policies:
+            _check_policies([extra], args.checkpoint, option)
             policies.append(extra)
     _check_policies(policies, args.checkpoint)
     return policies
@@ -601,8 +602,9 @@ def shipped_agents() -> list[str]:
     return ["rtmix"] if importlib.util.find_spec("torch") is not None else []
 
 
-def _check_policies(policies: list[str], checkpoint: str) -> None:
-    """Refuse an unknown policy name or checkpoint model before any solve starts."""
+def _check_policies(policies: list[str], checkpoint: str, option: str = "--policies") -> None:
+    """Refuse an unknown policy name (naming ``option``, where it came from) or checkpoint model
+    before any solve starts."""
     from heuristics.registry import SCHEMES, make_policy
     from rtsched.checkpoint import CheckpointModel
 
@@ -616,4 +618,4 @@ def _check_policies(policies: list[str], checkpoint: str) -> None:
         try:
             make_policy(name)
         except ValueError as exc:
-            raise UsageError(f"--policies: {exc}") from None
+            raise UsageError(f"{option}: {exc}") from None

@@ -20,6 +20,8 @@ from rtsched.experiments import store
 
 def _manifest(folder: Path) -> dict:
     path = folder / store.MANIFEST
+    if not folder.exists():
+        raise InputError("no such folder (give the results folders of `rtsched experiment run`)", path=str(folder))
     if not store.runs_dir(folder).is_dir() or not path.is_file():
         raise InputError(f"not a results folder (no {store.RUNS}/ or {store.MANIFEST}: run a grid into it first)",
                          path=str(folder))
