@@ -135,7 +135,7 @@ class CommittedHead:
         """Start the committed head (and the next ones) while they fit, then backfill around the
         one that does not; ``pick`` chooses each new head.
 
-        One piece on purpose (97 lines, above the 80-line rule of thumb): it runs once per event in
+        One piece on purpose (about 100 lines, above the 80-line rule of thumb): it runs once per event in
         the RL environments, and writing the head pick and the flat backfilling pass out here
         instead of calling helpers was part of the envspeed gain (docs/benchmarks.md, "Picking
         environment with backfilling past 10x": about 1 us of 14.7 us per step together with the
