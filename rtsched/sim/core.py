@@ -180,7 +180,7 @@ class Simulator:
         elif len(job_infos) != len(jobs) or (jobs and job_infos[0].id != jobs[0].id):
             raise ValueError("job_infos must describe workload.jobs, in order")
         self.states = list(map(JobState, range(len(job_infos)), job_infos))
-        self.by_id = dict(zip(map(_id_of, job_infos), self.states))
+        self._by_id: dict[int, JobState] | None = None  # built on first use (by_id)
         self.outcomes = list(map(JobOutcome, jobs, repeat(-1), repeat(-1), self._alloc_nodes))
         self.machine_state = machine.new_state()
         self.partitioned = machine.partitioned
@@ -200,6 +200,15 @@ class Simulator:
         self.run_id = next(_run_ids)
         self.view = SimView(self)
         self._woken = False
+
+    @property
+    def by_id(self) -> dict[int, JobState]:
+        """Job id -> state; built on first use: a run through ``Policy.flat_starts`` never looks a
+        job up by id (the dict is 0.1 s and 40 MB at 500,000 jobs)."""
+        by_id = self._by_id
+        if by_id is None:
+            by_id = self._by_id = dict(zip(map(_id_of, self.jobs), self.states))
+        return by_id
 
     # ------------------------------------------------------------------ driving the loop
     def run(self, policy: Policy) -> SimResult:
@@ -442,23 +451,21 @@ class Simulator:
         head (no decision objects, no look-up by id)."""
         ms = self.machine_state
         run_now = self._run_now
-        for pos, state in enumerate(states):
+        pos = 0
+        for state in states:
             if state.status != WAITING or state.info.nodes > ms.free_nodes:  # a JIT hand-over, or the error
-                self._leave_queue(states[:pos])
-                for rest in states[pos:]:
-                    self._start(rest.info.id, FLAT)
-                return
+                break
             run_now(state, FLAT)
-        self._leave_queue(states)
-
-    def _leave_queue(self, states: list[JobState]) -> None:
+            pos += 1
+        started = states if pos == len(states) else states[:pos]
         queue = self.queue
-        k = len(states)
-        if queue[:k] == states:  # identity first: C-level; the usual case (FCFS starts its head)
-            del queue[:k]
+        if queue[:pos] == started:  # identity first: C-level; the usual case (FCFS starts its head)
+            del queue[:pos]
         else:
-            for state in states:
+            for state in started:
                 queue.remove(state)
+        for state in states[pos:]:
+            self._start(state.info.id, FLAT)
 
     def _run_now(self, state: JobState, alloc: int) -> None:
         """Bind waiting ``state`` (already out of the queue) to free ``alloc`` and start it now."""
