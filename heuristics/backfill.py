@@ -149,7 +149,7 @@ def scan_flat(candidates: Iterable[JobState], free: int, now: int, res: Reservat
     extra = res.extra
     low = NEVER
     for js in candidates:
-        n = js.info.nodes
+        n = js.nodes
         if n > free:  # most candidates: the fewest opcodes first
             if n < low:
                 low = n

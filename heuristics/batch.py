@@ -212,7 +212,7 @@ def flat_pass(order: list, free: int, now: int, running: dict[int, JobState], ba
     for pos, js in enumerate(order):
         if js.status != WAITING:
             continue
-        n = js.info.nodes
+        n = js.nodes
         if n > free:
             blocked = pos
             break

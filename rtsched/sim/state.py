@@ -50,10 +50,11 @@ class JobState:
     (work s restorable from the last completed checkpoint), ``last_ckpt_time`` (when that
     checkpoint completed, or the first start), ``n_preemptions``, ``n_kills``, ``first_start``,
     ``queued_since`` (when it last entered the queue).  A ``Kill`` with a new estimate replaces
-    ``info`` by a copy whose ``walltime`` is that estimate.
+    ``info`` by a copy whose ``walltime`` is that estimate.  ``nodes`` is ``info.nodes`` (it never
+    changes), kept here too for the backfilling scans, which read it for every queued job.
     """
 
-    __slots__ = ("idx", "info", "status", "alloc", "alloc_nodes", "run_start", "expected_end", "saved",
+    __slots__ = ("idx", "info", "nodes", "status", "alloc", "alloc_nodes", "run_start", "expected_end", "saved",
                  "last_ckpt_time", "n_preemptions", "n_kills", "first_start", "queued_since", "key",
                  # simulator-private below
                  "_phase", "_phase_start", "_progress_at_phase_start", "_version", "_ckpt_limit", "_ckpt_interval",
@@ -62,6 +63,7 @@ class JobState:
     def __init__(self, idx: int, info: JobInfo) -> None:
         self.idx = idx
         self.info = info
+        self.nodes = info.nodes
         self.status = FUTURE
         self.alloc = -2
         self.alloc_nodes = 0
