@@ -644,9 +644,9 @@ class Simulator:
     def _complete(self, state: JobState, t: int) -> None:
         runtime = self._runtime[state.idx]
         if self.record_schedule and t > state._phase_start:  # _record, inlined (once per job)
-            self.schedule.segments.add(state.info.id, state._phase_start, t, RUN_CODE,
-                                       state.alloc if self.partitioned else -1, state.alloc_nodes,
-                                       state._progress_at_phase_start, runtime)
+            self.schedule.segments.rows.extend((state.info.id, state._phase_start, t, RUN_CODE,
+                                                state.alloc if self.partitioned else -1, state.alloc_nodes,
+                                                state._progress_at_phase_start, runtime))
         if self.partitioned:
             self._unbind(state)
         else:  # _unbind on a flat cluster (its state a node counter: FlatState.release), inlined
