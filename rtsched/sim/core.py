@@ -453,7 +453,7 @@ class Simulator:
         run_now = self._run_now
         pos = 0
         for state in states:
-            if state.status != WAITING or state.info.nodes > ms.free_nodes:  # a JIT hand-over, or the error
+            if state.status != WAITING or state.nodes > ms.free_nodes:  # a JIT hand-over, or the error
                 break
             run_now(state, FLAT)
             pos += 1
@@ -479,7 +479,7 @@ class Simulator:
             self.machine_state.free_nodes -= nodes
         state.alloc = alloc
         state.alloc_nodes = nodes
-        self.running[state.info.id] = state
+        self.running[state.id] = state
         if self._periodic or state.saved > 0:
             self._begin(state, self.now)
             return
@@ -644,14 +644,14 @@ class Simulator:
     def _complete(self, state: JobState, t: int) -> None:
         runtime = self._runtime[state.idx]
         if self.record_schedule and t > state._phase_start:  # _record, inlined (once per job)
-            self.schedule.segments.rows.extend((state.info.id, state._phase_start, t, RUN_CODE,
+            self.schedule.segments.rows.extend((state.id, state._phase_start, t, RUN_CODE,
                                                 state.alloc if self.partitioned else -1, state.alloc_nodes,
                                                 state._progress_at_phase_start, runtime))
         if self.partitioned:
             self._unbind(state)
         else:  # _unbind on a flat cluster (its state a node counter: FlatState.release), inlined
             self.machine_state.free_nodes += state.alloc_nodes
-            del self.running[state.info.id]
+            del self.running[state.id]
             state.alloc = -2
         state.status = DONE
         state.saved = runtime
