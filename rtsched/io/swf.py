@@ -163,8 +163,8 @@ def _read_swf(path: str | os.PathLike[str], o: SwfOptions, name: str | None) -> 
     th = table.header
     _attach(th, jobs, table.text, offsets)
     # The scan refused duplicate job numbers; in (submit, id) order already (the usual case, checked
-    # here on the columns) the Workload need not check again (its per-job walk and id set: 0.3 s
-    # CPU at 500,000 jobs).
+    # here on the columns) the Workload need not check again (its per-job walk and id set: 0.07 s
+    # CPU at 500,000 jobs, against about 0.03 s for the two columns and this check).
     later = submit[1:] > submit[:-1]
     later |= (submit[1:] == submit[:-1]) & (ids[1:] > ids[:-1])
     return Workload(jobs, name=table.name, max_nodes=table.max_nodes, start_time=table.start_time, header=th,
