@@ -313,20 +313,11 @@ def ortools_backend() -> str:
 
 def _solve_interruptible(solver, params):
     """``solver.Solve(params)`` in a worker thread while this thread waits, so that Ctrl-C and
-    SIGTERM (``KeyboardInterrupt``) stop the solve (``InterruptSolve``) and propagate at once."""
-    import threading
+    SIGTERM (``KeyboardInterrupt``) stop the solve (``InterruptSolve``) and propagate at once
+    (milp.stoppable)."""
+    from milp.stoppable import run_stoppable
 
-    result: list = []
-    worker = threading.Thread(target=lambda: result.append(solver.Solve(params)), daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.1)  # seconds
-    except KeyboardInterrupt:
-        solver.InterruptSolve()
-        worker.join()  # a process exiting while the solver still runs in it can crash
-        raise
-    return result[0]
+    return run_stoppable(lambda: solver.Solve(params), solver.InterruptSolve)
 
 
 def solve_ortools(model: LinearModel, objective: str, time_limit: float | None = None, backend: str | None = None,
