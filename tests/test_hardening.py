@@ -155,6 +155,60 @@ def test_api_errors_name_the_parameter_and_what_it_takes(api, kwargs, parameter,
     assert repr(next(iter(kwargs.values()))) in message
 
 
+def _backfill_grid(tmp_path, policy: str, body: str) -> Path:
+    path = tmp_path / "g.toml"
+    path.write_text(f'''name = "g"
+[trace]
+name = "w"
+path = "{SAMPLE}"
+first_n = 30
+[grid]
+policy = ["{policy}"]
+seeds = 1
+{body}
+''')
+    return path
+
+
+@pytest.mark.parametrize("body, where, write", [
+    ("backfill = [true]", "[grid].backfill = true", '"rlscheduler" (RLScheduler\'s strict backfilling, what true ran)'),
+    ("backfill = false", "[grid].backfill = false", '"none" (no backfilling)'),
+    ("fcfs = [{backfill = true}]", "[grid].fcfs.backfill = true", '"rlscheduler"'),
+    ("[policy_options.fcfs]\nbackfill = true", "[policy_options.fcfs].backfill = true", '"rlscheduler"'),
+])
+def test_a_grid_backfill_given_as_true_or_false_is_refused_naming_the_key(tmp_path, capsys, body, where, write):
+    """As the API's ``backfill=True`` (issue 26): true ran RLScheduler's backfilling without a word."""
+    out = tmp_path / "r"
+    rc, _, err = _run(capsys, ["experiment", "run", str(_backfill_grid(tmp_path, "fcfs", body)), "--out", str(out),
+                               "--no-progress", "-j", "1"])
+    assert rc == 1 and f"{where}: a backfilling is named, not switched on; write {write}" in err, err
+    assert err.count("\n") == 1 and not out.exists()
+    # the name it asks for is taken
+    from rtsched.experiments import load_grid
+
+    named = body.replace("true", '"rlscheduler"').replace("false", '"none"')
+    runs = load_grid(_backfill_grid(tmp_path, "fcfs", named)).expand()
+    assert len(runs) == 1 and "backfill" in json.dumps(runs[0].config)
+
+
+def test_a_model_file_that_stores_backfill_as_a_boolean_still_loads(tmp_path):
+    """Older model files stored ``backfill: true`` for RLScheduler's backfilling: they load as that."""
+    import torch
+
+    from rtsched.rl.rlscheduler.policy import RLSchedulerPolicy
+
+    shipped = REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-rlscheduler.pt"
+    data = torch.load(shipped, map_location="cpu", weights_only=False)
+    assert data["env"]["backfill"] == "rlscheduler"
+    data["env"]["backfill"] = True
+    old = tmp_path / "old.pt"
+    torch.save(data, old)
+    assert RLSchedulerPolicy(str(old)).backfill == "rlscheduler"
+    data["env"]["backfill"] = False
+    torch.save(data, old)
+    assert RLSchedulerPolicy(str(old)).backfill == "none"
+
+
 def _frame(**columns):
     import pandas as pd
 
