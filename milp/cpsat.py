@@ -36,7 +36,7 @@ from ortools.sat.python import cp_model
 
 from milp.instance import Instance, split_bounds
 from milp.plan import Placement, evaluate, left_justify, parts_of
-from milp.stoppable import run_stoppable
+from milp.stoppable import BuildTimeout, run_stoppable
 
 BUDGET = 2 ** 53
 
@@ -77,10 +77,6 @@ def is_binary_tree(blocks: int) -> bool:
 
 class GreedyTimeout(TimeoutError):
     """A greedy plan was abandoned at its deadline (large instances: the greedy is quadratic)."""
-
-
-class BuildTimeout(TimeoutError):
-    """A model's build was abandoned at its deadline (issue 26: the time limit covers the build)."""
 
 
 def greedy_plan(instance: Instance, order: Sequence[int] | None = None,

@@ -37,6 +37,7 @@ from milp.model_size import check_buildable
 from milp.plan import Evaluation, Placement, evaluate, left_justify
 from milp.strengthen import Strengthen, canonical_plan, objective_floor
 from milp.report import ReplayReport, replay_plan
+from milp.stoppable import BuildTimeout, build_deadline
 
 METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disjunctive", "bruteforce")
 # "milp": the paper's partition-sequence MILP on the best installed back end (linmodel.best_backend);
@@ -244,7 +245,7 @@ class _CpsatStages:
         """Build ``inst``'s model (``build_cpsat``'s keywords ``build``), hint ``start``, solve it for
         ``seconds`` at most and within ``deadline``: (the CpsatRun, the build's seconds).  Raises
         :class:`_NoTime` when the build (``expected_build`` s, default the estimate) would not fit."""
-        from milp.cpsat import BuildTimeout, build_cpsat, solve_cpsat_model
+        from milp.cpsat import build_cpsat, solve_cpsat_model
         from milp.model_size import CPSAT_LOAD_PER_BUILD, estimate
 
         est = estimate(inst, "cpsat", self.preempt).build_seconds
@@ -334,8 +335,10 @@ class _CpsatStages:
             return _with_incumbent(run, fallback, t_start)
         seconds = time.perf_counter() - t_start
         if run2.plan is None:  # the proof phase timed out without re-finding a schedule: keep phase 1's
-            if run2.status == "infeasible" or run.plan is None:
+            if run2.status == "infeasible":
                 return _Stage(run2.status, None, None, seconds, run2.size, run2.eps)
+            if run.plan is None:  # nor did phase 1: the plan the stage started from
+                return _with_incumbent(run2, fallback, t_start)
             return _Stage("feasible", run.plan, run.bound_sum, seconds, run2.size, run.eps)
         bound_sum = run2.bound_sum
         if run.bound_sum is not None and bound_sum is not None:
@@ -402,10 +405,12 @@ class _MilpStages:
         ``bj_sum_bound``: the BJ bound Σ_BJ SD <= it (the RTJ tie-break stage)."""
         from milp.cpsat import job_upper_bounds
 
+        deadline = None if limit is None else time.perf_counter() + limit
         form = form or self.formulation
         options, preempt = self.options, self.preempt
-        f = self.sm if inst is self.instance and capped and not options.horizons and form == self.formulation \
-            else None
+        # the instance's own model (built once, up front) serves wherever the same one is needed
+        same = inst is self.instance and capped and form == self.formulation
+        f = self.sm if same and not options.horizons else None
         inc = None
         if plan is not None:
             plan = canonical_plan(inst, plan, {j.id for j in inst.jobs if preempt and inst.preemptible(j)}) \
@@ -414,11 +419,12 @@ class _MilpStages:
                 plan = None
         if f is None:
             ub = None
-            if options.horizons:
-                probe = self.build(inst, None, capped, form) if plan is not None else None
-                inc = plan if probe is not None and probe.mip_start(plan) is not None else None
-                ub = job_upper_bounds(inst, objective, inc, bound, preempt, bj_sum_bound)
-            f = self.build(inst, ub, capped, form)
+            with build_deadline(deadline):  # the time limit covers the builds (issue 26)
+                if options.horizons:
+                    probe = None if plan is None else self.sm if same else self.build(inst, None, capped, form)
+                    inc = plan if probe is not None and probe.mip_start(plan) is not None else None
+                    ub = job_upper_bounds(inst, objective, inc, bound, preempt, bj_sum_bound)
+                f = self.build(inst, ub, capped, form)
         inc_sum = None
         if inc is not None:
             ev = evaluate(inst, inc)
@@ -432,6 +438,10 @@ class _MilpStages:
         start = f.mip_start(plan) if options.start and plan is not None else None
         if keep:
             self.kept[objective] = model
+        if deadline is not None:  # the seconds left after the builds
+            limit = deadline - time.perf_counter()
+            if limit < MIN_SOLVE_SECONDS:
+                raise _NoTime(f"no time left to solve the {form} MILP of {len(inst.jobs):,} jobs after building it")
         res = solve_model(model, objective, self.backend, time_limit=limit, threads=self.threads, start=start)
         return f, res
 
@@ -444,6 +454,17 @@ class _MilpStages:
 
     def stage(self, objective: str, bound: Fraction | None, limit: float | None, hint,
               bj_sum_bound: Fraction | None = None) -> _Stage:
+        """One stage within ``limit`` seconds, builds included; out of time, the stage keeps
+        ``hint`` when it meets the stage's bound ("feasible"), else reports "no_solution"."""
+        t_start = time.perf_counter()
+        try:
+            return self.stage_in_time(objective, bound, limit, hint, bj_sum_bound)
+        except (_NoTime, BuildTimeout) as why:
+            fallback = hint if hint is not None and _meets(self.instance, hint, bound) else None
+            return _out_of_time(fallback, str(why), t_start)
+
+    def stage_in_time(self, objective: str, bound: Fraction | None, limit: float | None, hint,
+                      bj_sum_bound: Fraction | None = None) -> _Stage:
         from milp.cpsat import append_batch
 
         tiebreak = bj_sum_bound is not None  # the RTJ tie-break stage: the full model under both bounds
@@ -574,7 +595,10 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
     if write_model is not None and not method.startswith("milp"):
         raise ValueError(f"write_model needs a MILP method, not {method!r}")
     run = _Run(instance, method, float(theta), time_limit, preempt, t0)
-    stage, kept = _stage_runner(run, sequences, workers, seed, threads, strengthen, milp_backend)
+    try:
+        stage, kept = _stage_runner(run, sequences, workers, seed, threads, strengthen, milp_backend)
+    except BuildTimeout as exc:  # the instance's model itself took the whole limit to build
+        return run.result("no_solution", None, _Theta(None), None, None, {}, 0.0, notes=[str(exc)])
     n_rt = len(instance.rt_jobs)
     if n_rt and binary_search:
         theta_stage = _theta_by_binary_search(run, stage, theta_f)
@@ -677,7 +701,8 @@ def _stage_runner(run: _Run, sequences: int | None, workers: int, seed: int, thr
     # A model that cannot be built within the time limit or the memory is refused before any
     # of it is built (milp.model_size: estimated from the instance's dimensions).
     check_buildable(instance, formulation, run.preempt, sequences, run.time_limit)
-    stage, sm = _milp_runner(instance, run.preempt, sequences, backend, threads, formulation, options, kept)
+    with build_deadline(None if run.time_limit is None else run.t0 + run.time_limit):
+        stage, sm = _milp_runner(instance, run.preempt, sequences, backend, threads, formulation, options, kept)
     if formulation == "disjunctive" and sequences is not None:
         run.notes.append("sequences ignored: the disjunctive MILP has no sequence cap")
     run.T = getattr(sm, "T", None)

@@ -1,4 +1,5 @@
-"""Run a solver's blocking call so that Ctrl-C, SIGTERM or a deadline stops it (issue 26).
+"""Stop long solver work on Ctrl-C, SIGTERM or a deadline (issue 26): a solver's blocking call
+(:func:`run_stoppable`) and a model's build (:func:`build_deadline`, :class:`BuildTimeout`).
 
 A solver's ``Solve`` runs in C++ with the GIL released; called in the main thread it holds a
 signal until it returns (Python runs signal handlers in the main thread, between bytecodes), so
@@ -17,9 +18,11 @@ wrapper exists), so the stop is repeated every poll until the call returns.
 """
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
-from typing import Callable, TypeVar
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
@@ -68,4 +71,30 @@ def _stop_until_done(stop: Callable[[], None], done: threading.Event) -> None:
             continue
 
 
-__all__ = ["run_stoppable", "POLL_SECONDS"]
+class BuildTimeout(TimeoutError):
+    """A model's build was abandoned at its deadline (the time limit covers the build)."""
+
+
+# The deadline (``time.perf_counter()``) of the model being built in this context, None: none.
+_BUILD_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("build_deadline", default=None)
+
+
+@contextmanager
+def build_deadline(deadline: float | None) -> Iterator[None]:
+    """Models built inside (``milp.linmodel.LinearModel.add`` checks) raise :class:`BuildTimeout`
+    once ``deadline`` has passed; None: no deadline."""
+    token = _BUILD_DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _BUILD_DEADLINE.reset(token)
+
+
+def check_build_deadline(what: str) -> None:
+    """Raise :class:`BuildTimeout` (naming ``what``) when this context's build deadline has passed."""
+    deadline = _BUILD_DEADLINE.get()
+    if deadline is not None and time.perf_counter() > deadline:
+        raise BuildTimeout(f"{what}: its build was abandoned at the time limit")
+
+
+__all__ = ["run_stoppable", "POLL_SECONDS", "BuildTimeout", "build_deadline", "check_build_deadline"]

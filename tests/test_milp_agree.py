@@ -220,3 +220,30 @@ def test_a_cpsat_model_that_cannot_be_built_in_the_limit_or_memory_is_refused(mo
         solve(inst, "cpsat", time_limit=0.1)
     with pytest.raises(InputError, match="more than half the .* GiB available; use fewer jobs or fewer blocks"):
         model_size.check_buildable(inst, "cpsat", memory=est.bytes)
+
+
+def test_a_milp_build_that_outlasts_the_time_limit_is_abandoned(monkeypatch):
+    """The MILPs' builds check the clock too (every BUILD_CHECK_ROWS rows): here each row takes
+    2 ms to add, so each build of the disjunctive model of 60 jobs (21,216 rows) takes 42 s, and a
+    solve builds it at least twice; the solve answers within the limit plus a generous margin,
+    saying which build was abandoned."""
+    import time
+
+    from milp.linmodel import BUILD_CHECK_ROWS, LinearModel
+
+    add = LinearModel.add
+
+    def slow_add(self, *args, **kwargs):
+        time.sleep(0.002)  # seconds a row: a sleep, so the machine's load does not change it
+        return add(self, *args, **kwargs)
+
+    monkeypatch.setattr(LinearModel, "add", slow_add)
+    inst = random_instance(0, 54, 6, 16, name="slow-milp")
+    limit = 4.0
+    t0 = time.perf_counter()
+    res = solve(inst, "milp-disjunctive", time_limit=limit)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < limit + 30, elapsed
+    assert res.status in ("feasible", "no_solution")
+    assert any("its build was abandoned at the time limit" in note for note in res.notes), res.notes
+    assert BUILD_CHECK_ROWS * 0.002 < 5  # s: a look at the clock at least every few seconds of this build
