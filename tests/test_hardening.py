@@ -307,3 +307,20 @@ def test_the_flat_machine_bound_is_the_readers_size_bound():
     from rtsched.limits import MAX_FLAT_NODES
 
     assert MAX_FLAT_NODES == MAX_SIZE  # a header the readers accept always makes a machine
+
+
+def test_the_solve_table_shows_the_first_rows_and_says_how_many_more(tmp_path, capsys, monkeypatch):
+    """A 3,000-job plan's table took longer to print than the solve's time limit (issue 26): the
+    table shows the earliest TABLE_ROWS jobs and says where the others are."""
+    from milp.instance import random_instance, save_instance
+    from rtsched.cli import offline
+
+    path = tmp_path / "four.json"
+    save_instance(random_instance(0, 3, 1, 4, sizes=(512, 1024), name="four"), path)
+    monkeypatch.setattr(offline, "TABLE_ROWS", 3)
+    rc, out, err = _run(capsys, ["solve", str(path), "--method", "cpsat"])
+    assert rc == 0, err
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert len(rows) == 3 and "… and 1 more jobs (--json or --schedule-out FILE give every job)" in out
+    rc, out, _ = _run(capsys, ["solve", str(path), "--method", "cpsat", "--json"])
+    assert rc == 0 and len(json.loads(out)["sd"]) == 4
