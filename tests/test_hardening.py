@@ -324,3 +324,12 @@ def test_the_solve_table_shows_the_first_rows_and_says_how_many_more(tmp_path, c
     assert len(rows) == 3 and "… and 1 more jobs (--json or --schedule-out FILE give every job)" in out
     rc, out, _ = _run(capsys, ["solve", str(path), "--method", "cpsat", "--json"])
     assert rc == 0 and len(json.loads(out)["sd"]) == 4
+
+
+def test_a_policy_whose_name_says_backfill_is_reported_as_the_policy(capsys):
+    """`--policy fcfs:backfill=true` (not an option syntax of --policy) was reported as a --backfill
+    error because the policy's name contains the word; a real backfilling error still names --backfill."""
+    rc, _, err = _run(capsys, ["simulate", SAMPLE, "--first-n", "20", "--policy", "fcfs:backfill=true"])
+    assert rc == 2 and err.startswith("rtsched simulate: error: --policy: policy 'fcfs:backfill=true'"), err
+    rc, _, err = _run(capsys, ["simulate", SAMPLE, "--first-n", "20", "--policy", "fcfs", "--backfill", "nosuch"])
+    assert rc == 2 and err.startswith("rtsched simulate: error: --backfill: unknown backfill 'nosuch'"), err
