@@ -137,3 +137,11 @@ def test_dagger_rounds_resume_and_record_their_seeds(tmp_path):
     assert rec["recipe"] == "dagger" and rec["train_seeds"]["dagger"] == [DAGGER_SEEDS.start, DAGGER_SEEDS.start + 4]
     assert st["env"]["bj_candidates"] == 2 and st["arch"]["n_features"] == N_FEATURES + len(BJ_FEATURES)
     assert rounds[1]["samples"] == rounds[0]["decisions"] + rounds[1]["decisions"]
+    # a copy of a round's model alone (for PPO fine-tuning) needs none of the rounds' data
+    import shutil
+
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(tmp_path / "d" / "round-1.pt", copy / "checkpoint.pt")
+    again = run_dagger(str(copy), teacher="wcjs", rounds=2, episodes=2, bc_epochs=2)
+    assert again["rounds"] == rounds and not list(copy.glob("dagger-data-*"))

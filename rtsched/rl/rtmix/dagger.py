@@ -165,7 +165,9 @@ def run_dagger(out: str, *, teacher: str = "replan", rounds: int = 6, episodes: 
                 raise OptionError(f"--out: {ckpt} was fine-tuned with PPO after {len(done)} DAgger rounds; "
                                   "more rounds would discard that")
             datas = []
-            for r in range(rounds):
+            # finished rounds' data are read only when a new round needs them (a folder copied for PPO
+            # may hold a checkpoint without them)
+            for r in range(rounds if len(done) < rounds else 0):
                 dpath = os.path.join(out, f"dagger-data-{r}.npz")
                 beta = beta0 * decay ** r
                 if os.path.exists(dpath):
