@@ -3,18 +3,25 @@
 Part ``table3``: fresh Table-3 instances (5 BJs + 2 RTJs, 16 blocks) from generator seeds
 3,000,000 on (default walltimes, runtime · U(1, 2)) and 3,100,000 on (walltime = runtime), half each —
 disjoint from every seed docs/rl.md records for rtmix (expert plans 100,000–199,999, PPO
-200,000–899,999, selection 950,000–950,099, benchmarks 5,000,000 on) —; the optimum proven on all
-(``milp-disjunctive``); per policy the means, gaps, θ violations and the paired 95 % bootstrap
-intervals against WCJS-JIT and against replan (``milp.compare.table3``, what ``rtsched compare``
-prints); then replan's time per decision (one re-solve) on the first instances.
+200,000–899,999, selection 950,000–950,099, benchmarks 5,000,000 on; its DAgger retraining: episodes
+200,000–299,999, validation 950,000 / 960,000, test 6,000,000 / 6,100,000) —; the optimum proven on
+all (``milp-disjunctive``); per policy the means, gaps, θ violations and the paired 95 % bootstrap
+intervals against WCJS-JIT and against replan, then against WCJS-JIT and rtmix
+(``milp.compare.table3``, what ``rtsched compare`` prints), for all and for each half; then
+replan's time per decision (wall and CPU of each solve, passes that followed the last plan) on the
+first instances of each half.  The optimum, the schemes and rtmix are cached in ``--cache`` by
+``milp.compare.compare``; replan's rows in ``--cache``/replan under a key that includes the bytes
+of the modules deciding its plans, so a changed re-planner re-runs only its own rows
+(``--no-replan`` fills the first cache alone).
 
 Part ``mira``: Mira wk1 (the real partition file, 10 % RTJs, seed 1, τ = 600 s) under
 ``replan:k=K,ms=MS`` beside WCJS-JIT and rtmix, on the jobs submitted before the end of the results
 window (``--days`` from 2018-01-21; the jobs before it are the warm-up): per-decision and total
-time, the mean RTJ / BJ bounded slowdown in the window.
+time (wall and CPU), the mean RTJ / BJ bounded slowdown in the window; a progress line every
+``--progress-every`` passes.
 
     PYTHONPATH=. nice python bench/bench_replan.py --part table3 [--n 200] [-j 2] [--cache DIR]
-    PYTHONPATH=. nice python bench/bench_replan.py --part mira [--days 1] [--k 16] [--ms 200]
+    PYTHONPATH=. nice python bench/bench_replan.py --part mira [--days 7] [--k 8] [--ms 20] [--only-replan]
 """
 from __future__ import annotations
 

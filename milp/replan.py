@@ -597,6 +597,8 @@ class ReplanPolicy:
                 end = js.run_start + js.saved
                 self._rt_done[js.info.id] = Fraction(end - js.info.submit, max(js.saved, 1))
             self._write_end.pop(js.info.id, None)
+            if js.expected_end > view.now:  # ended before the end the plan assumed (seen even in a
+                self._plan_valid = False  # pass with an empty queue, which returns before planning)
 
     # -- the pass --------------------------------------------------------------------------
     def decide(self, view: SimView) -> list[Decision]:
@@ -658,14 +660,12 @@ class ReplanPolicy:
     def _as_planned(self, view: SimView, problem: Problem) -> bool:
         """Whether the last plan still holds at ``view.now``: it plans every job of ``problem``,
         no job arrived since (a job that entered the queue is one this policy preempted, back
-        after its write), no job ended before its walltime-based end (the plan assumed that end),
-        and every planned start of a waiting job is now or later (none was missed)."""
+        after its write), no job ended before its walltime-based end (the plan assumed that end;
+        ``_note_finished`` marks the plan invalid), and every planned start of a waiting job is now or later (none was missed)."""
         plan = self._plan
         if not self._plan_valid or any(js.info.id not in self._home for js in view.entered):
             return False
         now = view.now
-        if any(js.expected_end > now for js in view.completed):
-            return False
         queued = {js.info.id for js in view.queue}
         for j in problem.jobs:
             p = plan.get(j.id)
