@@ -28,12 +28,19 @@ jobs, every waiting RTJ and the first K other waiting jobs in queue order):
   walltime = runtime — the first plan is the offline optimum and every later one its continuation);
   with a window it is over the RTJs in the plan.
 
-Solving: CP-SAT with one worker and a fixed seed, the per-block layout of ``milp.cpsat`` (one
-NoOverlap per class of hardware units that the same partitions cover, optional intervals per
-candidate partition), warm-started with the previous plan as hints.  ``time_limit_ms`` is the
-budget of one decision (all stages), in CP-SAT's *deterministic* time by default
-(``clock="deterministic"``: about a second of one core's work per unit, and the same answer on a
-loaded or an idle machine, so runs are reproducible), or in wall time (``clock="wall"``).
+Solving (``method="cpsat"``): CP-SAT with one worker and a fixed seed, the per-block layout of
+``milp.cpsat`` (one NoOverlap per class of hardware units that the same partitions cover, optional
+intervals per candidate partition), warm-started with the previous plan as hints.
+``time_limit_ms`` is the budget of one decision (all stages), in CP-SAT's *deterministic* time by
+default (``clock="deterministic"``: about a second of one core's work per unit, and the same answer
+on a loaded or an idle machine, so runs are reproducible), or in wall time (``clock="wall"``).
+``method="milp"``: the same stages on the disjunctive MILP of ``milp.replan_milp`` (wall-time
+limits or none).
+
+Not solving: a pass where nothing happened that the last plan did not assume (a wake-up for a
+planned action, jobs ending at their walltime, a preempted job back after its write) follows that
+plan (``_as_planned``); a pass where no plan could act now (``_nothing_to_decide``) does nothing.
+With a window K (the Mira mode) a running BJ's split point is its earliest allowed one.
 """
 from __future__ import annotations
 
@@ -54,7 +61,7 @@ from rtsched.sim.state import DRAINING, PENDING, RUNNING
 from milp.cpsat import ratio_weights, split_intervals_on, split_vars
 from milp.instance import split_bounds
 
-METHODS = ("cpsat",)
+METHODS = ("cpsat", "milp")
 CLOCKS = ("deterministic", "wall")
 DEFAULT_THETA = Fraction(6, 5)
 DEFAULT_LIMIT_MS = 200
@@ -108,8 +115,9 @@ class PlannedJob:
 class DecisionStats:
     now: int
     jobs: int
-    seconds: float
+    seconds: float  # wall time of the solve
     status: str
+    cpu_seconds: float = 0.0  # this process's CPU time of the solve (what a loaded machine does not inflate)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,14 +318,54 @@ class _Weighted:
         return [_Weighted(j.id, j.weight_runtime) for j in jobs]
 
 
+class CpsatStage:
+    """One stage's CP-SAT model of a decision's problem; ``milp.replan_milp.MilpStage`` is the same
+    interface on the disjunctive MILP (``solve_problem`` runs the stages on either)."""
+
+    def __init__(self, problem: Problem, unit_cls: list[list[int]], H: int, ub: dict[int, int] | None) -> None:
+        self.md = build(problem, unit_cls, H, ub)
+        self.max_c = {j.id: H - j.submit for j in problem.jobs}
+
+    def _weights(self, jobs: Sequence[PlanJob]) -> dict[int, int]:
+        return ratio_weights(_Weighted.of(jobs), self.max_c).weights
+
+    def minimize(self, jobs: Sequence[PlanJob]) -> None:
+        self.md.model.Minimize(self.md.weighted(jobs, self._weights(jobs)))
+
+    def at_most(self, jobs: Sequence[PlanJob], total: Fraction, floor_plan: dict[int, PlannedJob] | None) -> None:
+        _sum_bound(self.md, list(jobs), total, self.max_c, floor_plan)
+
+    def no_worse(self, jobs: Sequence[PlanJob], plan: dict[int, PlannedJob]) -> None:
+        """Only plans at least as good as ``plan`` on the slowdown sum of ``jobs`` (exact weights)."""
+        w = self._weights(jobs)
+        self.md.model.Add(self.md.weighted(jobs, w) <= sum(w[j.id] * (plan[j.id].end - j.submit) for j in jobs))
+
+    def hint(self, plan: dict[int, PlannedJob]) -> None:
+        hint(self.md, plan)
+
+    def solve(self, budget: Budget, share: float, seed: int) -> tuple[dict[int, PlannedJob] | None, str]:
+        plan, status, _ = _solve(self.md, budget, share, seed)
+        return plan, status
+
+
+def stage_builder(method: str):
+    """``(problem, unit_cls, H, ub) -> stage`` of ``method`` (``cpsat`` or ``milp``)."""
+    if method == "milp":
+        from milp.replan_milp import build_milp
+
+        return build_milp
+    return CpsatStage
+
+
 def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, budget: Budget, *,
                   tiebreak: bool = True, warm: dict[int, PlannedJob] | None = None,
-                  seed: int = 0) -> tuple[dict[int, PlannedJob] | None, str]:
-    """The lexicographic plan of ``problem`` (θ*, then BJs, then the RTJ tie-break).  Each stage
-    after the first is warm-started from the previous stage's plan, looks only for plans at least as
-    good (objective cut) and bounds every job's completion from that plan (``caps``)."""
+                  seed: int = 0, method: str = "cpsat") -> tuple[dict[int, PlannedJob] | None, str]:
+    """The lexicographic plan of ``problem`` (θ*, then BJs, then the RTJ tie-break) on ``method``'s
+    model.  Each stage after the first is warm-started from the previous stage's plan, looks only for
+    plans at least as good (objective cut) and bounds every job's completion from that plan
+    (``caps``)."""
+    stage = stage_builder(method)
     H = horizon(problem)
-    max_c = {j.id: H - j.submit for j in problem.jobs}
     rts = [j for j in problem.jobs if j.kind == "rt"]
     bjs = [j for j in problem.jobs if j.kind != "rt"]
     status = "optimal"
@@ -325,12 +373,11 @@ def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, 
     rt_total = None  # bound on Σ SD of the planned RTJs
     ub = {j.id: H for j in problem.jobs}
     if rts:
-        md = build(problem, unit_cls, H)
-        w = ratio_weights(_Weighted.of(rts), max_c)
-        md.model.Minimize(md.weighted(rts, w.weights))
+        md = stage(problem, unit_cls, H, None)
+        md.minimize(rts)
         if plan:
-            hint(md, plan)
-        got, st, solver = _solve(md, budget, STAGE_SHARES[0], seed)
+            md.hint(plan)
+        got, st = md.solve(budget, STAGE_SHARES[0], seed)
         if got is None:
             return None, st
         plan = got
@@ -340,18 +387,16 @@ def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, 
         caps(rts, rt_total, ub)
         if bjs:
             caps(bjs, plan_sum(bjs, plan), ub)
-    md = build(problem, unit_cls, H, ub if rts else None)
+    md = stage(problem, unit_cls, H, ub if rts else None)
     if rt_total is not None:
-        _sum_bound(md, rts, rt_total, max_c, plan)
+        md.at_most(rts, rt_total, plan)
     if bjs:
-        w = ratio_weights(_Weighted.of(bjs), max_c)
-        objective = md.weighted(bjs, w.weights)
-        md.model.Minimize(objective)
+        md.minimize(bjs)
         if rts:  # the θ* plan is feasible here: look only for plans at least as good
-            md.model.Add(objective <= sum(w.weights[j.id] * (plan[j.id].end - j.submit) for j in bjs))
+            md.no_worse(bjs, plan)
     if plan:
-        hint(md, plan)
-    got, st, solver = _solve(md, budget, STAGE_SHARES[1], seed)
+        md.hint(plan)
+    got, st = md.solve(budget, STAGE_SHARES[1], seed)
     if got is None:
         return (plan, "feasible") if rts else (None, st)
     plan = got
@@ -361,13 +406,12 @@ def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, 
         ub = {j.id: H for j in problem.jobs}
         caps(rts, plan_sum(rts, plan), ub)
         caps(bjs, plan_sum(bjs, plan), ub)
-        md = build(problem, unit_cls, H, ub)
-        _sum_bound(md, rts, rt_total, max_c, plan)
-        md.model.Add(md.weighted(bjs, w.weights) <= sum(w.weights[j.id] * (plan[j.id].end - j.submit) for j in bjs))
-        wr = ratio_weights(_Weighted.of(rts), max_c)
-        md.model.Minimize(md.weighted(rts, wr.weights))
-        hint(md, plan)
-        got, st, solver = _solve(md, budget, STAGE_SHARES[2], seed)
+        md = stage(problem, unit_cls, H, ub)
+        md.at_most(rts, rt_total, plan)
+        md.no_worse(bjs, plan)
+        md.minimize(rts)
+        md.hint(plan)
+        got, st = md.solve(budget, STAGE_SHARES[2], seed)
         if got is not None:
             plan = got
             status = st if st != "optimal" else status
@@ -391,7 +435,8 @@ class ReplanPolicy:
     """Receding-horizon scheduling on the exact model (module docstring).
 
     Args:
-        method: the solver; ``cpsat`` (the only one so far).
+        method: the model and solver: ``cpsat`` (CP-SAT) or ``milp`` (the disjunctive MILP of
+            ``milp.replan_milp`` on the best installed back end; wall-clock limits only).
         time_limit_ms: budget of one decision (all stages), ms; None: no limit (proven optima).
         clock: ``deterministic`` (CP-SAT's deterministic time: reproducible) or ``wall``.
         window: K — plan the running jobs, every waiting RTJ and the first K other waiting jobs
@@ -411,10 +456,13 @@ class ReplanPolicy:
                  clock: str = "deterministic", window: int | None = None, theta: Any = DEFAULT_THETA,
                  preempt: bool = True, tiebreak: bool = True, seed: int = 0) -> None:
         if method not in METHODS:
-            raise OptionError(f"replan: unknown method {method!r}; choose from {', '.join(METHODS)} "
-                              "(the disjunctive MILP is not offered for replan yet)")
+            raise OptionError(f"replan: unknown method {method!r}; choose from {', '.join(METHODS)}")
         if clock not in CLOCKS:
             raise OptionError(f"replan: unknown clock {clock!r}; choose from {', '.join(CLOCKS)}")
+        if method == "milp" and clock == "deterministic" and time_limit_ms is not None:
+            # no MILP back end here has a deterministic clock: a limit would make runs irreproducible
+            raise OptionError("replan: method=milp has no deterministic clock; give clock=wall (a wall-time limit, "
+                              "runs not reproducible) or ms=none (no limit)")
         if time_limit_ms is not None and int(time_limit_ms) < 1:
             raise OptionError(f"replan: time_limit_ms must be >= 1 ms, got {time_limit_ms}")
         if window is not None and int(window) < 1:
@@ -451,8 +499,9 @@ class ReplanPolicy:
         self._rt_done: dict[int, Fraction] = {}  # finished RTJ -> its slowdown
         self._rt_seen: set[int] = set()
         self._wakes: set[int] = set()
-        self._proven = False
+        self._plan_valid = False  # the last pass solved (its plan may be followed, ``_as_planned``)
         self.stats: list[DecisionStats] = []
+        self.skipped = 0  # passes that followed the last plan without solving (``_as_planned``)
         self.log: list[tuple[int, tuple[Decision, ...]]] = []
 
     # -- the problem at ``now`` ------------------------------------------------------------
@@ -465,6 +514,11 @@ class ReplanPolicy:
         blockers: list[Blocker] = []
         rt_fixed = Fraction(0)
         n_rt_fixed = 0
+        # Bounded (Mira) mode: running BJs are preempted only for a waiting RTJ (as the heuristic
+        # schemes do); with ~20 running checkpointable BJs in each Mira decision, planning their
+        # preemption at every arrival doubled a solve's CPU (56 solves of wk1's first day at 50 ms:
+        # 0.100 -> 0.046 s each).
+        preemptible = self.preempt and jit and (self.window is None or any(js.info.kind == "rt" for js in view.queue))
         for js in sorted(view.running.values(), key=lambda s: s.info.id):
             info = js.info
             W = info.walltime
@@ -480,11 +534,18 @@ class ReplanPolicy:
                 continue
             remaining = max(js.expected_end - now, 1)
             split = None
-            if (self.preempt and jit and js.status == RUNNING and info.kind == "batch" and info.checkpointable
+            if (preemptible and js.status == RUNNING and info.kind == "batch" and info.checkpointable
                     and js.n_preemptions == 0):
                 progress = _progress(js, view)
                 lo, hi = split_bounds(W)
                 x_lo, x_hi = max(0, lo - progress), hi - progress
+                if self.window is not None:
+                    # Bounded (Mira) mode: preempted at its earliest allowed point or not in this
+                    # plan; a later point is decided at a later event (the plan is re-solved at
+                    # every arrival and early end).  A free split point of every running job made
+                    # most Mira decisions unprovable in the budget (52 decisions of wk1's first
+                    # day: 0.25 -> 0.14 s of CPU each, optimal 40 -> 55 of 56 solves).
+                    x_hi = x_lo
                 if lo <= hi and x_lo <= x_hi and x_hi < remaining:
                     split = (x_lo, x_hi)
             if split is None and info.kind == "rt":
@@ -536,6 +597,8 @@ class ReplanPolicy:
                 end = js.run_start + js.saved
                 self._rt_done[js.info.id] = Fraction(end - js.info.submit, max(js.saved, 1))
             self._write_end.pop(js.info.id, None)
+            if js.expected_end > view.now:  # ended before the end the plan assumed (seen even in a
+                self._plan_valid = False  # pass with an empty queue, which returns before planning)
 
     # -- the pass --------------------------------------------------------------------------
     def decide(self, view: SimView) -> list[Decision]:
@@ -552,20 +615,24 @@ class ReplanPolicy:
         problem = self.problem(view)
         if not problem.jobs or self._nothing_to_decide(view, problem):
             return []
-        if not view.entered and not view.completed and self._proven and self._plan_covers(problem):
-            # Woken for a planned action and nothing else happened: the rest of a proven plan is
-            # still optimal for the rest of the problem (the past is its own), so it is followed.
+        if self._as_planned(view, problem):
+            # Nothing happened that the plan did not assume (a wake-up for a planned action, a job
+            # ending at its walltime, a preempted job back in the queue after its write): the rest
+            # of the plan is still a plan of the rest of the problem (the past is its own), as good
+            # as the last solve could make it, so it is followed without solving again.
+            self.skipped += 1
             return self._apply(view, problem, self._plan)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         budget = Budget(self.clock, None if self.time_limit_ms is None else self.time_limit_ms / 1000.0)
         plan, status = solve_problem(problem, unit_classes(view.machine), self.theta, budget,
-                                     tiebreak=self.tiebreak, warm=self._plan, seed=self.seed)
-        self.stats.append(DecisionStats(now, len(problem.jobs), time.perf_counter() - t0, status))
+                                     tiebreak=self.tiebreak, warm=self._plan, seed=self.seed, method=self.method)
+        self.stats.append(DecisionStats(now, len(problem.jobs), time.perf_counter() - t0, status,
+                                        time.process_time() - c0))
         if plan is None:  # nothing found in the budget: start what fits now, in queue order (never idle)
-            self._proven = False
+            self._plan_valid = False
             return self._fallback(view)
         self._plan = plan
-        self._proven = status == "optimal"
+        self._plan_valid = True
         return self._apply(view, problem, plan)
 
     def _fallback(self, view: SimView) -> list[Decision]:
@@ -590,8 +657,21 @@ class ReplanPolicy:
         queued = {js.info.id for js in view.queue}
         return not any(j.id in queued and any((free >> q) & 1 for q in j.candidates) for j in problem.jobs)
 
-    def _plan_covers(self, problem: Problem) -> bool:
-        return all(j.id in self._plan for j in problem.jobs)
+    def _as_planned(self, view: SimView, problem: Problem) -> bool:
+        """Whether the last plan still holds at ``view.now``: it plans every job of ``problem``,
+        no job arrived since (a job that entered the queue is one this policy preempted, back
+        after its write), no job ended before its walltime-based end (the plan assumed that end;
+        ``_note_finished`` marks the plan invalid), and every planned start of a waiting job is now or later (none was missed)."""
+        plan = self._plan
+        if not self._plan_valid or any(js.info.id not in self._home for js in view.entered):
+            return False
+        now = view.now
+        queued = {js.info.id for js in view.queue}
+        for j in problem.jobs:
+            p = plan.get(j.id)
+            if p is None or (j.id in queued and (p.start < now or p.partition not in j.candidates)):
+                return False
+        return True
 
     def _apply(self, view: SimView, problem: Problem, plan: dict[int, PlannedJob]) -> list[Decision]:
         """The plan's actions due now (starts, preemptions) and a wake-up for its next one."""

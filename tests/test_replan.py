@@ -87,6 +87,62 @@ def test_the_log_records_what_the_policy_decided():
     assert run.rtj_sd_mean == pytest.approx((300 + o + 600 - 100) / 600)
 
 
+def _up_to_equal_partitions(log, machine) -> list:
+    """The decisions with each start's partition replaced by its size: two exact models break ties
+    between equal partitions differently (a start on block 9 or 11 of a 16-block machine)."""
+    return [(t, [(type(d).__name__, getattr(d, "job_id", None), getattr(d, "time", None),
+                  machine.partitions[d.alloc].nodes if isinstance(d, Start) else None) for d in ds]) for t, ds in log]
+
+
+def _policy_run(inst: Instance, policy: str) -> ReplanPolicy:
+    pol = make_policy(policy)
+    Simulator(inst.workload(), inst.machine(), checkpoint=CheckpointModel.parse("jit"), io=inst.io).run(pol)
+    return pol
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_the_disjunctive_milp_makes_the_decisions_cpsat_makes_where_both_prove_optimality(seed):
+    # Arrivals spread over time, walltimes above runtimes: re-plans at arrivals and early ends,
+    # preemptions (seed 0 preempts two BJs at t = 5141); both models prove every stage optimal.
+    inst = random_instance(seed, 3, 2, 8, name=f"methods-{seed}")
+    cp, mi = _policy_run(inst, "replan:ms=none"), _policy_run(inst, "replan:ms=none,method=milp")
+    assert {s.status for s in cp.stats} == {s.status for s in mi.stats} == {"optimal"}
+    assert len(cp.stats) == len(mi.stats) >= 5
+    machine = inst.machine()
+    assert _up_to_equal_partitions(cp.log, machine) == _up_to_equal_partitions(mi.log, machine)
+    a, b = run_online(inst, "replan:ms=none"), run_online(inst, "replan:ms=none,method=milp")
+    assert (a.bj_sd_mean, a.rtj_sd_mean) == pytest.approx((b.bj_sd_mean, b.rtj_sd_mean), abs=1e-12)
+
+
+def test_the_milp_method_reaches_the_clairvoyant_optimum():
+    inst = clairvoyant(1)
+    opt, _ = optimum_run(inst, rtj_tiebreak=True)
+    run = run_online(inst, "replan:ms=none,method=milp")
+    assert run.bj_sd_mean == pytest.approx(opt.bj_sd_mean, abs=1e-9)
+    assert run.rtj_sd_mean == pytest.approx(opt.rtj_sd_mean, abs=1e-9)
+
+
+def test_the_milp_method_takes_only_limits_it_can_reproduce_or_wall_time():
+    with pytest.raises(OptionError, match="method=milp has no deterministic clock"):
+        make_policy("replan:method=milp")  # the default: 200 ms of deterministic time
+    pol = make_policy("replan:method=milp,clock=wall")
+    assert (pol.method, pol.clock, pol.time_limit_ms) == ("milp", "wall", 200)
+    assert make_policy(pol.name).options() == pol.options()
+    assert make_policy("replan:method=milp,ms=none").time_limit_ms is None
+
+
+def test_following_the_plan_skips_solves_where_nothing_unplanned_happened():
+    # Everything at time 0 with walltime = runtime: every later pass (each job ending at its
+    # walltime) is one the first plan assumed, so exactly one solve is made.
+    inst = clairvoyant(2)
+    pol = _policy_run(inst, "replan:ms=none")
+    assert len(pol.stats) == 1 and pol.skipped >= 1
+    # Walltimes above runtimes: a job ending early makes the next pass solve again.
+    early = random_instance(0, 3, 2, 8, submit_window=0, walltime_factor=(1.5, 1.5), runtime_min=600,
+                            runtime_max=3600, runtime_step=600, name="early")
+    assert len(_policy_run(early, "replan:ms=none").stats) > 1
+
+
 def test_names_and_options():
     pol = make_policy("replan")
     assert isinstance(pol, ReplanPolicy) and pol.name == "replan"
