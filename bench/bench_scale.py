@@ -4,7 +4,8 @@
    EASY on ``flat:256``: rtsched's run pipeline (read, simulate, validate, metrics: ``execute`` and
    the summary, as ``rtsched simulate --json``) against the plain heap-based FCFS+EASY script of
    ``bench/plain_easy_script.py`` (read, simulate, mean wait), each N alternating the two, each run
-   in its own fresh process.  Printed per N: simulation seconds of each side and their ratio
+   in its own fresh process.  Printed per N (with ``--repeat`` > 1: the best of each side, then the
+   ratios of every repeat's pair, the spread): simulation seconds of each side and their ratio
    (target <= 1.2 at 500,000 jobs), the whole process's wall seconds (interpreter start to exit;
    target <= 1.5), peak resident memory of each process (target: rtsched <= 2x the script's,
    <= 0.6 KB per job), rtsched's simulation cost per job (target: flat within 15 % from 10,000 to
@@ -136,11 +137,15 @@ def part_scaling(sizes: list[int], directory: Path, repeat: int) -> None:
     for n in sizes:
         trace = str(generate(directory, "lublin", n))
         best: dict[str, dict] = {}
+        pairs: list[tuple[float, float]] = []  # (simulation ratio, whole ratio) of each repeat's pair
         for _ in range(repeat):
+            pair = {}
             for kind in ("rtsched", "plain"):
-                r = run_worker(kind, trace)
+                r = pair[kind] = run_worker(kind, trace)
                 if kind not in best or r["simulate_s"] < best[kind]["simulate_s"]:
                     best[kind] = r
+            pairs.append((pair["rtsched"]["simulate_s"] / pair["plain"]["simulate_s"],
+                          pair["rtsched"]["cpu_s"] / pair["plain"]["cpu_s"]))
         ours, plain = best["rtsched"], best["plain"]
         assert ours["jobs"] == plain["jobs"] == n, (ours["jobs"], plain["jobs"], n)
         assert abs(ours["mean_wait"] - plain["mean_wait"]) < 1e-6 * max(1.0, plain["mean_wait"]), \
@@ -152,6 +157,10 @@ def part_scaling(sizes: list[int], directory: Path, repeat: int) -> None:
               f"{ours['peak_mb'] / plain['peak_mb']:5.2f} {ours['peak_mb'] * 1024 / n:6.2f} | "
               f"{per_job[n] * 1e6:6.1f} {plain['simulate_s'] / n * 1e6:6.1f} | {ours['read_s']:.2f} / "
               f"{ours['validate_s']:.2f} / {ours['metrics_s']:.2f}   same mean wait {ours['mean_wait']:.1f}")
+        if repeat > 1:  # the spread: each repeat's rtsched run against the plain run beside it
+            sims, wholes = sorted(p[0] for p in pairs), sorted(p[1] for p in pairs)
+            print(f"{'':>9} ratios of the {repeat} pairs: simulation {' '.join(f'{x:.2f}' for x in sims)}, "
+                  f"whole {' '.join(f'{x:.2f}' for x in wholes)}")
         sys.stdout.flush()
     if len(per_job) > 1:
         lo, hi = min(per_job.values()), max(per_job.values())

@@ -91,8 +91,13 @@ def busy_of(running: Iterable[JobState], now: int, *, overdue_next_second: bool)
 
 def flat_reservation(nodes: int, free_now: int, busy: list[tuple[int, int, int]], now: int) -> Reservation:
     """Walk the busy jobs by expected end until ``nodes`` processors are free."""
+    return flat_reservation_sorted(nodes, free_now, sorted(busy), now)
+
+
+def flat_reservation_sorted(nodes: int, free_now: int, busy: list[tuple[int, int, int]], now: int) -> Reservation:
+    """``flat_reservation`` of ``busy`` sorted already."""
     free = free_now
-    for end, _alloc, n in sorted(busy):
+    for end, _alloc, n in busy:
         free += n
         if free >= nodes:
             return Reservation(end if end > now else now, free - nodes, FLAT)
@@ -144,7 +149,7 @@ def scan_flat(candidates: Iterable[JobState], free: int, now: int, res: Reservat
     extra = res.extra
     low = NEVER
     for js in candidates:
-        n = js.info.nodes
+        n = js.nodes
         if n > free:  # most candidates: the fewest opcodes first
             if n < low:
                 low = n
@@ -246,6 +251,6 @@ def count_strict_backfillable(candidates: Iterable[JobState], head: JobState, fr
     return count
 
 
-__all__ = ["BACKFILLS", "BACKFILL_WORDS", "NEVER", "Reservation", "normalize_backfill", "rule_of", "busy_of", "flat_reservation",
+__all__ = ["BACKFILLS", "BACKFILL_WORDS", "NEVER", "Reservation", "normalize_backfill", "rule_of", "busy_of", "flat_reservation", "flat_reservation_sorted",
            "partition_reservation", "reserve", "scan_flat", "scan_partitioned", "best_fit",
            "count_strict_backfillable"]

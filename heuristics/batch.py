@@ -15,16 +15,17 @@ to the one backfilling kernel against the head's reservation:
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
+from operator import attrgetter
 
-from heuristics.backfill import (best_fit, busy_of, flat_reservation, normalize_backfill, reserve, rule_of, scan_flat,
-                                scan_partitioned)
+from heuristics.backfill import (best_fit, busy_of, flat_reservation_sorted, normalize_backfill, reserve, rule_of,
+                                scan_flat, scan_partitioned)
 from heuristics.priorities import Priority, get_priority
 from rtsched.machines.flat import FLAT
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Start
-from rtsched.sim.state import WAITING
+from rtsched.sim.state import WAITING, JobState
 
 
 @dataclass
@@ -40,6 +41,33 @@ class BatchPolicy:
         self.name = f"{self.priority.name}+{self.backfill}"
         self._ordered = StaticOrder(self.priority)
 
+    @property
+    def flat_starts(self):
+        """The core's ``Policy.flat_starts`` where this policy's pass on a flat cluster is the
+        in-order one (``_FLAT_SCANS``); None otherwise, and for a subclass that decides its own way."""
+        if self.backfill in _FLAT_SCANS and type(self).decide is BatchPolicy.decide:
+            return self._flat_starts
+        return None
+
+    def _flat_starts(self, view: SimView) -> list[JobState]:
+        """``decide``'s starts on a flat cluster as job states (``flat_pass``).  FCFS takes the
+        queue as it is while no job re-entered it (``SimView.requeued``): it is in (submit, id)
+        order, so the sorted copy would be the same list."""
+        queue = view.queue
+        if not queue:
+            return []
+        priority = self.priority
+        if priority.arrival_order and not view.requeued:
+            return flat_pass(queue, view.state.free_nodes, view.now, view.running, self.backfill)
+        if priority.static:
+            order = self._ordered.update(view)
+        else:
+            order = priority.order(queue, view.now, view.machine.total_nodes)
+        states = flat_pass(order, view.state.free_nodes, view.now, view.running, self.backfill)
+        if priority.static:
+            self._ordered.will_start([js.info.id for js in states])
+        return states
+
     def decide(self, view: SimView) -> list[Decision]:
         if not view.queue:
             return []
@@ -49,7 +77,7 @@ class BatchPolicy:
             order = self.priority.order(view.queue, view.now, view.machine.total_nodes)
         decisions = schedule_batch(view, order, self.backfill)
         if self.priority.static:
-            self._ordered.will_start(decisions)
+            self._ordered.will_start([d.job_id for d in decisions if type(d) is Start])
         return decisions
 
 
@@ -106,8 +134,9 @@ class StaticOrder:
             self.items.insert(i, js)
         return self.items
 
-    def will_start(self, decisions: list[Decision]) -> None:
-        self.started = [d.job_id for d in decisions if type(d) is Start]
+    def will_start(self, job_ids: list[int]) -> None:
+        """The jobs this pass starts (dropped from the order at the next ``update``)."""
+        self.started = job_ids
 
 
 def schedule_batch(view: SimView, order: list, backfill: str, state=None) -> list[Decision]:
@@ -167,34 +196,45 @@ _FLAT_SCANS = ("none", "easy", "ff", "rlscheduler")  # the backfillings _schedul
 
 
 def _schedule_flat(view: SimView, order: list, backfill: str) -> list[Decision]:
-    """``schedule_batch`` on a flat cluster for the in-order scans (``_FLAT_SCANS``), planning on
-    the free processor count alone: the same decisions without a plan object or a copy of the
-    queue.  It is the pass of every batch run on the RL papers' flat traces, once per event time
-    (about two per job), hence the separate piece."""
-    now = view.now
-    free = view.state.free_nodes
-    decisions: list[Decision] = []
-    started: list[tuple[int, int, int]] = []
+    """``schedule_batch`` on a flat cluster for the in-order scans (``_FLAT_SCANS``): ``flat_pass``
+    as decisions."""
+    return [Start(js.info.id, FLAT) for js in flat_pass(order, view.state.free_nodes, view.now, view.running,
+                                                         backfill)]
+
+
+def flat_pass(order: list, free: int, now: int, running: dict[int, JobState], backfill: str) -> list[JobState]:
+    """The jobs of ``order`` to start now on a flat cluster with ``free`` processors, in order, for
+    the in-order scans (``_FLAT_SCANS``), planning on the free processor count alone: no plan
+    object, no copy of the queue.  It is the pass of every batch run on the RL papers' flat traces,
+    once per event time (about two per job), hence the separate piece."""
+    started: list[JobState] = []
     blocked = -1
     for pos, js in enumerate(order):
         if js.status != WAITING:
             continue
-        info = js.info
-        n = info.nodes
+        n = js.nodes
         if n > free:
             blocked = pos
             break
         free -= n
-        decisions.append(Start(info.id, FLAT))
-        started.append((now + info.walltime, FLAT, n))
+        started.append(js)
     if blocked < 0 or backfill == "none" or blocked == len(order) - 1 or free <= 0:
-        return decisions
-    busy = busy_of(view.running.values(), now, overdue_next_second=True)
-    busy.extend(started)
-    res = flat_reservation(order[blocked].info.nodes, free, busy, now)
+        return started
+    # busy_of's triples built in C; its overdue rule (an estimate already passed ends at now + 1)
+    # changes them only when the earliest is <= now: then they are built its way.
+    busy = list(map(_busy_triple, running.values()))
+    busy.extend([(now + js.info.walltime, FLAT, js.info.nodes) for js in started])
+    busy.sort()
+    if busy and busy[0][0] <= now:
+        busy = sorted(busy_of(running.values(), now, overdue_next_second=True)
+                      + [(now + js.info.walltime, FLAT, js.info.nodes) for js in started])
+    res = flat_reservation_sorted(order[blocked].info.nodes, free, busy, now)
     jobs, _, _ = scan_flat(islice(order, blocked + 1, None), free, now, res, backfill == "rlscheduler")
-    decisions.extend(Start(js.info.id, FLAT) for js in jobs)
-    return decisions
+    started.extend(jobs)
+    return started
+
+
+_busy_triple = attrgetter("expected_end", "alloc", "alloc_nodes")
 
 
 def batch_policy(priority: str = "fcfs", backfill: str = "easy") -> BatchPolicy:

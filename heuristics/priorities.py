@@ -62,6 +62,9 @@ class Priority:
     name: str
     key: KeyFunction
     static: bool
+    # True when (key, submit, id) orders jobs as they arrive, by (submit, id): a queue no job
+    # re-entered is then in this order already (FCFS).
+    arrival_order: bool = False
 
     def textbook_key(self, js: JobState, now: int, machine_nodes: int) -> tuple:
         """The primary key with the textbook tie-break: (key, submit, id)."""
@@ -160,7 +163,7 @@ def _cobalt_unicef(js: JobState, now: int, total: int):
 
 
 PRIORITIES: dict[str, Priority] = {p.name: p for p in (
-    Priority("fcfs", _fcfs, True),
+    Priority("fcfs", _fcfs, True, arrival_order=True),
     Priority("lcfs", _lcfs, True),
     Priority("sjf", _sjf, True),
     Priority("smallest", _smallest, True),
@@ -173,7 +176,7 @@ PRIORITIES: dict[str, Priority] = {p.name: p for p in (
     Priority("wfp3-authors", _wfp3_authors, True),
     Priority("unicep-authors", _unicep_authors, True),
     # Cobalt's utilities (Mira): "default" is queued time (FCFS), "wfp" is WFP3's formula.
-    Priority("default", _fcfs, True),
+    Priority("default", _fcfs, True, arrival_order=True),
     Priority("wfp", _wfp3, False),
     Priority("wfp2", _cobalt_wfp2, False),
     Priority("unicef", _cobalt_unicef, False),

@@ -36,6 +36,7 @@ from ortools.sat.python import cp_model
 
 from milp.instance import Instance, split_bounds
 from milp.plan import Placement, evaluate, left_justify, parts_of
+from milp.stoppable import BuildTimeout, run_stoppable
 
 BUDGET = 2 ** 53
 
@@ -306,7 +307,7 @@ def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "b
                 rt_bound: Fraction | None = None, rt_floor_plan: Sequence[Placement] | None = None,
                 incumbent: Sequence[Placement] | None = None, symmetry: bool = True,
                 cumulative: bool = True, layout: str = "both",
-                bj_sum_bound: Fraction | None = None) -> CpsatModel:
+                bj_sum_bound: Fraction | None = None, deadline: float | None = None) -> CpsatModel:
     """Build the model.  ``objective``: "bj" (Σ BJ slowdowns) or "rt" (Σ RTJ slowdowns).
     ``rt_bound``: θ — adds Σ_RT SD <= θ·n_rt (exact).  ``bj_sum_bound``: adds Σ_BJ SD <= it, exact
     in the same way (the RTJ tie-break stage: the proven BJ optimum's sum).  ``rt_floor_plan``: a
@@ -317,7 +318,9 @@ def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "b
     ``layout``: "2d" — one rectangle (time × block range) per part in a NoOverlap2D, the block
     range's first block y_j a variable on the multiples of k_j; "blocks" — optional intervals per
     candidate partition in a NoOverlap per block; "both" (default) — the two views together, which
-    propagates and bounds best on the Table-3 set (docs/milp.md)."""
+    propagates and bounds best on the Table-3 set (docs/milp.md).
+    ``deadline`` (a ``time.perf_counter()`` value): raise :class:`BuildTimeout` once it has passed
+    (checked after every job: a 3,000-job model takes about a second to build)."""
     if layout not in ("2d", "blocks", "both"):
         raise ValueError(f"unknown layout {layout!r}")
     inst = instance
@@ -327,6 +330,8 @@ def build_cpsat(instance: Instance, *, preempt: bool = True, objective: str = "b
     cm = CpsatModel(inst, preempt, m, H)
     res = _Resources({b: [] for b in range(inst.blocks)})
     for job in inst.jobs:  # in the instance's order: the variables' order steers CP-SAT's search
+        if deadline is not None and time.perf_counter() > deadline:
+            raise BuildTimeout(f"model build abandoned at its deadline after {len(cm.s):,} of {len(inst.jobs):,} jobs")
         _add_job(cm, job, ubC[job.id], layout, res)
     for b, ivs in res.block_ivs.items():
         if len(ivs) > 1:
@@ -505,7 +510,10 @@ def solve_cpsat_model(cm: CpsatModel, time_limit: float | None = None, workers: 
     if time_limit is not None:
         prm.max_time_in_seconds = float(max(0.01, time_limit))
     t0 = time.perf_counter()
-    st = solver.Solve(cm.model)
+    # In a worker thread, so that SIGTERM / Ctrl-C stop the search (milp.stoppable); the deadline
+    # is a backstop to CP-SAT's own limit, which it may pass while loading a large model.
+    backstop = None if time_limit is None else t0 + prm.max_time_in_seconds
+    st = run_stoppable(lambda: solver.Solve(cm.model), solver.stop_search, backstop)
     seconds = time.perf_counter() - t0
     size = cm.size()
     ow = cm.objective_weights
@@ -521,10 +529,11 @@ def solve_cpsat_model(cm: CpsatModel, time_limit: float | None = None, workers: 
         raise RuntimeError(f"CP-SAT rejected the model: {why}")
     if st == cp_model.INFEASIBLE:
         return CpsatRun("infeasible", None, None, None, eps, seconds, size)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return CpsatRun("no_solution", None, None, None, eps, seconds, size)
-    plan = cm.placements(solver)
     has_obj = cm.model.Proto().has_objective()
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):  # stopped without a schedule: its bound still holds
+        bound = solver.BestObjectiveBound() / ow.scale - eps if has_obj and ow else None
+        return CpsatRun("no_solution", None, None, bound, eps, seconds, size)
+    plan = cm.placements(solver)
     obj = solver.ObjectiveValue() / ow.scale if has_obj and ow else 0.0
     bound = solver.BestObjectiveBound() / ow.scale - eps if has_obj and ow else 0.0
     return CpsatRun("optimal" if st == cp_model.OPTIMAL else "feasible", plan, obj, bound, eps, seconds, size)
@@ -550,5 +559,5 @@ def append_batch(instance: Instance, rt_plan: Sequence[Placement]) -> list[Place
     return left_justify(instance, out)
 
 
-__all__ = ["split_vars", "split_intervals_on", "SplitVars", "build_cpsat", "solve_cpsat_model", "greedy_plan", "GreedyTimeout", "ratio_weights", "RatioWeights",
+__all__ = ["split_vars", "split_intervals_on", "SplitVars", "build_cpsat", "solve_cpsat_model", "greedy_plan", "GreedyTimeout", "BuildTimeout", "ratio_weights", "RatioWeights",
            "CpsatModel", "CpsatRun", "rt_subinstance", "append_batch", "evaluate"]

@@ -14,6 +14,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from milp.stoppable import check_build_deadline, run_stoppable
+
+# Rows between two looks at the build's deadline (milp.stoppable.build_deadline): a look costs a
+# clock read; 1,024 rows of a large model take milliseconds.
+BUILD_CHECK_ROWS = 1024
+
 INF = math.inf
 
 
@@ -114,6 +120,8 @@ class LinearModel:
         lb, ub = {"<=": (-INF, b), ">=": (b, INF), "==": (b, b)}[sense]
         c = Constraint(name or f"c{len(self.cons)}", coefs, lb, ub)
         self.cons.append(c)
+        if not len(self.cons) & BUILD_CHECK_ROWS - 1:
+            check_build_deadline(f"model {self.name} ({len(self.cons):,} rows built)")
         return c
 
     def size(self) -> dict[str, int]:
@@ -311,22 +319,11 @@ def ortools_backend() -> str:
     raise RuntimeError("OR-Tools has neither SCIP nor CBC")
 
 
-def _solve_interruptible(solver, params):
+def _solve_interruptible(solver, params, deadline: float | None = None):
     """``solver.Solve(params)`` in a worker thread while this thread waits, so that Ctrl-C and
-    SIGTERM (``KeyboardInterrupt``) stop the solve (``InterruptSolve``) and propagate at once."""
-    import threading
-
-    result: list = []
-    worker = threading.Thread(target=lambda: result.append(solver.Solve(params)), daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.1)  # seconds
-    except KeyboardInterrupt:
-        solver.InterruptSolve()
-        worker.join()  # a process exiting while the solver still runs in it can crash
-        raise
-    return result[0]
+    SIGTERM (``KeyboardInterrupt``) stop the solve (``InterruptSolve``) and propagate at once, as
+    does ``deadline`` (``time.perf_counter()``; milp.stoppable)."""
+    return run_stoppable(lambda: solver.Solve(params), solver.InterruptSolve, deadline)
 
 
 def solve_ortools(model: LinearModel, objective: str, time_limit: float | None = None, backend: str | None = None,
@@ -356,15 +353,16 @@ def solve_ortools(model: LinearModel, objective: str, time_limit: float | None =
         obj.SetCoefficient(xs[k], a)
     obj.SetOffset(e.const)
     obj.SetMinimization()
-    if time_limit is not None:
-        solver.SetTimeLimit(int(max(1.0, time_limit) * 1000))
+    if time_limit is not None:  # the seconds left after loading the model
+        time_limit = max(1.0, time_limit - (time.perf_counter() - t0))
+        solver.SetTimeLimit(int(time_limit * 1000))
     if threads:
         solver.SetNumThreads(threads)
     if hint:
         solver.SetHint([xs[k] for k in hint], list(hint.values()))
     params = pywraplp.MPSolverParameters()
     params.SetDoubleParam(pywraplp.MPSolverParameters.RELATIVE_MIP_GAP, gap_rel)
-    status = _solve_interruptible(solver, params)
+    status = _solve_interruptible(solver, params, None if time_limit is None else time.perf_counter() + time_limit)
     seconds = time.perf_counter() - t0
     name = f"ortools-{backend.lower()}"
     if status == pywraplp.Solver.INFEASIBLE:
@@ -431,10 +429,12 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.]", "_", name)
 
 
-def run_interruptible(h):
+def run_interruptible(h, deadline: float | None = None):
     """``h.run()`` in HiGHS's solver thread while this thread waits, so that Ctrl-C and SIGTERM (a
     ``KeyboardInterrupt`` here: rtsched.cli) cancel the solve and propagate at once; a solve run
-    in this thread would hold the signal until HiGHS returns (possibly hours).  Returns the status."""
+    in this thread would hold the signal until HiGHS returns (possibly hours).  ``deadline``
+    (``time.perf_counter()``): cancelled then too (a backstop to HiGHS's own time limit).
+    Returns the status."""
     h.HandleUserInterrupt = True  # HiGHS's interrupt callbacks poll the flag cancelSolve sets
     thread = h.startSolve()
     try:
@@ -442,6 +442,8 @@ def run_interruptible(h):
             done, status = h.wait(0.1)  # seconds
             if done:
                 return status
+            if deadline is not None and time.perf_counter() > deadline:
+                h.cancelSolve()
     except KeyboardInterrupt:
         h.cancelSolve()
         # Wait for the solver thread to stop (HiGHS returns soon after the flag is set): a process
@@ -493,15 +495,28 @@ def highs_model(model: LinearModel, objective: str, *, relax: bool = False):
     return h
 
 
-def lp_bound(model: LinearModel, objective: str) -> float | None:
-    """The optimum of ``model``'s LP relaxation (HiGHS simplex); None if it has none."""
+def lp_bound(model: LinearModel, objective: str, time_limit: float | None = None) -> float | None:
+    """The optimum of ``model``'s LP relaxation (HiGHS simplex); None if it has none or is not
+    found within ``time_limit`` seconds (the whole call's)."""
     import highspy
 
+    t0 = time.perf_counter()
     h = highs_model(model, objective, relax=True)
-    run_interruptible(h)
+    deadline = None
+    if time_limit is not None:
+        left = time_limit - (time.perf_counter() - t0)
+        if left <= 0:
+            return None
+        h.setOptionValue("time_limit", float(left))
+        deadline = t0 + time_limit
+    run_interruptible(h, deadline)
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
     return float(h.getInfo().objective_function_value)
+
+
+# Share of a limited HiGHS solve's seconds its root LP bound may take.
+ROOT_SHARE = 0.25
 
 
 def solve_highs(model: LinearModel, objective: str, time_limit: float | None = None, threads: int | None = None,
@@ -512,15 +527,20 @@ def solve_highs(model: LinearModel, objective: str, time_limit: float | None = N
     import highspy
 
     t0 = time.perf_counter()
-    root_bound = lp_bound(model, objective) if root else None
+    # The root bound is worth a share of a limited solve, not all of it (a 150-job disjunctive
+    # model's LP took 20 s of a 1.5-s stage); ``time_limit`` covers loading the model, each solve.
+    root_bound = lp_bound(model, objective, None if time_limit is None else ROOT_SHARE * time_limit) if root else None
     h = highs_model(model, objective)
     if msg:
         h.setOptionValue("output_flag", True)
     h.setOptionValue("mip_rel_gap", gap_rel)
     h.setOptionValue("mip_abs_gap", 1e-9)
     h.setOptionValue("random_seed", 0)
+    deadline = None
     if time_limit is not None:
-        h.setOptionValue("time_limit", float(max(0.5, time_limit - (time.perf_counter() - t0))))
+        left = float(max(0.5, time_limit - (time.perf_counter() - t0)))
+        h.setOptionValue("time_limit", left)
+        deadline = time.perf_counter() + left
     if threads:
         h.setOptionValue("threads", int(threads))
     if start:
@@ -531,7 +551,7 @@ def solve_highs(model: LinearModel, objective: str, time_limit: float | None = N
         sol.col_value = vals
         sol.value_valid = True
         h.setSolution(sol)
-    run_interruptible(h)
+    run_interruptible(h, deadline)
     seconds = time.perf_counter() - t0
     ms = h.getModelStatus()
     info = h.getInfo()

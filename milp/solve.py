@@ -37,6 +37,7 @@ from milp.model_size import check_buildable
 from milp.plan import Evaluation, Placement, evaluate, left_justify
 from milp.strengthen import Strengthen, canonical_plan, objective_floor
 from milp.report import ReplayReport, replay_plan
+from milp.stoppable import BuildTimeout, build_deadline
 
 METHODS = ("cpsat", "milp", "milp-highs", "milp-cbc", "milp-ortools", "milp-disjunctive", "bruteforce")
 # "milp": the paper's partition-sequence MILP on the best installed back end (linmodel.best_backend);
@@ -209,67 +210,157 @@ def _proof_params(workers: int) -> dict[str, Any]:
 
 
 def _cpsat_runner(instance: Instance, preempt: bool, workers: int, seed: int) -> Callable[..., _Stage]:
-    from milp.cpsat import append_batch, best_greedy_plan, build_cpsat, rt_subinstance, solve_cpsat_model
-
     check_size(instance)
+    return _CpsatStages(instance, preempt, workers, seed).stage
 
-    def stage(objective: str, bound: Fraction | None, limit: float | None, hint,
+
+# The least time (s) worth giving CP-SAT once its model is built and loaded; with less left the
+# stage keeps its incumbent.
+MIN_SOLVE_SECONDS = 0.05
+
+
+class _NoTime(Exception):
+    """A CP-SAT stage has no time left to build or solve its model (the message says why)."""
+
+
+class _CpsatStages:
+    """The stages of the CP-SAT method on one instance, each within the seconds it is given
+    (issue 26, "A time limit is a promise"): a model is not built when its estimated build and
+    CP-SAT's load of it (milp.model_size, scaled by how slowly this solve's earlier builds went:
+    the machine's load) do not fit in the time left; a build is abandoned at the deadline; CP-SAT
+    gets the time left less its load of the model, and is stopped at the deadline.  A stage out of
+    time returns the plan it started from ("feasible", its notes say why), else "no_solution"."""
+
+    def __init__(self, instance: Instance, preempt: bool, workers: int, seed: int):
+        self.instance, self.preempt, self.workers, self.seed = instance, preempt, workers, seed
+        self.built_seconds = 0.0  # the builds so far: measured
+        self.estimated_seconds = 0.0  # and estimated (milp.model_size)
+
+    def pace(self) -> float:
+        """Measured over estimated build time so far (1 before the first build)."""
+        return self.built_seconds / self.estimated_seconds if self.estimated_seconds > 0 else 1.0
+
+    def solve(self, inst: Instance, deadline: float | None, seconds: float | None, start, *,
+              params: dict | None = None, expected_build: float | None = None, **build: Any) -> tuple[Any, float]:
+        """Build ``inst``'s model (``build_cpsat``'s keywords ``build``), hint ``start``, solve it for
+        ``seconds`` at most and within ``deadline``: (the CpsatRun, the build's seconds).  Raises
+        :class:`_NoTime` when the build (``expected_build`` s, default the estimate) would not fit."""
+        from milp.cpsat import build_cpsat, solve_cpsat_model
+        from milp.model_size import CPSAT_LOAD_PER_BUILD, estimate
+
+        est = estimate(inst, "cpsat", self.preempt).build_seconds
+        if deadline is not None:
+            expected = est * self.pace() if expected_build is None else expected_build
+            left = deadline - time.perf_counter()
+            if expected * (1 + CPSAT_LOAD_PER_BUILD) > left:
+                raise _NoTime(f"no time left to build the CP-SAT model of {len(inst.jobs):,} jobs (about "
+                              f"{expected * (1 + CPSAT_LOAD_PER_BUILD):.1f} s to build and load, {max(0.0, left):.1f} s left)")
+        t = time.perf_counter()
+        try:
+            cm = build_cpsat(inst, preempt=self.preempt, deadline=deadline, **build)
+        except BuildTimeout as exc:
+            raise _NoTime(f"CP-SAT {exc}") from None
+        built = time.perf_counter() - t
+        self.built_seconds += built
+        self.estimated_seconds += est
+        if start is not None:
+            cm.hint(start)
+        if deadline is not None:
+            left = deadline - time.perf_counter() - CPSAT_LOAD_PER_BUILD * built
+            if left < MIN_SOLVE_SECONDS:
+                raise _NoTime(f"no time left to solve the CP-SAT model of {len(inst.jobs):,} jobs (built in {built:.1f} s)")
+            seconds = left if seconds is None else min(seconds, left)
+        return solve_cpsat_model(cm, seconds, self.workers, self.seed, params=params), built
+
+    def stage(self, objective: str, bound: Fraction | None, limit: float | None, hint,
               bj_sum_bound: Fraction | None = None) -> _Stage:
+        from milp.cpsat import best_greedy_plan
+
+        t_start = time.perf_counter()
+        deadline = None if limit is None else t_start + limit
+        instance = self.instance
         if objective == "rt" and bj_sum_bound is None:
-            # θ* needs the RTJs only (BJs can always be appended after them: no sequence cap here).
-            sub = rt_subinstance(instance)
-            inc = best_greedy_plan(sub, deadline=_greedy_deadline(limit))
-            cm = build_cpsat(sub, preempt=preempt, objective="rt", incumbent=inc)
-            if inc is not None:
-                cm.hint(inc)
-            run = solve_cpsat_model(cm, limit, workers, seed)
-            plan = append_batch(instance, run.plan) if run.plan is not None else None
-            return _Stage(run.status, plan, run.bound_sum, run.seconds, run.size, run.eps)
+            return self.theta_star(limit, deadline, t_start)
         inc = hint if hint is not None and _meets(instance, hint, bound) else None
         start = hint if hint is not None else best_greedy_plan(instance, None, bound, _greedy_deadline(limit))
-        if objective != "bj" and bj_sum_bound is None:
-            cm = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=inc)
-            if start is not None:
-                cm.hint(start)
-            run = solve_cpsat_model(cm, limit, workers, seed)
-            return _Stage(run.status, run.plan, run.bound_sum, run.seconds, run.size, run.eps)
+        # The plan kept when the time runs out: one that meets every bound of the stage.
+        fallback = inc if inc is not None or bj_sum_bound is not None else (
+            start if start is not None and _meets(instance, start, bound) else None)
+        try:
+            if objective != "bj" and bj_sum_bound is None:
+                run, _ = self.solve(instance, deadline, limit, start, objective=objective, rt_bound=bound,
+                                    rt_floor_plan=inc)
+                return _with_incumbent(run, fallback, t_start)
+            return self.two_phases(objective, bound, limit, deadline, t_start, inc, start, fallback, bj_sum_bound)
+        except _NoTime as why:
+            return _out_of_time(fallback, str(why), t_start)
+
+    def theta_star(self, limit: float | None, deadline: float | None, t_start: float) -> _Stage:
+        """θ* needs the RTJs only (BJs can always be appended after them: no sequence cap here)."""
+        from milp.cpsat import append_batch, best_greedy_plan, rt_subinstance
+
+        instance = self.instance
+        sub = rt_subinstance(instance)
+        inc = best_greedy_plan(sub, deadline=_greedy_deadline(limit))
+        fallback = append_batch(instance, inc) if inc is not None else None
+        try:
+            run, _ = self.solve(sub, deadline, limit, inc, objective="rt", incumbent=inc)
+        except _NoTime as why:
+            return _out_of_time(fallback, str(why), t_start)
+        if run.plan is not None:
+            run.plan = append_batch(instance, run.plan)
+        return _with_incumbent(run, fallback, t_start)
+
+    def two_phases(self, objective: str, bound, limit: float | None, deadline: float | None, t_start: float,
+                   inc, start, fallback, bj_sum_bound) -> _Stage:
         # Two phases (docs/milp.md, "What makes it faster"): the default portfolio (LNS) finds the
         # best schedule within seconds; a fresh model built around that incumbent (tighter per-job
         # horizons, objective cut) is then proven by LP-driven tree search, which closes the bound
         # far faster but finds good schedules poorly on its own.  The BJ stage, and the RTJ
         # tie-break stage (objective "rt" under the BJ bound ``bj_sum_bound``).
-        t_start = time.perf_counter()
-        cm = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=inc,
-                         incumbent=inc, layout=CPSAT_LAYOUT, bj_sum_bound=bj_sum_bound)
-        build_seconds = time.perf_counter() - t_start
-        if start is not None:
-            cm.hint(start)
+        instance = self.instance
         first = PRIMAL_SECONDS if limit is None else min(PRIMAL_SECONDS, PRIMAL_SHARE * limit)
-        run = solve_cpsat_model(cm, first, workers, seed)
+        run, built = self.solve(instance, deadline, first, start, objective=objective, rt_bound=bound,
+                                rt_floor_plan=inc, incumbent=inc, layout=CPSAT_LAYOUT, bj_sum_bound=bj_sum_bound)
         if run.status in ("optimal", "infeasible"):
             return _Stage(run.status, run.plan, run.bound_sum, run.seconds, run.size, run.eps)
-        if limit is not None and limit - (time.perf_counter() - t_start) < build_seconds:
-            # The time left would not even rebuild the model (as long as the first build took): phase
-            # 2 would overrun the limit by a build and a solve (3,000 jobs: 10 s + 7 s; issue 26).
-            return _Stage(run.status, run.plan, run.bound_sum, time.perf_counter() - t_start, run.size, run.eps)
         best = run.plan if run.plan is not None and _meets(instance, run.plan, bound) else inc
-        cm2 = build_cpsat(instance, preempt=preempt, objective=objective, rt_bound=bound, rt_floor_plan=best,
-                          incumbent=best, layout=CPSAT_LAYOUT, bj_sum_bound=bj_sum_bound)
-        if best is not None or start is not None:
-            cm2.hint(best if best is not None else start)
-        rest = None if limit is None else max(0.5, limit - (time.perf_counter() - t_start))  # after the build
-        run2 = solve_cpsat_model(cm2, rest, workers, seed, params=_proof_params(workers))
+        try:
+            # as long as the first build took: the time left may not even rebuild the model (3,000 jobs)
+            run2, _ = self.solve(instance, deadline, None, best if best is not None else start,
+                                 params=_proof_params(self.workers), expected_build=built, objective=objective,
+                                 rt_bound=bound, rt_floor_plan=best, incumbent=best, layout=CPSAT_LAYOUT,
+                                 bj_sum_bound=bj_sum_bound)
+        except _NoTime:
+            return _with_incumbent(run, fallback, t_start)
         seconds = time.perf_counter() - t_start
         if run2.plan is None:  # the proof phase timed out without re-finding a schedule: keep phase 1's
-            if run2.status == "infeasible" or run.plan is None:
+            if run2.status == "infeasible":
                 return _Stage(run2.status, None, None, seconds, run2.size, run2.eps)
+            if run.plan is None:  # nor did phase 1: the plan the stage started from
+                return _with_incumbent(run2, fallback, t_start)
             return _Stage("feasible", run.plan, run.bound_sum, seconds, run2.size, run.eps)
         bound_sum = run2.bound_sum
         if run.bound_sum is not None and bound_sum is not None:
             bound_sum = max(bound_sum, run.bound_sum)
         return _Stage(run2.status, run2.plan, bound_sum, seconds, run2.size, run2.eps)
 
-    return stage
+
+def _with_incumbent(run, fallback, t_start: float) -> _Stage:
+    """A CP-SAT run as a stage; one that stopped on its time limit without a schedule keeps
+    ``fallback`` (the plan the stage started from) with the solver's bound."""
+    seconds = time.perf_counter() - t_start
+    if run.plan is None and run.status == "no_solution" and fallback is not None:
+        return _Stage("feasible", fallback, run.bound_sum, seconds, run.size, run.eps,
+                      warning="CP-SAT found no schedule in its time; the plan it started from is kept")
+    return _Stage(run.status, run.plan, run.bound_sum, seconds, run.size, run.eps)
+
+
+def _out_of_time(fallback, why: str, t_start: float) -> _Stage:
+    """A stage with no time left for its model: ``fallback`` ("feasible"), else "no_solution"."""
+    status = "feasible" if fallback is not None else "no_solution"
+    kept = "; the plan it started from is kept" if fallback is not None else ""
+    return _Stage(status, fallback, None, time.perf_counter() - t_start, {}, warning=why + kept)
 
 
 def _milp_runner(instance: Instance, preempt: bool, sequences: int | None, backend: str,
@@ -314,10 +405,12 @@ class _MilpStages:
         ``bj_sum_bound``: the BJ bound Σ_BJ SD <= it (the RTJ tie-break stage)."""
         from milp.cpsat import job_upper_bounds
 
+        deadline = None if limit is None else time.perf_counter() + limit
         form = form or self.formulation
         options, preempt = self.options, self.preempt
-        f = self.sm if inst is self.instance and capped and not options.horizons and form == self.formulation \
-            else None
+        # the instance's own model (built once, up front) serves wherever the same one is needed
+        same = inst is self.instance and capped and form == self.formulation
+        f = self.sm if same and not options.horizons else None
         inc = None
         if plan is not None:
             plan = canonical_plan(inst, plan, {j.id for j in inst.jobs if preempt and inst.preemptible(j)}) \
@@ -326,11 +419,12 @@ class _MilpStages:
                 plan = None
         if f is None:
             ub = None
-            if options.horizons:
-                probe = self.build(inst, None, capped, form) if plan is not None else None
-                inc = plan if probe is not None and probe.mip_start(plan) is not None else None
-                ub = job_upper_bounds(inst, objective, inc, bound, preempt, bj_sum_bound)
-            f = self.build(inst, ub, capped, form)
+            with build_deadline(deadline):  # the time limit covers the builds (issue 26)
+                if options.horizons:
+                    probe = None if plan is None else self.sm if same else self.build(inst, None, capped, form)
+                    inc = plan if probe is not None and probe.mip_start(plan) is not None else None
+                    ub = job_upper_bounds(inst, objective, inc, bound, preempt, bj_sum_bound)
+                f = self.build(inst, ub, capped, form)
         inc_sum = None
         if inc is not None:
             ev = evaluate(inst, inc)
@@ -344,6 +438,10 @@ class _MilpStages:
         start = f.mip_start(plan) if options.start and plan is not None else None
         if keep:
             self.kept[objective] = model
+        if deadline is not None:  # the seconds left after the builds
+            limit = deadline - time.perf_counter()
+            if limit < MIN_SOLVE_SECONDS:
+                raise _NoTime(f"no time left to solve the {form} MILP of {len(inst.jobs):,} jobs after building it")
         res = solve_model(model, objective, self.backend, time_limit=limit, threads=self.threads, start=start)
         return f, res
 
@@ -356,6 +454,17 @@ class _MilpStages:
 
     def stage(self, objective: str, bound: Fraction | None, limit: float | None, hint,
               bj_sum_bound: Fraction | None = None) -> _Stage:
+        """One stage within ``limit`` seconds, builds included; out of time, the stage keeps
+        ``hint`` when it meets the stage's bound ("feasible"), else reports "no_solution"."""
+        t_start = time.perf_counter()
+        try:
+            return self.stage_in_time(objective, bound, limit, hint, bj_sum_bound)
+        except (_NoTime, BuildTimeout) as why:
+            fallback = hint if hint is not None and _meets(self.instance, hint, bound) else None
+            return _out_of_time(fallback, str(why), t_start)
+
+    def stage_in_time(self, objective: str, bound: Fraction | None, limit: float | None, hint,
+                      bj_sum_bound: Fraction | None = None) -> _Stage:
         from milp.cpsat import append_batch
 
         tiebreak = bj_sum_bound is not None  # the RTJ tie-break stage: the full model under both bounds
@@ -486,7 +595,10 @@ def solve(instance: Instance, method: str = "cpsat", theta: float | Fraction = 1
     if write_model is not None and not method.startswith("milp"):
         raise ValueError(f"write_model needs a MILP method, not {method!r}")
     run = _Run(instance, method, float(theta), time_limit, preempt, t0)
-    stage, kept = _stage_runner(run, sequences, workers, seed, threads, strengthen, milp_backend)
+    try:
+        stage, kept = _stage_runner(run, sequences, workers, seed, threads, strengthen, milp_backend)
+    except BuildTimeout as exc:  # the instance's model itself took the whole limit to build
+        return run.result("no_solution", None, _Theta(None), None, None, {}, 0.0, notes=[str(exc)])
     n_rt = len(instance.rt_jobs)
     if n_rt and binary_search:
         theta_stage = _theta_by_binary_search(run, stage, theta_f)
@@ -573,6 +685,9 @@ def _stage_runner(run: _Run, sequences: int | None, workers: int, seed: int, thr
     if run.method == "cpsat":
         if sequences is not None:
             run.notes.append("sequences ignored: CP-SAT has no sequence cap")
+        # Models that cannot be built (and loaded by CP-SAT) within the limit or the memory are
+        # refused before any is built (milp.model_size); the stages then keep to the time left.
+        check_buildable(instance, "cpsat", run.preempt, None, run.time_limit)
         return _cpsat_runner(instance, run.preempt, workers, seed), kept
     from milp.linmodel import BACKENDS, best_backend
 
@@ -586,7 +701,8 @@ def _stage_runner(run: _Run, sequences: int | None, workers: int, seed: int, thr
     # A model that cannot be built within the time limit or the memory is refused before any
     # of it is built (milp.model_size: estimated from the instance's dimensions).
     check_buildable(instance, formulation, run.preempt, sequences, run.time_limit)
-    stage, sm = _milp_runner(instance, run.preempt, sequences, backend, threads, formulation, options, kept)
+    with build_deadline(None if run.time_limit is None else run.t0 + run.time_limit):
+        stage, sm = _milp_runner(instance, run.preempt, sequences, backend, threads, formulation, options, kept)
     if formulation == "disjunctive" and sequences is not None:
         run.notes.append("sequences ignored: the disjunctive MILP has no sequence cap")
     run.T = getattr(sm, "T", None)

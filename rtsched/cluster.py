@@ -5,8 +5,9 @@ module level.
 Which cluster, as Ray users expect (the rule of ``ray.init``): ``--address`` when given (``auto``:
 the cluster of this node); else ``$RAY_ADDRESS``; else a cluster started with ``ray start`` on
 this node; else a new local instance of ``cpus`` CPUs.  Before joining, the head's address is
-probed: when nothing answers there within ``CONNECT_TIMEOUT_S`` (refused: at once), the call gives
-up with a one-line error instead of letting Ray retry for many minutes.
+probed: when nothing answers there as a Ray head does (gRPC) within ``CONNECT_TIMEOUT_S`` in all
+(refused: at once), the call gives up with a one-line error instead of letting Ray retry for many
+minutes.
 """
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ import os
 import signal
 import socket
 import threading
+import time
 
 from rtsched.errors import OptionError, RtschedError
 
 RAY_MISSING = "--backend ray needs Ray: install the ray extra (pip install -e '.[ray]')"
-CONNECT_TIMEOUT_S = 10.0  # how long the probe of a cluster's head waits for a TCP answer, s
+CONNECT_TIMEOUT_S = 10.0  # how long the probe of a cluster's head waits for its answer, s (connection and gRPC)
 
 
 def cluster_address(address: str | None) -> tuple[str | None, str]:
@@ -41,22 +43,62 @@ def cluster_address(address: str | None) -> tuple[str | None, str]:
     return found, ("the Ray cluster of this node" if found else "a local Ray instance")
 
 
+# A Ray head's GCS (and the Ray Client server of ``ray://``) speaks gRPC: HTTP/2 without TLS, whose
+# server answers a client's connection preface with a SETTINGS frame (RFC 9113 §3.4).  Anything
+# else at the port (a web server, a database, a port that accepts and stays silent) made Ray retry
+# for many minutes (issue 26: still retrying after 400 s).
+HTTP2_PREFACE = (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"  # then an empty SETTINGS frame:
+                 b"\x00\x00\x00" b"\x04" b"\x00" b"\x00\x00\x00\x00")  # length 0, type 4, flags 0, stream 0
+HTTP2_SETTINGS = 0x04  # frame type (RFC 9113 §6.5)
+
+
 def probe(address: str, where: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """Raise a one-line RtschedError when nothing accepts a TCP connection at ``address``'s head."""
+    """Raise a one-line RtschedError unless a gRPC server (a Ray head) answers at ``address``
+    within ``timeout`` seconds in all: nothing accepts a TCP connection (refused: at once), or
+    something accepts but does not answer as gRPC does.  With ``RAY_USE_TLS`` set only the TCP
+    connection is checked (the head then speaks TLS first)."""
     text = address.removeprefix("ray://")
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
         if text == "auto":
             return
         raise OptionError(f"{where}: expected HOST:PORT (e.g. 10.0.0.1:6379) or auto, got {address!r}")
+    deadline = time.monotonic() + timeout
     try:
-        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout):
-            pass
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout) as sock:
+            if os.environ.get("RAY_USE_TLS", "0").strip().lower() in ("1", "true", "yes"):
+                return
+            answer = _http2_answer(sock, deadline)
     except OSError as exc:
         why = (f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError)
                else (exc.strerror or type(exc).__name__).lower())
         raise RtschedError(f"cannot reach the Ray cluster at {address} ({where}): {why}; is its head running "
                            "(ray start --head --port=PORT)?") from None
+    if answer is None or len(answer) < 9 or answer[3] != HTTP2_SETTINGS:
+        why = (f"it accepts connections but gave no answer within {timeout:g} s" if not answer
+               else "it answers, but not as a Ray head does (gRPC)")
+        raise RtschedError(f"{address} ({where}) is not a Ray cluster's head: {why}; give the head's address "
+                           "(ray start --head prints it; the port is 6379 unless --port was given)")
+
+
+def _http2_answer(sock: socket.socket, deadline: float) -> bytes | None:
+    """The first 9 bytes (a frame header) the server sends after an HTTP/2 preface; fewer when it
+    closes first; None when nothing comes by ``deadline`` (``time.monotonic()``)."""
+    sock.sendall(HTTP2_PREFACE)
+    got = b""
+    while len(got) < 9:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return got or None
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(9 - len(got))
+        except TimeoutError:
+            return got or None
+        if not chunk:
+            return got
+        got += chunk
+    return got
 
 
 def ensure_ray(address: str | None = None, cpus: int | None = None):

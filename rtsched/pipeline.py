@@ -325,7 +325,10 @@ def build_policy(spec: RunSpec):
         if isinstance(exc, RtschedError):
             raise
         text = str(exc)
-        field = "backfill" if "backfill" in text.split(";")[0] else ("scheme" if spec.scheme else "policy")
+        # about the backfilling when its head says so, not when the policy's own name does
+        # (`--policy fcfs:backfill=true` was reported as a --backfill error)
+        head = text.split(";")[0].replace(repr(spec.policy), "").replace(repr(spec.scheme), "")
+        field = "backfill" if "backfill" in head else ("scheme" if spec.scheme else "policy")
         raise SpecError(text, field) from None
     if spec.checkpoint is not None:
         model = CheckpointModel.parse(spec.checkpoint, io=spec.io)

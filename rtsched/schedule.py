@@ -51,48 +51,42 @@ _INT_COLUMNS = ("job_id", "start", "end", "partition", "nodes", "progress_from",
 
 
 class SegmentList:
-    """The segments of a schedule, stored as columns (one machine integer per field, 57 bytes a
-    segment instead of a Python object and its integers, about 190).
+    """The segments of a schedule, stored as machine integers (``rows``: 8 a segment, in
+    ``SEGMENT_COLUMNS`` order, the kind as its code in ``KINDS``): 64 bytes a segment instead of a
+    Python object and its integers, about 190.  The core records a segment with one
+    ``rows.extend`` of a tuple (one C call, against eight appends to separate columns).
 
     A sequence of ``Segment``s to its readers: ``len``, indexing, iteration and ``==`` build the
-    named tuples on demand; ``append``/``extend``/``sort`` keep the columns.  ``column(name)`` is
-    one field as a NumPy array (kind: the codes of ``KINDS``), for the validator and the metrics.
+    named tuples on demand; ``append``/``extend``/``sort`` keep the rows.  ``column(name)`` is
+    one field as a NumPy array (kind: the codes of ``KINDS``, int8), for the validator and the metrics.
     """
 
-    __slots__ = ("job_id", "start", "end", "kind", "partition", "nodes", "progress_from", "progress_to")
+    __slots__ = ("rows",)
+    WIDTH = len(SEGMENT_COLUMNS)
 
     def __init__(self, segments: Iterable[Segment] = ()) -> None:
-        for name in _INT_COLUMNS:
-            setattr(self, name, array("q"))
-        self.kind = array("b")
+        self.rows = array("q")
         self.extend(segments)
 
     def append(self, seg: Segment) -> None:
         job_id, start, end, kind, partition, nodes, p_from, p_to = seg
-        self.add(job_id, start, end, KIND_CODE[kind], partition, nodes, p_from, p_to)
+        self.rows.extend((job_id, start, end, KIND_CODE[kind], partition, nodes, p_from, p_to))
 
     def add(self, job_id: int, start: int, end: int, kind_code: int, partition: int, nodes: int, p_from: int,
             p_to: int) -> None:
         """Append one segment given as fields (``kind_code``: index in ``KINDS``)."""
-        self.job_id.append(job_id)
-        self.start.append(start)
-        self.end.append(end)
-        self.kind.append(kind_code)
-        self.partition.append(partition)
-        self.nodes.append(nodes)
-        self.progress_from.append(p_from)
-        self.progress_to.append(p_to)
+        self.rows.extend((job_id, start, end, kind_code, partition, nodes, p_from, p_to))
 
     def extend(self, segments: Iterable[Segment]) -> None:
         for seg in segments:
             self.append(seg)
 
     def __len__(self) -> int:
-        return len(self.job_id)
+        return len(self.rows) // 8
 
     def _at(self, i: int) -> Segment:
-        return Segment(self.job_id[i], self.start[i], self.end[i], KINDS[self.kind[i]], self.partition[i],
-                       self.nodes[i], self.progress_from[i], self.progress_to[i])
+        job_id, start, end, kind, partition, nodes, p_from, p_to = self.rows[8 * i:8 * i + 8]
+        return Segment(job_id, start, end, KINDS[kind], partition, nodes, p_from, p_to)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -106,12 +100,13 @@ class SegmentList:
 
     def __iter__(self) -> Iterator[Segment]:
         kinds = KINDS
-        return map(Segment._make, zip(self.job_id, self.start, self.end, (kinds[k] for k in self.kind),
-                                      self.partition, self.nodes, self.progress_from, self.progress_to))
+        r = self.rows
+        return map(Segment._make, zip(r[0::8], r[1::8], r[2::8], (kinds[k] for k in r[3::8]), r[4::8], r[5::8],
+                                      r[6::8], r[7::8]))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SegmentList):
-            return all(getattr(self, c) == getattr(other, c) for c in SEGMENT_COLUMNS)
+            return self.rows == other.rows
         if isinstance(other, (list, tuple)):
             return len(other) == len(self) and all(a == b for a, b in zip(self, other))
         return NotImplemented
@@ -125,9 +120,9 @@ class SegmentList:
 
     def column(self, name: str) -> np.ndarray:
         """Field ``name`` of every segment, in order, as a NumPy array (a copy)."""
-        col = getattr(self, name)
-        return np.frombuffer(col, dtype=np.int8 if name == "kind" else np.int64).copy() if len(col) else \
-            np.zeros(0, dtype=np.int8 if name == "kind" else np.int64)
+        col = np.frombuffer(self.rows, dtype=np.int64)[SEGMENT_COLUMNS.index(name)::8] if self.rows else \
+            np.zeros(0, dtype=np.int64)
+        return col.astype(np.int8) if name == "kind" else col.copy()
 
 
 class Schedule:

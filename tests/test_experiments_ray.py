@@ -99,6 +99,44 @@ def test_an_address_with_no_cluster_gives_up_with_one_line(tmp_path, how):
     assert not (tmp_path / "out").exists()  # nothing touched
 
 
+@pytest.mark.parametrize("server", ["silent", "http"])
+def test_an_address_that_is_not_a_ray_head_gives_up_with_one_line(tmp_path, server):
+    """A port that accepts connections but is not a Ray head (issue 26: Ray retried for minutes,
+    still retrying after 400 s): given up after at most CONNECT_TIMEOUT_S, with one line."""
+    import threading
+
+    write_swf(tmp_path / "t.swf", n=10)
+    grid = tmp_path / "g.toml"
+    grid.write_text('name = "r"\n[trace]\npath = "t.swf"\n[grid]\npolicy = "fcfs"\n')
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)  # "silent": the kernel accepts the connection, nobody ever answers
+        if server == "http":  # a web server's answer to anything it does not understand
+            def answer():
+                while True:
+                    try:
+                        conn, _ = listener.accept()
+                    except OSError:
+                        return
+                    with conn:
+                        conn.recv(1024)
+                        conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+            threading.Thread(target=answer, daemon=True).start()
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env.pop("RAY_ADDRESS", None)
+        proc = _cli([str(grid), "--out", str(tmp_path / "out"), "--backend", "ray", "--no-progress", "--address",
+                     address], env, timeout=120)  # s: Ray alone retries for many minutes
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{address} (--address {address}) is not a Ray cluster's head" in lines[0], proc.stderr
+    says = (f"it accepts connections but gave no answer within {cluster.CONNECT_TIMEOUT_S:g} s" if server == "silent"
+            else "it answers, but not as a Ray head does (gRPC)")
+    assert says in lines[0] and "ray start --head" in lines[0]
+    assert not (tmp_path / "out").exists()  # nothing touched
+
+
 def test_the_cluster_to_join_follows_rays_rule(monkeypatch):
     import ray._private.services as services
 

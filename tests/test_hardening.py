@@ -155,6 +155,60 @@ def test_api_errors_name_the_parameter_and_what_it_takes(api, kwargs, parameter,
     assert repr(next(iter(kwargs.values()))) in message
 
 
+def _backfill_grid(tmp_path, policy: str, body: str) -> Path:
+    path = tmp_path / "g.toml"
+    path.write_text(f'''name = "g"
+[trace]
+name = "w"
+path = "{SAMPLE}"
+first_n = 30
+[grid]
+policy = ["{policy}"]
+seeds = 1
+{body}
+''')
+    return path
+
+
+@pytest.mark.parametrize("body, where, write", [
+    ("backfill = [true]", "[grid].backfill = true", '"rlscheduler" (RLScheduler\'s strict backfilling, what true ran)'),
+    ("backfill = false", "[grid].backfill = false", '"none" (no backfilling)'),
+    ("fcfs = [{backfill = true}]", "[grid].fcfs.backfill = true", '"rlscheduler"'),
+    ("[policy_options.fcfs]\nbackfill = true", "[policy_options.fcfs].backfill = true", '"rlscheduler"'),
+])
+def test_a_grid_backfill_given_as_true_or_false_is_refused_naming_the_key(tmp_path, capsys, body, where, write):
+    """As the API's ``backfill=True`` (issue 26): true ran RLScheduler's backfilling without a word."""
+    out = tmp_path / "r"
+    rc, _, err = _run(capsys, ["experiment", "run", str(_backfill_grid(tmp_path, "fcfs", body)), "--out", str(out),
+                               "--no-progress", "-j", "1"])
+    assert rc == 1 and f"{where}: a backfilling is named, not switched on; write {write}" in err, err
+    assert err.count("\n") == 1 and not out.exists()
+    # the name it asks for is taken
+    from rtsched.experiments import load_grid
+
+    named = body.replace("true", '"rlscheduler"').replace("false", '"none"')
+    runs = load_grid(_backfill_grid(tmp_path, "fcfs", named)).expand()
+    assert len(runs) == 1 and "backfill" in json.dumps(runs[0].config)
+
+
+def test_a_model_file_that_stores_backfill_as_a_boolean_still_loads(tmp_path):
+    """Older model files stored ``backfill: true`` for RLScheduler's backfilling: they load as that."""
+    import torch
+
+    from rtsched.rl.rlscheduler.policy import RLSchedulerPolicy
+
+    shipped = REPO / "rtsched" / "rl" / "pretrained" / "table5" / "rl-lublin-1-rlscheduler.pt"
+    data = torch.load(shipped, map_location="cpu", weights_only=False)
+    assert data["env"]["backfill"] == "rlscheduler"
+    data["env"]["backfill"] = True
+    old = tmp_path / "old.pt"
+    torch.save(data, old)
+    assert RLSchedulerPolicy(str(old)).backfill == "rlscheduler"
+    data["env"]["backfill"] = False
+    torch.save(data, old)
+    assert RLSchedulerPolicy(str(old)).backfill == "none"
+
+
 def _frame(**columns):
     import pandas as pd
 
@@ -253,3 +307,29 @@ def test_the_flat_machine_bound_is_the_readers_size_bound():
     from rtsched.limits import MAX_FLAT_NODES
 
     assert MAX_FLAT_NODES == MAX_SIZE  # a header the readers accept always makes a machine
+
+
+def test_the_solve_table_shows_the_first_rows_and_says_how_many_more(tmp_path, capsys, monkeypatch):
+    """A 3,000-job plan's table took longer to print than the solve's time limit (issue 26): the
+    table shows the earliest TABLE_ROWS jobs and says where the others are."""
+    from milp.instance import random_instance, save_instance
+    from rtsched.cli import offline
+
+    path = tmp_path / "four.json"
+    save_instance(random_instance(0, 3, 1, 4, sizes=(512, 1024), name="four"), path)
+    monkeypatch.setattr(offline, "TABLE_ROWS", 3)
+    rc, out, err = _run(capsys, ["solve", str(path), "--method", "cpsat"])
+    assert rc == 0, err
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert len(rows) == 3 and "… and 1 more jobs (--json or --schedule-out FILE give every job)" in out
+    rc, out, _ = _run(capsys, ["solve", str(path), "--method", "cpsat", "--json"])
+    assert rc == 0 and len(json.loads(out)["sd"]) == 4
+
+
+def test_a_policy_whose_name_says_backfill_is_reported_as_the_policy(capsys):
+    """`--policy fcfs:backfill=true` (not an option syntax of --policy) was reported as a --backfill
+    error because the policy's name contains the word; a real backfilling error still names --backfill."""
+    rc, _, err = _run(capsys, ["simulate", SAMPLE, "--first-n", "20", "--policy", "fcfs:backfill=true"])
+    assert rc == 2 and err.startswith("rtsched simulate: error: --policy: policy 'fcfs:backfill=true'"), err
+    rc, _, err = _run(capsys, ["simulate", SAMPLE, "--first-n", "20", "--policy", "fcfs", "--backfill", "nosuch"])
+    assert rc == 2 and err.startswith("rtsched simulate: error: --backfill: unknown backfill 'nosuch'"), err

@@ -135,3 +135,123 @@ def test_a_milp_that_cannot_be_built_in_the_limit_or_memory_is_refused_up_front(
     with redirect_stderr(err):
         rc = rtsched_main(["solve", str(path), "--method", "milp-disjunctive", "--time-limit", "2"])
     assert rc == 1 and len(err.getvalue().strip().splitlines()) == 1 and "big.json" in err.getvalue()
+
+
+# ------------------------------------------------------------- CP-SAT keeps to its time limit
+# Seconds past the limit a solve may answer in these tests: generous for a loaded machine; the
+# slowed builds below take minutes without the deadlines.
+MARGIN_S = 30.0
+
+
+def _answers_within_the_limit(inst, method: str, limit: float):
+    import time
+
+    t0 = time.perf_counter()
+    res = solve(inst, method, time_limit=limit)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < limit + MARGIN_S, elapsed
+    return res
+
+
+def test_cpsat_keeps_to_its_time_limit_when_the_build_is_slow(monkeypatch):
+    """The time limit covers building the models (issue 26: a 3,000-job instance with
+    ``--time-limit 10`` took 17-45 s, most of it building on a loaded machine).  Here every job
+    takes 0.2 s to add, so the two stages' models take 66 s to build (the solve took 69 s before
+    the fix).  The builds are abandoned at their deadlines (or not started), CP-SAT is never given
+    more than the time left, and the answer is the greedy plan each stage started from."""
+    import sys
+    import time
+
+    import milp.cpsat as cpsat
+
+    add_job, solve_model = cpsat._add_job, cpsat.solve_cpsat_model
+    built: list[int] = []
+
+    def slow_add_job(cm, job, *args):
+        time.sleep(0.2)  # seconds: a sleep, so the machine's load does not change it
+        built.append(job.id)
+        return add_job(cm, job, *args)
+
+    calls: list[tuple[float, float | None]] = []
+
+    def spy(cm, time_limit=None, *args, **kwargs):
+        calls.append((time.perf_counter(), time_limit))
+        return solve_model(cm, time_limit, *args, **kwargs)
+
+    monkeypatch.setattr(cpsat, "_add_job", slow_add_job)
+    monkeypatch.setattr(cpsat, "solve_cpsat_model", spy)
+    inst = random_instance(0, 270, 30, 16, name="slow-build")
+    limit = 4.0
+    t0 = time.perf_counter()
+    res = _answers_within_the_limit(inst, "cpsat", limit)
+    assert len(built) < 2 * len(inst.jobs) // 3, len(built)  # not one of the two models completed
+    assert res.status == "feasible" and res.placements is not None and res.replay is not None
+    assert any("CP-SAT" in note and "plan it started from is kept" in note for note in res.notes), res.notes
+    solve_stage = sys.modules["milp.solve"]
+    floor = 0.5  # s: a stage always gets at least this much (milp.solve._Run.remaining)
+    for started, given in calls:
+        assert given is not None and started + given <= t0 + limit + floor + solve_stage.MIN_SOLVE_SECONDS, calls
+
+
+def test_a_cpsat_stage_does_not_start_a_build_that_cannot_fit(monkeypatch):
+    """The estimate (milp.model_size), scaled by how slowly this solve's earlier builds went, is
+    compared with the time left before any of the model is built."""
+    import sys
+
+    import milp.cpsat as cpsat
+
+    solve_stage = sys.modules["milp.solve"]
+    inst = random_instance(1, 40, 5, 16, name="no-time")
+    stages = solve_stage._CpsatStages(inst, True, 2, 0)
+    stages.built_seconds, stages.estimated_seconds = 1000.0, 1.0  # earlier builds: 1,000 times the estimate
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a model was built with no time to build it")
+
+    monkeypatch.setattr(cpsat, "build_cpsat", no_build)
+    hint = cpsat.greedy_plan(inst)
+    st = stages.stage("bj", None, 2.0, hint)
+    assert st.status == "feasible" and st.plan == hint and st.bound_sum is None
+    assert st.warning.startswith("no time left to build the CP-SAT model of 45 jobs"), st.warning
+    # Without a limit nothing is estimated: the build runs (here: the refusal above).
+    with pytest.raises(AssertionError, match="no time to build"):
+        stages.stage("bj", None, None, hint)
+
+
+def test_a_cpsat_model_that_cannot_be_built_in_the_limit_or_memory_is_refused(monkeypatch):
+    import milp.model_size as model_size
+    from rtsched.errors import InputError
+
+    inst = random_instance(0, 2700, 300, 16, name="big")
+    est = model_size.check_buildable(inst, "cpsat", time_limit=10.0)  # fits: about 2 s with both stages
+    assert est.build_seconds + est.load_seconds < 10.0
+    one = model_size.estimate(inst, "cpsat")
+    assert est.build_seconds > one.build_seconds  # the θ* stage's model of the RTJs counts too
+    monkeypatch.setattr(model_size, "BUILD_GRACE_SECONDS", 0.0)
+    with pytest.raises(InputError, match=r"CP-SAT models of 3,000 jobs .* to build and load, longer than the time "
+                                         r"limit 0.1 s; use a longer --time-limit, fewer jobs or fewer blocks"):
+        solve(inst, "cpsat", time_limit=0.1)
+    with pytest.raises(InputError, match="more than half the .* GiB available; use fewer jobs or fewer blocks"):
+        model_size.check_buildable(inst, "cpsat", memory=est.bytes)
+
+
+def test_a_milp_build_that_outlasts_the_time_limit_is_abandoned(monkeypatch):
+    """The MILPs' builds check the clock too (every BUILD_CHECK_ROWS rows): here each row takes
+    2 ms to add, so each build of the disjunctive model of 60 jobs (21,216 rows) takes 42 s, and a
+    solve builds it at least twice; the solve answers within the limit plus a generous margin,
+    saying which build was abandoned."""
+    import time
+
+    from milp.linmodel import BUILD_CHECK_ROWS, LinearModel
+
+    add = LinearModel.add
+
+    def slow_add(self, *args, **kwargs):
+        time.sleep(0.002)  # seconds a row: a sleep, so the machine's load does not change it
+        return add(self, *args, **kwargs)
+
+    monkeypatch.setattr(LinearModel, "add", slow_add)
+    res = _answers_within_the_limit(random_instance(0, 54, 6, 16, name="slow-milp"), "milp-disjunctive", 4.0)
+    assert res.status in ("feasible", "no_solution")
+    assert any("its build was abandoned at the time limit" in note for note in res.notes), res.notes
+    assert BUILD_CHECK_ROWS * 0.002 < 5  # s: a look at the clock at least every few seconds of this build

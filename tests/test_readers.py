@@ -590,3 +590,13 @@ def test_bad_reader_options_are_rtsched_option_errors(tmp_path):
     # through the run pipeline too (the Python API a notebook uses)
     with pytest.raises(OptionError, match="frist_n"):
         execute(RunSpec(trace=str(path), machine="flat:4", reader_options={"frist_n": 1}))
+
+
+def test_swf_jobs_out_of_file_order_come_sorted(tmp_path):
+    """Lines out of (submit, id) order, equal submit times among them: the workload is in
+    (submit, id) order all the same (the reader's column check finds the file unordered)."""
+    text = "\n".join(swf_line(jid, submit=s) for jid, s in [(5, 10), (2, 0), (9, 10), (3, 10), (1, 20)]) + "\n"
+    wl = read_swf(write(tmp_path, "unordered.swf", text))
+    assert [(j.submit, j.id) for j in wl.jobs] == [(0, 2), (10, 3), (10, 5), (10, 9), (20, 1)]
+    ordered = "\n".join(swf_line(jid, submit=s) for jid, s in [(2, 0), (3, 10), (5, 10), (1, 20)]) + "\n"
+    assert [j.id for j in read_swf(write(tmp_path, "ordered.swf", ordered)).jobs] == [2, 3, 5, 1]

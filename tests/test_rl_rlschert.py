@@ -240,3 +240,63 @@ def test_results_figure_relative_to_saf_and_training_curves():
     assert list(ax_s.get_lines()[0].get_ydata()) == [4.0, 3.0, 2.0, 1.0]
     assert list(ax_k.get_lines()[0].get_ydata()) == [1, 2, 3, 4]
     assert ax_s.get_legend().get_texts()[0].get_text() == "m"
+
+
+def _remaining_kill_case(j1_elapsed_slots=2, j3_request_slots=4, j1_total_slots=60):
+    """6 units: J1 (3 units, requested 5 slots, predicted j1_total_slots once running) and J2 (3 units,
+    requested 5, predicted 20) start at 0; J3 (2 units, requested j3_request_slots) arrives at
+    j1_elapsed_slots and cannot start.  Returns (sim, core) at J3's arrival."""
+    from rtsched.rl.rlschert.core import ArrayPredictions
+
+    t3 = j1_elapsed_slots * S
+    wl = Workload([Job(1, 0, 60 * S, 5 * S, 3), Job(2, 0, 60 * S, 5 * S, 3),
+                   Job(3, t3, 4 * S, j3_request_slots * S, 2)])
+    preds = ArrayPredictions({1: np.array([5] + [j1_total_slots] * 99), 2: np.array([5] + [20] * 99),
+                              3: np.array([j3_request_slots] * 100)}, S)
+    sim = Simulator(wl, FlatCluster(6))
+    core = RLSchertCore(RLSchertConfig(mode="event"), 6, preds)
+    sim.advance()
+    core.sync(sim.view)
+    core.act(0, sim.view)
+    core.act(0, sim.view)
+    sim.apply(core.flush(sim.view))
+    assert sim.advance() and sim.now == t3
+    core.sync(sim.view)
+    return sim, core
+
+
+def test_remaining_kill_by_hand():
+    # J1: 2 slots in, 58 predicted to go (≥ 35), its 3 units let J3 (4 ≤ 20 slots) start: killed;
+    # J2 (18 to go) is not a candidate
+    sim, core = _remaining_kill_case()
+    assert [js.info.id for js in core.visible_running()] == [1, 2]
+    assert core.remaining_kill(sim.view) == 0 and core.kill_by("remaining", sim.view) == 0
+    assert core.rule_kill(sim.view) == 0  # the paper's rule fires too (5 < 10 slots, 60 > 10, error > 1)
+    # started 7 slots ago (> 6): too much work lost
+    sim, core = _remaining_kill_case(j1_elapsed_slots=7)
+    assert core.remaining_kill(sim.view) is None
+    # the waiting job requests 21 slots (> 20): no short job waits
+    sim, core = _remaining_kill_case(j3_request_slots=21)
+    assert core.remaining_kill(sim.view) is None
+    # J1 predicted to end at 36 slots: 34 to go (< 35)
+    sim, core = _remaining_kill_case(j1_total_slots=36)
+    assert core.remaining_kill(sim.view) is None
+    with pytest.raises(ValueError, match="unknown kill rule"):
+        core.kill_by("often", sim.view)
+
+
+def test_remaining_kill_teacher_kills_only_early():
+    env = RLSchertEnv(mode="event", kill_teacher="remaining")
+    env.reset(options={"sequence": 3})
+    done, kills_seen = False, 0
+    while not done:
+        a = env.teacher_action()
+        if env.cfg.n_wait <= a < env.cfg.none_action:
+            js = env.core.visible_running()[a - env.cfg.n_wait]
+            assert env.core.elapsed(js, env.sim.now) <= 6 * S and js.n_kills == 0
+            kills_seen += 1
+        obs, r, term, trunc, info = env.step(a)
+        done = term or trunc
+    assert info["kills"] == kills_seen > 0
+    with pytest.raises(ValueError, match="kill_teacher"):
+        RLSchertEnv(kill_teacher="often")

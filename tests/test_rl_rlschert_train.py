@@ -94,3 +94,39 @@ def test_shipped_names_resolve_without_torch():
     for name in ("rlschert-vasplike-kill", "rlschert-vasplike-nokill", "rlschert-vasplike-deeprm"):
         assert is_model_path(name) and pretrained_path(name).endswith(f"pretrained/rlschert/{name}.pt")
     assert not is_model_path("sjf") and pretrained_path("sjf") is None and pretrained_path("../x") is None
+
+
+@pytest.mark.slow
+def test_selection_keeps_the_best_greedy_epoch(tmp_path):
+    """``select_every``: each scored epoch's greedy validation slowdown is recomputed here from the
+    exported best model, and best.pt is the lowest-scoring epoch's policy."""
+    from rtsched.rl.api import train
+    from rtsched.rl.rlschert.select import BEST, SELECTION, VaspLikeSelector
+
+    out = tmp_path / "run"
+    train("rlschert", "vasplike", epochs=3, out=str(out), simu_len=25, trajs_per_epoch=2, n_envs=2,
+          train_sequences=2, max_steps=400, imitation=1.0, kill_teacher="remaining", select_every=1,
+          validation_sequences=2)
+    doc = json.loads((out / SELECTION).read_text())
+    assert [r["epoch"] for r in doc["epochs"]] == [1, 2, 3] and doc["overrides"] == {"simu_len": 25}
+    best = min(doc["epochs"], key=lambda r: (r["validation"], r["epoch"]))
+    assert doc["best"] == best
+    again = VaspLikeSelector(str(tmp_path / "other"), n_sequences=2, overrides={"simu_len": 25}).score(str(out / BEST))
+    assert again["validation"] == pytest.approx(best["validation"]) and again["kills"] == best["kills"]
+    assert not (out / "snapshot.pt").exists()
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--agent", "rlschert", "--trace", "x.swf", "--select-every", "2"], "--select-every"),
+    (["--agent", "rlschert", "--trace", "x.swf", "--clone-sequences", "2"], "--clone-sequences"),
+    (["--agent", "rlschert", "--trace", "vasplike", "--kill-teacher", "often"], "--kill-teacher"),
+])
+def test_cli_selection_and_kill_teacher_errors(argv, msg, tmp_path, capsys):
+    from rtsched.cli import main
+
+    try:
+        rc = main(["rl", "train", *argv, "--out", str(tmp_path / "o")])
+    except SystemExit as exc:
+        rc = exc.code
+    assert rc == 2
+    assert msg in capsys.readouterr().err

@@ -259,7 +259,7 @@ def test_cli_train_rtmix_and_trace_errors(tmp_path, capsys):
         rec["seed"] = 100000 + i
         (cache / f"{100000 + i}.json").write_text(json.dumps(rec))
     out = tmp_path / "run"
-    rc = main(["rl", "train", "--agent", "rtmix", "--experts", "6", "--expert-cache", str(cache), "--bc-epochs", "5",
+    rc = main(["rl", "train", "--agent", "rtmix", "--recipe", "clone", "--experts", "6", "--expert-cache", str(cache), "--bc-epochs", "5",
                "--epochs", "1", "--trajs-per-epoch", "4", "--n-envs", "2", "--train-pi-iters", "2",
                "--train-v-iters", "2", "--out", str(out), "--json"])
     assert rc == 0

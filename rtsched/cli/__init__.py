@@ -45,7 +45,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Interruption:
+    """Whether SIGTERM or Ctrl-C reached this command.  The KeyboardInterrupt they raise can land
+    inside a C extension's import (OR-Tools' pybind11 modules turn it into "ImportError:
+    initialization failed", which a caller may report as a missing back end): whatever error the
+    interruption caused, the user asked the command to stop, and is told so."""
+
+    received = False
+
+
 def _terminated(signum, frame):
+    _Interruption.received = True
     raise KeyboardInterrupt  # SIGTERM (timeout, batch systems) is handled like Ctrl-C
 
 
@@ -72,36 +82,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.getsignal(signal.SIGTERM)
     if previous in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _terminated)
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _terminated)
+    _Interruption.received = False
+    try:
+        return _run(args, name)
+    finally:
+        if previous in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if previous_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _run(args: argparse.Namespace, name: str) -> int:
+    """Run the parsed command and turn its failures into one line and an exit status."""
     try:
         return int(args.func(args) or 0)
-    except UsageError as exc:
-        print(f"{name}: error: {exc}", file=sys.stderr)
-        return 2
-    except RtschedError as exc:
-        print(f"{name}: error: {exc}", file=sys.stderr)
-        return 1
-    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
-        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-        print(f"{name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly
+    except Exception as exc:
+        if _Interruption.received:  # an error the interruption caused (see _Interruption)
+            print(f"{name}: interrupted", file=sys.stderr)
+            return 130
+        return _report(exc, name)
+
+
+def _report(exc: Exception, name: str) -> int:
+    """One line for a known failure and its exit status; anything else is raised as it is."""
+    if isinstance(exc, UsageError):
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return 2
+    if isinstance(exc, RtschedError):
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return 1
+    if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)):
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"{name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
+    if isinstance(exc, BrokenPipeError):  # the reader of our output went away (`| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except OSError as exc:
-        if exc.errno is None:  # not the system's: a library's own error, shown as it is
-            raise
+    if isinstance(exc, OSError) and exc.errno is not None:
         # a system error no writer turned into a WriteError (a folder made on a full disk, ...):
         # still one line, naming the file when the system names one
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
         print(f"{name}: error: {(exc.strerror or str(exc)).lower()}{where}", file=sys.stderr)
         return 1
-    finally:
-        if previous in (signal.SIG_DFL, None):
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise exc  # not the system's nor ours: a library's own error, shown as it is
 
 
 __all__ = ["build_parser", "main"]

@@ -25,7 +25,7 @@ from rtsched.cli.common import (UsageError, changed_options, check_output, float
 from rtsched.errors import InputError, RtschedError
 from rtsched.rl.agents import AGENTS as AGENT_PACKAGES
 from rtsched.rl.options import TrainOption, int_list, start_range
-from rtsched.rl.rtmix.options import CURRICULUM_DEFAULTS
+from rtsched.rl.rtmix.options import CURRICULUM_DEFAULTS, DAGGER_DEFAULTS, DAGGER_TEACHER
 from rtsched.rl.rtmix.options import DEFAULTS as RTMIX_DEFAULTS
 
 AGENTS = tuple(AGENT_PACKAGES)  # the agents table (rtsched.rl.agents): each agent's options live with it
@@ -158,8 +158,8 @@ SHARED_TRAIN_OPTIONS = (
                 kind="int"),
     TrainOption(("--teacher",), "imitation teacher's selects: rlschert: a heuristic (sjf, saf) or a no-kill RLSchert "
                 "model file, the rule-based kill first (default sjf); splitwindow: sjf (the shortest window job that "
-                "fits, default) or fcfs (the first that fits); rtmix curriculum: the policy labelling the weeks "
-                "(default wcjs)"),
+                "fits, default) or fcfs (the first that fits); rtmix dagger: the expert, a policy name (default "
+                "replan); rtmix curriculum: the policy labelling the weeks (default wcjs)"),
     TrainOption(("--no-progress",), "no progress bar", kind="flag", default=False),
     TrainOption(("--json",), "print a JSON summary (with the per-epoch history)", kind="flag", default=False),
 )
@@ -318,15 +318,17 @@ def cmd_train_rtmix(args) -> int:
     with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
     if args.curriculum_rounds is not None:
         return cmd_train_rtmix_curriculum(args)
-    if args.epochs is None:
-        args.epochs = DEFAULT_EPOCHS
     given = [f"--{k.replace('_', '-')}" for k in CURRICULUM_DEFAULTS if getattr(args, k) is not None]
-    if args.teacher is not None:
-        given.append("--teacher")
-    if args.init_from is not None:
-        given.append("--init-from")
     if given:
         raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
+    if (args.recipe or "dagger") == "dagger":
+        return cmd_train_rtmix_dagger(args)
+    if args.epochs is None:
+        args.epochs = DEFAULT_EPOCHS
+    given = [f"--{k.replace('_', '-')}" for k in DAGGER_DEFAULTS if getattr(args, k) is not None]
+    given += [flag for flag, v in (("--teacher", args.teacher), ("--init-from", args.init_from)) if v is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)}: not options of --recipe clone (DAgger's, or the curriculum's)")
     for name, value in RTMIX_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -399,7 +401,73 @@ def _rtmix_expert_data(args, quiet: bool) -> tuple[dict, dict]:
                   "expert_decisions_on_plan": data["decisions_on_plan"]}
 
 
-def _run_rtmix_training(args, out, ckpt, data, baseline, done_epochs: int, quiet: bool) -> dict:
+def cmd_train_rtmix_dagger(args) -> int:
+    """``rtsched rl train --agent rtmix [--recipe dagger]``: DAgger rounds with an online expert
+    (``rtsched.rl.rtmix.dagger``; the expert by policy name, ``replan`` by default, through the policy
+    registry), then ``--epochs`` PPO epochs (default 0) from the same folder."""
+    from heuristics.registry import make_policy
+    from rtsched.rl.rtmix.dagger import DAGGER_ENV, run_dagger
+
+    clone = [f"--{k.replace('_', '-')}" for k in ("experts", "expert_cache", "solve_time_limit", "jobs")
+             if getattr(args, k) is not None]
+    if clone:
+        raise UsageError(f"{', '.join(clone)}: options of --recipe clone (the default recipe is dagger)")
+    for table in (RTMIX_DEFAULTS, DAGGER_DEFAULTS):
+        for name, value in table.items():
+            if getattr(args, name) is None:
+                setattr(args, name, value)
+    if args.teacher is None:
+        args.teacher = DAGGER_TEACHER
+    if args.epochs is None:
+        args.epochs = 0
+    baseline = _check_rtmix_options(args)
+    try:
+        make_policy(args.teacher)
+    except ValueError as exc:
+        raise UsageError(f"--teacher: {exc}") from None
+    if args.init_from is not None and not os.path.isfile(args.init_from):
+        raise UsageError(f"--init-from: no model file {args.init_from}")
+    out, ckpt = _train_folder(args, "rtmix")
+    quiet = args.no_progress or args.json
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(f"rtmix dagger: {text}", file=sys.stderr, flush=True)
+
+    env = {"machine": args.machine, "checkpoint": args.checkpoint, "baseline": baseline, "theta": args.theta,
+           "penalty": args.penalty, "order": DAGGER_ENV["order"], "bj_candidates": args.bj_candidates}
+    ppo = {name: getattr(args, name) for name in ("trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters")
+           if getattr(args, name) is not None}
+    try:
+        res = run_dagger(out, teacher=args.teacher, rounds=args.dagger_rounds, episodes=args.dagger_episodes,
+                         beta0=args.beta0, decay=args.beta_decay, bc_epochs=args.bc_epochs, seed=args.seed,
+                         init_from=args.init_from, torch_threads=args.torch_threads or 1, progress=say, **env, **ppo)
+    except KeyboardInterrupt:
+        _say_interrupted(ckpt)
+        raise
+    except ValueError as exc:
+        raise UsageError(f"{exc}") from None
+    history = res["history"]
+    if args.epochs > 0:
+        done = max(0, len(history) - 1)
+        history = _run_rtmix_training(args, out, ckpt, None, baseline, done, quiet, resume=True,
+                                      env={"order": env["order"], "bj_candidates": env["bj_candidates"]})["history"]
+    rounds = history[0]["rounds"]
+    summary = {"agent": "rtmix", "recipe": "dagger", "out": out, "checkpoint": ckpt, "teacher": args.teacher,
+               "machine": args.machine, "checkpoint_model": args.checkpoint, "rounds": rounds,
+               "train_seeds": history[0]["train_seeds"], "epochs": len(history) - 1,
+               "last_reward": history[-1].get("mean_return") if len(history) > 1 else None}
+    if args.json:
+        print(json.dumps(summary, indent=1, allow_nan=False))
+    else:
+        print(f"rtmix on {args.machine} ({args.checkpoint}): {len(rounds)} DAgger rounds taught by {args.teacher} "
+              f"({rounds[-1]['samples']} labelled states, accuracy {rounds[-1]['accuracy']:.3f}), "
+              f"{summary['epochs']} PPO epochs; model {ckpt}")
+    return 0
+
+
+def _run_rtmix_training(args, out, ckpt, data, baseline, done_epochs: int, quiet: bool, *, resume: bool | None = None,
+                        env: dict | None = None) -> dict:
     from rtsched.rl.rtmix.train import train_rtmix
 
     bar = _TrainProgress("rtmix", "reward", "reward", args.epochs, done_epochs, enabled=not quiet)
@@ -414,9 +482,9 @@ def _run_rtmix_training(args, out, ckpt, data, baseline, done_epochs: int, quiet
         with bar:
             return train_rtmix(data, out, bc_epochs=args.bc_epochs, epochs=args.epochs, seed=args.seed,
                                progress=bar.epoch_done, bc_progress=bc_done, on_trajectory=bar.trajectory_done,
-                               resume=args.resume, torch_threads=args.torch_threads, machine=args.machine,
-                               checkpoint=args.checkpoint, baseline=baseline, theta=args.theta,
-                               penalty=args.penalty, **options)
+                               resume=args.resume if resume is None else resume, torch_threads=args.torch_threads,
+                               machine=args.machine, checkpoint=args.checkpoint, baseline=baseline, theta=args.theta,
+                               penalty=args.penalty, **(env or {}), **options)
     except KeyboardInterrupt:
         _say_interrupted(ckpt)
         raise
@@ -441,7 +509,8 @@ def cmd_train_rtmix_curriculum(args) -> int:
     from rtsched.rl.rtmix.train import run_curriculum
 
     refused = [f"--{k.replace('_', '-')}" for k in ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs",
-                                                    "machine", "theta", "penalty", "reward_baseline")
+                                                    "machine", "theta", "penalty", "reward_baseline", "recipe",
+                                                    *DAGGER_DEFAULTS)
                if getattr(args, k) is not None]
     if args.trace:
         refused.append("--trace")

@@ -329,10 +329,31 @@ def _backfills(raw) -> list[str]:
     from heuristics.backfill import normalize_backfill
 
     where, values = _axis_values(raw)
+    for v in values:
+        _named_backfill(v, where)
     try:
         return [normalize_backfill(v, option=where) for v in values]
     except ValueError as exc:
         raise ValueError(str(exc)) from None
+
+
+def _named_backfill(value, where: str) -> None:
+    """Refuse ``backfill = true`` / ``false`` in a grid (issue 26): ``true`` ran RLScheduler's strict
+    backfilling, which nobody reading the grid would guess; a grid names its backfilling, as the
+    API's ``backfill`` does.  (Model files that store the boolean still load: heuristics.backfill.)"""
+    from heuristics.backfill import BACKFILLS
+
+    if isinstance(value, bool):
+        name, meant = ("rlscheduler", "RLScheduler's strict backfilling, what true ran") if value else \
+            ("none", "no backfilling")
+        raise ValueError(f"{where} = {str(value).lower()}: a backfilling is named, not switched on; write "
+                         f"\"{name}\" ({meant}) or another of {', '.join(BACKFILLS)}")
+
+
+def _no_boolean_backfill(options: dict, where: str) -> None:
+    """A policy's or scheme's option table (``where`` names it) with ``backfill = true``: refused."""
+    if "backfill" in options:
+        _named_backfill(options["backfill"], f"{where}.backfill")
 
 
 def _checkpoints(raw) -> list[str]:
@@ -392,6 +413,7 @@ def _options_tables(data: dict, key: str, names: set[str], axis: str) -> dict[st
             raise ValueError(f"[{key}.{n}]: {n!r} is not among {axis} ({', '.join(sorted(names)) or 'none'})")
         if not isinstance(opts, dict):
             raise ValueError(f"[{key}.{n}]: expected a table of options")
+        _no_boolean_backfill(opts, f"[{key}.{n}]")
         out[n] = dict(opts)
     return out
 
@@ -413,6 +435,8 @@ def _option_sets(spec, where: str) -> list[dict]:
         keys = list(spec)
         values = [_as_list(spec[k], f"{where}.{k}") for k in keys]
         sets = [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+    for s in sets:
+        _no_boolean_backfill(s, where)
     _no_repeats(where.removeprefix("[grid]."), sets)
     return sets
 

@@ -22,6 +22,7 @@ import gzip
 import os
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
@@ -150,17 +151,28 @@ def read_swf(path: str | os.PathLike[str], options: SwfOptions | None = None, *,
 def _read_swf(path: str | os.PathLike[str], o: SwfOptions, name: str | None) -> Workload:
     table = read_swf_table(path, o, name=name)
     jobs, offsets = table.jobs, table.offsets
+    submit = np.fromiter(map(_submit_of, jobs), np.int64, len(jobs))
+    ids = np.fromiter(map(_id_of, jobs), np.int64, len(jobs))
     keep = None
     if o.first_n is not None:
-        submit = np.fromiter((j.submit for j in jobs), np.int64, len(jobs))
-        ids = np.fromiter((j.id for j in jobs), np.int64, len(jobs))
         keep = first_n_positions(submit, ids, o.first_n, table.header.cleaning)
     if keep is not None:
         jobs = [jobs[i] for i in keep.tolist()]
         offsets = offsets[keep]
+        submit, ids = submit[keep], ids[keep]
     th = table.header
     _attach(th, jobs, table.text, offsets)
-    return Workload(jobs, name=table.name, max_nodes=table.max_nodes, start_time=table.start_time, header=th)
+    # The scan refused duplicate job numbers; in (submit, id) order already (the usual case, checked
+    # here on the columns) the Workload need not check again (its per-job walk and id set: 0.07 s
+    # CPU at 500,000 jobs, against about 0.03 s for the two columns and this check).
+    later = submit[1:] > submit[:-1]
+    later |= (submit[1:] == submit[:-1]) & (ids[1:] > ids[:-1])
+    return Workload(jobs, name=table.name, max_nodes=table.max_nodes, start_time=table.start_time, header=th,
+                    in_order=bool(later.all()))
+
+
+_submit_of = attrgetter("submit")
+_id_of = attrgetter("id")
 
 
 def read_swf_table(path: str | os.PathLike[str], options: SwfOptions | None = None, *,

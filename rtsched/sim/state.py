@@ -50,10 +50,12 @@ class JobState:
     (work s restorable from the last completed checkpoint), ``last_ckpt_time`` (when that
     checkpoint completed, or the first start), ``n_preemptions``, ``n_kills``, ``first_start``,
     ``queued_since`` (when it last entered the queue).  A ``Kill`` with a new estimate replaces
-    ``info`` by a copy whose ``walltime`` is that estimate.
+    ``info`` by a copy whose ``walltime`` is that estimate.  ``id`` and ``nodes`` are ``info.id`` and
+    ``info.nodes`` (they never change), kept here too for the hot paths (the backfilling scans read
+    ``nodes`` for every queued job).
     """
 
-    __slots__ = ("idx", "info", "status", "alloc", "alloc_nodes", "run_start", "expected_end", "saved",
+    __slots__ = ("idx", "info", "id", "nodes", "status", "alloc", "alloc_nodes", "run_start", "expected_end", "saved",
                  "last_ckpt_time", "n_preemptions", "n_kills", "first_start", "queued_since", "key",
                  # simulator-private below
                  "_phase", "_phase_start", "_progress_at_phase_start", "_version", "_ckpt_limit", "_ckpt_interval",
@@ -62,6 +64,8 @@ class JobState:
     def __init__(self, idx: int, info: JobInfo) -> None:
         self.idx = idx
         self.info = info
+        self.id = info.id
+        self.nodes = info.nodes
         self.status = FUTURE
         self.alloc = -2
         self.alloc_nodes = 0
@@ -81,10 +85,6 @@ class JobState:
         self._ckpt_limit = 0
         self._ckpt_interval = 0
         self._pending_since = -1
-
-    @property
-    def id(self) -> int:
-        return self.info.id
 
     def __repr__(self) -> str:
         return f"JobState(id={self.info.id}, status={STATUS_NAMES[self.status]}, alloc={self.alloc})"

@@ -56,7 +56,7 @@ from rtsched.generators.vasplike import generate_vasplike, param_set, trace_para
 from rtsched.jobs import Workload
 from rtsched.machines import FlatCluster
 from rtsched.metrics import job_columns
-from rtsched.rl.rlschert.core import (ArrayPredictions, ModelPredictions, RLSchertConfig, RLSchertCore,
+from rtsched.rl.rlschert.core import (KILL_RULES, ArrayPredictions, ModelPredictions, RLSchertConfig, RLSchertCore,
                                  heuristic_action, obs_shape)
 from rtsched.sim.core import Simulator
 from rtsched.validate import validate_schedule
@@ -101,7 +101,7 @@ class RLSchertEnv(gym.Env):
                  kill: bool = True, n_wait: int = 5, n_run: int = 8, slot: int = 300, horizon: int = 120,
                  max_job_units: int = 10, job_rate: float = 0.7, simu_len: int = 200, seq_len: int = 256,
                  start_range=None, max_steps: int = 3000, teacher: str = "sjf", validate: bool = True,
-                 predictor_epochs: int = 400, train_sequences: int | None = None) -> None:
+                 predictor_epochs: int = 400, train_sequences: int | None = None, kill_teacher: str = "rule") -> None:
         super().__init__()
         self.cfg = RLSchertConfig(mode=mode, n_wait=n_wait, n_run=n_run, slot=slot, horizon=horizon,
                                   max_job_units=max_job_units, dynamic=dynamic, kill=kill)
@@ -125,6 +125,9 @@ class RLSchertEnv(gym.Env):
         self.units = self.machine.total_nodes
         self.max_steps = int(max_steps)
         self.teacher = teacher
+        if kill_teacher not in KILL_RULES:
+            raise ValueError(f"kill_teacher: unknown kill rule {kill_teacher!r} (known: {', '.join(KILL_RULES)})")
+        self.kill_teacher = kill_teacher
         self._teacher_model = None
         self.validate = validate
         self.train_sequences = train_sequences
@@ -283,12 +286,13 @@ class RLSchertEnv(gym.Env):
         return heuristic_action(self.core, self.sim.view, priority, rule_kill=rule_kill, mask=self._mask)
 
     def teacher_action(self) -> int:
-        """The imitation teacher's action (seed 001 §3.6): the rule-based kill when it fires, else
-        the select (or None) of ``teacher``: a trained no-kill RLSchert model file (the paper's
-        teacher; greedy) or a heuristic name (``sjf``, ``saf``, ...)."""
+        """The imitation teacher's action (seed 001 §3.6): the kill of ``kill_teacher`` (the
+        rule-based kill, or the remaining-time kill) when it fires, else the select (or None) of
+        ``teacher``: a trained no-kill RLSchert model file (the paper's teacher; greedy) or a
+        heuristic name (``sjf``, ``saf``, ...)."""
         cfg = self.cfg
         if cfg.kill:
-            j = self.core.rule_kill(self.sim.view)
+            j = self.core.kill_by(self.kill_teacher, self.sim.view)
             if j is not None and self._mask[cfg.n_wait + j]:
                 return cfg.n_wait + j
         if isinstance(self.teacher, str) and not self.teacher.endswith(".pt") and "/" not in self.teacher:

@@ -6,7 +6,8 @@ stated figures, the shipped ``rlschert-vasplike-*`` models' training workload) s
 ``n_sequences`` held-out sequences, generator seeds ``HELD_OUT_SEEDS.start + 0, 1, ...`` (training
 never draws them), on the paper's 20 resource units.  Policies: RLSchert models (files, training
 folders or shipped names) and the heuristics on RLSchert's action space (``sjf``, ``saf``,
-``fcfs``), each optionally ``+kill`` (the rule-based kill first).  Each (policy, sequence) is one
+``fcfs``), each optionally ``+kill`` (the rule-based kill first) or ``+rkill`` (the remaining-time
+kill first).  Each (policy, sequence) is one
 validated run of the pipeline, scored like a trace's rows plus ``avg_slowdown`` (seed 001 Eq. 13,
 unbounded) and ``jobs`` (to average over all jobs, as the paper does).
 """
@@ -32,12 +33,14 @@ def vasplike_scheduler(policy: str) -> str:
 
     text = str(policy).strip()
     kill = text.lower().endswith("+kill")
-    base = text[:-5] if kill else text
+    remaining = text.lower().endswith("+rkill")
+    base = text[:-5] if kill else text[:-6] if remaining else text
     if base.lower() in HEURISTICS:
-        return base.lower() + ("+kill" if kill else "")
-    if not is_model_path(base):
+        return base.lower() + ("+kill" if kill else "+rkill" if remaining else "")
+    if not is_model_path(base) or remaining:
         raise OptionError(f"--policies {text}: not a policy of the VASP-like workload (its heuristics: "
-                          f"{', '.join(HEURISTICS)}, optionally +kill; or an RLSchert model)")
+                          f"{', '.join(HEURISTICS)}, optionally +kill or +rkill; or an RLSchert model, "
+                          f"optionally +kill)")
     path = model_source(base)
     if not os.path.exists(path):
         raise OptionError(f"--policies {text}: model file not found ({path})")

@@ -15,6 +15,15 @@ OPTIONS = (
     TrainOption(("--job-rate",), "vasplike: arrival probability per slot (default 0.7)", kind="float", bounds=(0, 1)),
     TrainOption(("--simu-len",), "vasplike: arrival slots per sequence (default 200)", kind="int"),
     TrainOption(("--train-sequences",), "vasplike: a fixed set of this many training sequences", kind="int"),
+    TrainOption(("--kill-teacher",), "the imitation teacher's kills: the paper's rule (default) or the remaining-time "
+                "kill (docs/rl.md)", default="rule", choices=("rule", "remaining")),
+    TrainOption(("--clone-sequences",), "vasplike: imitation pre-training on the teacher's decisions on training "
+                "sequences 0..N-1 before PPO (default 0: none)", kind="int"),
+    TrainOption(("--clone-epochs",), "passes of the imitation pre-training (default 30)", kind="int"),
+    TrainOption(("--select-every",), "vasplike: every N epochs score the greedy policy on validation sequences and "
+                "keep the best as OUT/best.pt (default 0: off)", kind="int"),
+    TrainOption(("--validation-sequences",), "vasplike: validation sequences for --select-every (default 32)",
+                kind="int"),
     TrainOption(("--pi-lr",), "rlschert: policy learning rate (default 1e-4)", kind="float>0"),
 )
 USES = ("trace", "seq_len", "start_range", "minibatch", "teacher", "imitation", "imitation_hold", "imitation_end",
@@ -38,8 +47,15 @@ def train_options(args) -> dict:
     if args.mode == "slotted" and not names_a_workload(args.trace):
         raise OptionError("--mode slotted runs the VASP-like workload: use --trace vasplike (or --mode event)")
     opts: dict = {"mode": args.mode, "kill": not args.no_kill, "dynamic": not args.static}
+    if args.kill_teacher != "rule":
+        opts["kill_teacher"] = args.kill_teacher
+    for flag in ("select_every", "clone_sequences"):
+        if getattr(args, flag) and not names_a_workload(args.trace):
+            raise OptionError(f"--{flag.replace('_', '-')} runs on the VASP-like workload: use --trace vasplike")
     for name, low in (("units", 1), ("job_rate", None), ("simu_len", 1), ("train_sequences", 1),
-                      ("imitation_hold", 0), ("imitation_end", 0), ("minibatch", 1)):
+                      ("imitation_hold", 0), ("imitation_end", 0), ("minibatch", 1),
+                      ("select_every", 0), ("validation_sequences", 1), ("clone_sequences", 0),
+                      ("clone_epochs", 1)):
         v = getattr(args, name)
         if v is None:
             continue

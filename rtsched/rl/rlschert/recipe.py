@@ -2,21 +2,26 @@
 optionally starting from a no-kill model with the imitation term teaching the kills."""
 from __future__ import annotations
 
+import json
 import os
+import time
 from typing import Callable
 
+import numpy as np
 import torch
 
-from rtsched.generators.vasplike import trace_param_set
+from rtsched.generators.vasplike import UNITS, trace_param_set
 from rtsched.rl.agents import EnvFactory
 from rtsched.rl.api import run_training
+from rtsched.files import atomic_write_text
 from rtsched.rl.modelfiles import CHECKPOINT, read_model_file
 from rtsched.rl.rlschert.env import VASPLIKE, RLSchertEnv
 from rtsched.rl.trainer import PPOConfig, PPOTrainer, split_options
 
+CLONE = "clone.json"  # the imitation pre-training's last loss and accuracy, in the run folder
 ENV_OPTIONS = ("mode", "units", "dynamic", "kill", "n_wait", "n_run", "slot", "horizon", "max_job_units",
                "job_rate", "simu_len", "seq_len", "start_range", "max_steps", "teacher", "predictor_epochs",
-               "train_sequences")
+               "train_sequences", "kill_teacher")
 # The paper's PPO settings (seed 001 Table 4; imitation schedule: the digest's default, shortened
 # runs pass their own): 16 environments, one episode each per epoch, mini-batches of 128, 5 passes,
 # lr 1e-4, clip 0.2, KL target 0.01, γ 0.99, GAE λ 0.95, entropy 0.02, a 64-64 MLP.
@@ -48,7 +53,29 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
     models' workload) or a trace (event mode).  ``options``: environment options
     (``ENV_OPTIONS``: ``mode``, ``units``, ``dynamic`` (False: the DeepRM-like baseline),
     ``kill``, ``teacher``, ...) and ``PPOConfig`` fields (``PPO_DEFAULTS`` otherwise;
-    ``imitation`` > 0 adds the imitation term, teacher = the rule kill + ``teacher``'s selects)."""
+    ``imitation`` > 0 adds the imitation term, teacher = the rule kill (``kill_teacher``:
+    ``"remaining"`` for the remaining-time kill) + ``teacher``'s selects).  ``select_every`` = k > 0
+    (VASP-like workload, with ``out``): every k epochs the greedy policy is scored on
+    ``validation_sequences`` validation sequences and the best kept as ``out/best.pt``
+    (``rtsched.rl.rlschert.select``)."""
+    clone_sequences = int(options.pop("clone_sequences", 0) or 0)
+    clone_epochs = int(options.pop("clone_epochs", 30) or 30)
+    select_every = int(options.pop("select_every", 0) or 0)
+    n_validation = int(options.pop("validation_sequences", 32) or 32)
+    if select_every:
+        from rtsched.rl.rlschert.select import VaspLikeSelector
+
+        if not out or trace_param_set(trace) is None:
+            raise ValueError("model selection (select_every) needs the VASP-like workload and an output folder")
+        os.makedirs(out, exist_ok=True)
+        selector = VaspLikeSelector(out, trace, n_validation, select_every, units=int(options.get("units", UNITS)),
+                                    overrides={k: options[k] for k in ("job_rate", "simu_len") if k in options})
+        report = progress
+
+        def progress(epoch, epochs, stats):
+            selector(epoch, epochs, stats)
+            if report is not None:
+                report(epoch, epochs, stats)
     env_opts, ppo_opts = split_options(options, ENV_OPTIONS, "train() for agent 'rlschert'")
     ppo_opts = {**PPO_DEFAULTS, **ppo_opts}
     ppo_opts["hidden"] = tuple(ppo_opts["hidden"])
@@ -70,7 +97,51 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
     if init_from and not resuming:
         trainer.warm_start(init_from)
         _damp_new_kills(trainer, init_from)
+    if clone_sequences and not resuming:
+        _clone_teacher(trainer, probe, clone_sequences, clone_epochs, cfg.seed)
+        if out:  # the cloned policy is the run's epoch 0 (a --resume continues from it)
+            trainer.save(os.path.join(out, CHECKPOINT))
     return run_training(trainer, out, resume, None, epochs)
+
+
+def teacher_decisions(env: RLSchertEnv, seeds) -> dict:
+    """The imitation teacher's episodes (``RLSchertEnv.teacher_action``) on the VASP-like sequences of
+    generator ``seeds``: every decision's observation, mask and action (``behaviour_clone``'s data)."""
+    obs, mask, act = [], [], []
+    for seed in seeds:
+        o, info = env.reset(options={"sequence": int(seed)})
+        done = False
+        while not done:
+            a = env.teacher_action()
+            obs.append(o)
+            mask.append(info["action_mask"])
+            act.append(a)
+            o, _, term, trunc, info = env.step(a)
+            done = term or trunc
+    return {"obs": np.asarray(obs, dtype=np.float32), "mask": np.asarray(mask, dtype=bool),
+            "act": np.asarray(act, dtype=np.int64)}
+
+
+def _clone_teacher(trainer: PPOTrainer, env: RLSchertEnv, n_sequences: int, epochs: int, seed: int) -> None:
+    """Imitation pre-training (seed 001 §3.6: "pretrain the RLSchert policy through imitation
+    learning, and then performed PPO"): the actor is fitted to the teacher's decisions on the
+    training sequences 0 .. ``n_sequences`` − 1 (masked cross-entropy, ``behaviour_clone``); the
+    PPO epochs (with the imitation term while α_t > 0) follow.  Its last loss and accuracy are the
+    history's ``clone`` row."""
+    from rtsched.rl.cloning import behaviour_clone
+
+    if env.source != VASPLIKE:
+        raise ValueError("imitation pre-training (clone_sequences) runs on the VASP-like workload")
+    t0 = time.perf_counter()
+    data = teacher_decisions(env, range(n_sequences))
+    torch.manual_seed(seed)
+    rows = behaviour_clone(trainer.actor, data, epochs, seed=seed)
+    kills = (data["act"] >= env.cfg.n_wait) & (data["act"] < env.cfg.none_action)
+    record = {**rows[-1], "kill_share": float(kills.mean()), "sequences": n_sequences,
+              "seconds": round(time.perf_counter() - t0, 3)}
+    if trainer.out:
+        os.makedirs(trainer.out, exist_ok=True)
+        atomic_write_text(os.path.join(trainer.out, CLONE), json.dumps(record, indent=1) + "\n")
 
 
 def _damp_new_kills(trainer: PPOTrainer, init_from: str, margin: float = 5.0) -> None:

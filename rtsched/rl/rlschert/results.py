@@ -6,7 +6,8 @@ Workloads: ``vasplike_sequences`` (the synthetic VASP-like generator; test seeds
 training ones) and ``trace_sequences`` (windows of a trace with pre-run estimates as requested
 times and the conditional model's running predictions, ``rtsched.rl.rlschert.env.trace_predictions``).
 Schedulers (``scheduler``): ``sjf``, ``saf``, ``fcfs`` on RLSchert's action space (visible jobs that fit
-now), optionally ``+kill`` (the rule-based kill first), and trained models (``model:PATH``,
+now), optionally ``+kill`` (the rule-based kill first) or ``+rkill`` (the remaining-time kill first,
+``RLSchertCore.remaining_kill``), and trained models (``model:PATH``,
 ``model:PATH+kill`` for a no-kill model with the rule-based kill).
 """
 from __future__ import annotations
@@ -63,12 +64,16 @@ def scheduler(name: str, predictions, units: int, mode: str = "event", *, greedy
     """A fresh core policy for one sequence (module docstring for the names); a model samples its
     actions when not ``greedy``."""
     kill = name.endswith("+kill")
-    base = name[:-5] if kill else name
+    remaining = name.endswith("+rkill")
+    base = name[:-5] if kill else name[:-6] if remaining else name
     if base.startswith("model:"):
+        if remaining:
+            raise ValueError(f"{name}: the remaining-time kill (+rkill) goes with a heuristic, not a model")
         from rtsched.rl.rlschert.policy import RLSchertPolicy
 
         return RLSchertPolicy(base[6:], predictions=predictions, units=units, rule_kill=kill, greedy=greedy)
-    return RLSchertHeuristicPolicy(base, RLSchertConfig(mode=mode), units, rule_kill=kill, predictions=predictions)
+    return RLSchertHeuristicPolicy(base, RLSchertConfig(mode=mode), units, rule_kill=kill or remaining,
+                                   predictions=predictions, kill_rule="remaining" if remaining else "rule")
 
 
 def sequence_columns(name: str, seq: Sequence, machine_nodes: int, mode: str = "event", *,
@@ -87,7 +92,7 @@ def evaluate_rlschert(names, sequences: list[Sequence], machine_nodes: int, slot
     slots per scheduler; each run validated by the pipeline."""
     rows = []
     for name in names:
-        sd, comp, kills, lost, per_seq = [], [], 0, 0.0, []
+        sd, comp, kills, lost, per_seq, jobs = [], [], 0, 0.0, [], []
         for seq in sequences:
             cols = sequence_columns(name, seq, machine_nodes, mode)
             sd.extend(cols["sd"].tolist())
@@ -95,9 +100,10 @@ def evaluate_rlschert(names, sequences: list[Sequence], machine_nodes: int, slot
             kills += int(cols["n_kills"].sum())
             lost += float(cols["t_lost"].sum()) / slot
             per_seq.append(float(cols["sd"].mean()))
+            jobs.append(len(cols["sd"]))
         rows.append({"scheduler": name, "slowdown": float(np.mean(sd)), "completion": float(np.mean(comp)),
                      "kills": kills, "lost_slots": lost, "sequences": len(sequences),
-                     "slowdown_per_sequence": per_seq})
+                     "slowdown_per_sequence": per_seq, "jobs_per_sequence": jobs})
     return rows
 
 

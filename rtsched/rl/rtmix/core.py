@@ -21,8 +21,22 @@ One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choi
   RTJ there.  The candidates are exactly those WCJS may choose (``heuristics.realtime.wcjs_eligible``:
   never a partition conflicting with an RTJ or a non-checkpointable job, criteria 2 and 3 of
   Alg. 2), the ``candidates`` cheapest by WCJS's weighted cost (ties: lowest index);
-* ``window + candidates`` — wait: end the pass (the core moves to its next event).  Legal iff some
-  job holds resources or was started in this pass (otherwise nothing would ever happen).
+* ``window + candidates .. window+candidates+bj_candidates-1`` (only with ``bj_candidates`` > 0:
+  off by default, so that the agents trained before it keep their action space) — for the *BJ
+  target* (the first visible BJ with no free partition), free candidate partition c by preempting
+  the running checkpointable BJs on it and start the target there: the online form of the
+  offline model's BJ split (issue 23).  Offered only where the checkpoint model keeps the work
+  (JIT, SYS, APP; never NO, where a preempted job restarts from zero).  A candidate is a partition
+  of the target's size conflicting with no job that must not be preempted (RTJs, non-checkpointable
+  jobs, jobs started in this pass) and whose victims have never been preempted (the offline model
+  splits a job at most once; it also rules out ping-pong between two BJs); the ``bj_candidates``
+  cheapest by WCJS's weighted cost (ties: lowest index).  The overheads are the simulator's: under
+  JIT each victim writes its checkpoint now and the target starts when the slowest write ends (the
+  hand-over of RTJ preemptions); under SYS/APP the victims lose the work since their last checkpoint
+  and the target starts now; a victim pays a read when it restarts (DESIGN.md);
+* the last action (``window + candidates + bj_candidates``) — wait: end the pass (the core moves to
+  its next event).  Legal iff some job holds resources or was started in this pass (otherwise
+  nothing would ever happen).
 
 ``RtMixPass`` keeps the pass's plan (a copy of the occupancy, the ``Holders`` of preemptable BJs)
 and the decisions taken so far; the environment applies them when the agent waits, the policy
@@ -65,6 +79,9 @@ FEATURES: tuple[str, ...] = (
     "free_nodes", "rt_waiting", "bj_waiting", "target_sd_so_far", "target_exists",
 )
 N_FEATURES = len(FEATURES)
+# Features of the BJ-preemption slots, appended to every row only when the spec has such slots
+# (``RtMixSpec.n_features``), so that the earlier agents' observations stay as they were.
+BJ_FEATURES: tuple[str, ...] = ("cand_for_bj", "bj_target_sd_so_far")
 ORDERS = ("submit", "backfill")  # the visible window's BJ order (module docstring)
 _F = {name: i for i, name in enumerate(FEATURES)}
 
@@ -74,24 +91,38 @@ class RtMixSpec:
     """Shape of the agent's action and observation: ``window`` visible jobs, ``candidates``
     preemption candidates, one wait action; ``checkpoint`` is the model the eligibility test and
     the features assume (None: the simulation's); ``wcjs`` the WCJS configuration whose
-    eligibility rules and cost terms are used."""
+    eligibility rules and cost terms are used; ``bj_candidates`` the slots preempting BJs for a
+    waiting BJ (0: none, the action space of the agents trained before them)."""
 
     window: int = 8
     candidates: int = 4
     wcjs: WcjsConfig = field(default_factory=WcjsConfig)
     order: str = "submit"
+    bj_candidates: int = 0
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
             raise ValueError(f"unknown rtmix window order {self.order!r}; choose from {', '.join(ORDERS)}")
+        if self.bj_candidates < 0:
+            raise ValueError(f"rtmix bj_candidates must be >= 0, got {self.bj_candidates}")
 
     @property
     def n_actions(self) -> int:
-        return self.window + self.candidates + 1
+        return self.window + self.candidates + self.bj_candidates + 1
+
+    @property
+    def bj_first(self) -> int:
+        """The first BJ-preemption slot."""
+        return self.window + self.candidates
 
     @property
     def wait_action(self) -> int:
-        return self.window + self.candidates
+        return self.window + self.candidates + self.bj_candidates
+
+    @property
+    def n_features(self) -> int:
+        """Features per action row: ``FEATURES``, then ``BJ_FEATURES`` when there are BJ-preemption slots."""
+        return N_FEATURES + (len(BJ_FEATURES) if self.bj_candidates else 0)
 
 
 def _sd_so_far(js: JobState, now: int) -> float:
@@ -178,9 +209,37 @@ class RtMixPass:
                 cands = [(p, vs, c) for c, p, vs in scored[:spec.candidates]]
                 for c in range(len(cands)):
                     mask[spec.window + c] = True
+        self._bj = (None, [])
+        if spec.bj_candidates and self.machine.partitioned and self.model.kind is not CheckpointKind.NO:
+            self._bj = self._bj_state(vis, mask)
         mask[spec.wait_action] = bool(self.view.running) or self.n_started > 0
         self._cache = (vis, target, cands, mask)
         return self._cache
+
+    def _bj_state(self, vis: list[JobState], mask: np.ndarray) -> tuple[JobState | None, list]:
+        """(BJ target, its candidates [(partition, victims, cost)]) and their mask bits (module docstring)."""
+        plan = self.plan
+        target = next((js for js in vis if js.info.kind != "rt" and plan.find(js.info.nodes) is None), None)
+        if target is None:
+            return None, []
+        holders = self.holders
+        cands = self.machine.candidate_mask(target.info.nodes) & ~holders.hard
+        # never a second preemption of a job (the offline model splits a job at most once)
+        cands &= ~holders.mask_where(lambda q, jobs: any(v.n_preemptions > 0 for v in jobs))
+        if not cands:
+            return target, []
+        now, cfg = self.now, self.spec.wcjs
+        conflict, victims = holders.conflict, holders.victims
+        scored = []
+        for p in _bits(cands):
+            vs = [v for q in _bits(conflict[p] & holders.busy) for v in victims[q]]
+            if vs:  # a free partition of its size would have let it start
+                scored.append((sum(preemption_cost(v, now, cfg) for v in vs), p, vs))
+        scored.sort(key=lambda t: (t[0], t[1]))
+        out = [(p, vs, c) for c, p, vs in scored[:self.spec.bj_candidates]]
+        for c in range(len(out)):
+            mask[self.spec.bj_first + c] = True
+        return target, out
 
     def mask(self) -> np.ndarray:
         return self._state()[3]
@@ -191,6 +250,16 @@ class RtMixPass:
     def candidates(self) -> list[tuple[int, list[JobState], float]]:
         """(partition, victims, WCJS weighted cost) of each candidate action, in slot order."""
         return self._state()[2]
+
+    def bj_target(self) -> JobState | None:
+        """The waiting BJ the BJ-preemption slots free a partition for (None: no such slot is legal)."""
+        self._state()
+        return self._bj[0]
+
+    def bj_candidates(self) -> list[tuple[int, list[JobState], float]]:
+        """(partition, victims, WCJS weighted cost) of each BJ-preemption action, in slot order."""
+        self._state()
+        return self._bj[1]
 
     def has_choice(self) -> bool:
         """Whether any action other than waiting is legal."""
@@ -217,8 +286,13 @@ class RtMixPass:
                 holders.hard |= conflict[p]  # never preempt a job started in this very pass
             start_at = self.now
         else:
-            p, _vs, _cost = cands[action - spec.window]
-            js = target
+            if action < spec.bj_first:
+                p, _vs, _cost = cands[action - spec.window]
+                js = target
+            else:
+                bj_target, bj_cands = self._bj
+                p, _vs, _cost = bj_cands[action - spec.bj_first]
+                js = bj_target
             n = self.machine.allocated_nodes(js.info.nodes)
             jit = self.model.kind is CheckpointKind.JIT
             start_at = self.now
@@ -239,21 +313,22 @@ class RtMixPass:
         self.queue.remove(js)
         self.n_started += 1
         self._cache = None
-        if js.info.kind == "rt" and self.backfill_alloc is not None:
-            # the batch pass after an RT start, as WCJS's: the RTJ busy until start + walltime
+        if self.backfill_alloc is not None and (js.info.kind == "rt" or action >= spec.bj_first):
+            # the batch pass after an RT start (or a BJ start by preemption), as WCJS's: the job busy
+            # until start + walltime
             self._rt_started.append((js, p, start_at))
             waiting = set(map(id, self.queue))
             self.backfill_alloc = self._batch_starts([b for b in self._bj_order if id(b) in waiting])
 
     # ------------------------------------------------------------------------------ observation
     def observe(self) -> np.ndarray:
-        """The observation: ``n_actions × N_FEATURES`` float32, flattened (docs/rl.md)."""
+        """The observation: ``n_actions × spec.n_features`` float32, flattened (docs/rl.md)."""
         vis, target, cands, mask = self._state()
         spec = self.spec
         now = self.now
         io = self.view.io
         total = self.total
-        obs = np.zeros((spec.n_actions, N_FEATURES), dtype=np.float32)
+        obs = np.zeros((spec.n_actions, spec.n_features), dtype=np.float32)
         w = spec.window
         alloc_nodes = self.machine.allocated_nodes
         for i, js in enumerate(vis):
@@ -269,10 +344,34 @@ class RtMixPass:
             row[9] = 1.0 if mask[i] else 0.0
             row[10] = io.write_seconds(alloc_nodes(info.nodes)) / IO_SCALE
             row[11] = min(js.n_preemptions, 4) / 4.0
-        cfg = spec.wcjs
+        self._candidate_rows(obs, w, cands)
+        if spec.bj_candidates:
+            bj_target, bj_cands = self._bj
+            first = spec.bj_first
+            self._candidate_rows(obs, first, bj_cands)
+            obs[first:first + len(bj_cands), N_FEATURES] = 1.0
+            if bj_target is not None:
+                obs[first:first + len(bj_cands), N_FEATURES + 1] = _sd_so_far(bj_target, now)
+        obs[spec.wait_action, 2] = 1.0
+        n_rt = sum(1 for js in self.queue if js.info.kind == "rt")
+        obs[:, 23] = self.plan.free_nodes / total
+        obs[:, 24] = min(n_rt, w) / w
+        obs[:, 25] = min(len(self.queue) - n_rt, w) / w
+        if target is not None:
+            obs[:, 26] = min(max(estimated_slowdown(target, now) - 1.0, 0.0), SD_CLIP) / SD_CLIP
+            obs[:, 27] = 1.0
+        np.clip(obs, 0.0, OBS_HIGH, out=obs)
+        return obs.reshape(-1)
+
+    def _candidate_rows(self, obs: np.ndarray, first: int, cands: list) -> None:
+        """Rows ``first ..`` of ``obs``: the preemption candidates' features (WCJS's cost terms, the cost)."""
+        now = self.now
+        io = self.view.io
+        total = self.total
+        cfg = self.spec.wcjs
         model = self.model
         for c, (p, vs, cost) in enumerate(cands):
-            row = obs[w + c]
+            row = obs[first + c]
             row[1] = 1.0
             if not vs:
                 continue
@@ -290,16 +389,6 @@ class RtMixPass:
             row[20] = max(pen[2] for pen in pens) / IO_SCALE
             row[21] = min(max(max(slowdown_after_preemption(v, now, model, io) for v in vs), 0.0), SD_CLIP) / SD_CLIP
             row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
-        obs[spec.wait_action, 2] = 1.0
-        n_rt = sum(1 for js in self.queue if js.info.kind == "rt")
-        obs[:, 23] = self.plan.free_nodes / total
-        obs[:, 24] = min(n_rt, w) / w
-        obs[:, 25] = min(len(self.queue) - n_rt, w) / w
-        if target is not None:
-            obs[:, 26] = min(max(estimated_slowdown(target, now) - 1.0, 0.0), SD_CLIP) / SD_CLIP
-            obs[:, 27] = 1.0
-        np.clip(obs, 0.0, OBS_HIGH, out=obs)
-        return obs.reshape(-1)
 
 
-__all__ = ["FEATURES", "N_FEATURES", "ORDERS", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["BJ_FEATURES", "FEATURES", "N_FEATURES", "ORDERS", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]

@@ -6,18 +6,20 @@ Description
     model (``jit`` by default; ``no``, ``sys[:S]``, ``app-PCT``).  At each scheduling point the agent
     takes actions one at a time (``rtsched.rl.rtmix.core.RtMixPass``): start a visible waiting job on the
     partition the machine's rule picks, free one of up to K WCJS-eligible candidate partitions for
-    a waiting RTJ by preempting its checkpointable BJs, or wait for the next event.  A point where
+    a waiting RTJ by preempting its checkpointable BJs, with ``bj_candidates`` > 0 (off by default)
+    free one of up to that many partitions for a waiting BJ the same way, or wait for the next event.  A point where
     waiting is the only legal action, or where exactly one action is legal, is not an agent step
     (the environment takes it).  The agent never sees an actual runtime.
 
 Action space
-    ``Discrete(window + candidates + 1)``; ``info["action_mask"]`` and ``action_masks()`` (sb3-contrib's
+    ``Discrete(window + candidates + bj_candidates + 1)``; ``info["action_mask"]`` and ``action_masks()`` (sb3-contrib's
     protocol) mark the legal ones.  An illegal action is replaced by waiting when that is legal, else
     by the first legal action (so that unmasked random agents run).
 
 Observation space
-    ``Box(0, 100, ((window + candidates + 1) · 28,), float32)``: one row of 28 features per action
-    slot (docs/rl.md lists them with units and normalisation).
+    ``Box(0, 100, ((window + candidates + bj_candidates + 1) · F,), float32)``: one row of F features
+    per action slot, F = 28, or 30 with BJ-preemption slots (docs/rl.md lists them with units and
+    normalisation).
 
 Reward
     0 at every step; at the end ``−(mean BJ slowdown) − penalty · max(0, mean RTJ slowdown − θ)``
@@ -50,7 +52,7 @@ from rtsched.generators.smallmix import random_jobs
 from rtsched.jobs import Job, Workload
 from rtsched.machines import machine_from_spec
 from rtsched.metrics import slowdown
-from rtsched.rl.rtmix.core import N_FEATURES, OBS_HIGH, RtMixPass, RtMixSpec
+from rtsched.rl.rtmix.core import OBS_HIGH, RtMixPass, RtMixSpec
 from rtsched.sim.core import Simulator
 from rtsched.validate import validate_schedule
 
@@ -75,7 +77,7 @@ class RtMixEnv(gym.Env):
                  window: int = 8, candidates: int = 4, theta: float = 1.2, penalty: float = 10.0,
                  seed_range: tuple[int, int] = (TRAIN_SEEDS.start, TRAIN_SEEDS.stop), wcjs=None,
                  generator: dict | None = None, validate: bool = True, baseline: str | None = None,
-                 order: str = "submit") -> None:
+                 order: str = "submit", bj_candidates: int = 0) -> None:
         super().__init__()
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
@@ -84,7 +86,7 @@ class RtMixEnv(gym.Env):
                               f".xml), not {self.machine.describe()}")
         self.checkpoint_text = checkpoint
         self.checkpoint = CheckpointModel.parse(checkpoint)
-        self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order))
+        self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order), int(bj_candidates))
         self.n_bj, self.n_rt = int(n_bj), int(n_rt)
         self.theta, self.penalty = float(theta), float(penalty)
         self.seed_range = (int(seed_range[0]), int(seed_range[1]))
@@ -96,8 +98,8 @@ class RtMixEnv(gym.Env):
         if baseline is not None:
             make_policy(baseline)  # an unknown name fails here, not at the first episode's end
         self.window = self.spec_.n_actions  # slots of the kernel network (one per action)
-        self.n_features = N_FEATURES
-        self.observation_space = spaces.Box(0.0, OBS_HIGH, (self.spec_.n_actions * N_FEATURES,), dtype=np.float32)
+        self.n_features = self.spec_.n_features
+        self.observation_space = spaces.Box(0.0, OBS_HIGH, (self.spec_.n_actions * self.n_features,), dtype=np.float32)
         self.action_space = spaces.Discrete(self.spec_.n_actions)
         self.norms: dict = {}
         self.sim: Simulator | None = None
@@ -106,6 +108,9 @@ class RtMixEnv(gym.Env):
         self.n_steps = 0
         self.instance_seed: int | None = None
         self.jobs: list[Job] = []
+        # Called with every scheduling pass (``RtMixPass``) of the run, the forced ones included: an
+        # expert that labels the agent's states (DAgger) sees every event, as a policy does.
+        self.pass_observer = None
 
     # ------------------------------------------------------------------------------ episode
     def config(self) -> dict:
@@ -113,7 +118,9 @@ class RtMixEnv(gym.Env):
         return {"machine": self.machine_spec, "checkpoint": self.checkpoint_text, "n_bj": self.n_bj,
                 "n_rt": self.n_rt, "window": self.spec_.window, "candidates": self.spec_.candidates,
                 "theta": self.theta, "penalty": self.penalty, "seed_range": list(self.seed_range),
-                "generator": self.generator, "baseline": self.baseline, "order": self.spec_.order}
+                "generator": self.generator, "baseline": self.baseline, "order": self.spec_.order,
+                # only when set: the settings (and model files) of the agents before the option stay as they were
+                **({"bj_candidates": self.spec_.bj_candidates} if self.spec_.bj_candidates else {})}
 
     def make_jobs(self, seed: int) -> list[Job]:
         return random_jobs(seed, self.n_bj, self.n_rt, self.blocks, **self.generator)
@@ -138,6 +145,8 @@ class RtMixEnv(gym.Env):
         self._done = not self.sim.advance()
         if not self._done:
             self.pass_ = RtMixPass(self.sim.view, self.spec_, self.checkpoint)
+            if self.pass_observer is not None:
+                self.pass_observer(self.pass_)
             self._to_decision()
         return self._obs(), self._info()
 
@@ -150,6 +159,8 @@ class RtMixEnv(gym.Env):
             self.pass_ = None
             return False
         self.pass_ = RtMixPass(sim.view, self.spec_, self.checkpoint)
+        if self.pass_observer is not None:
+            self.pass_observer(self.pass_)
         return True
 
     def _to_decision(self) -> None:

@@ -1,6 +1,7 @@
 """``rtsched rl train --agent rtmix``'s options (data only: ``rtsched.rl.options``).  The command itself
-(solving expert plans with the optimum, then cloning and PPO, or the curriculum) is
-``rtsched.cli.rl``'s: it needs ``rtsched.experiments``, above this package."""
+(DAgger with an online expert — the default recipe —, or solving expert plans with the optimum and
+cloning them, then PPO; or the curriculum) is ``rtsched.cli.rl``'s: the cloning recipe needs
+``rtsched.experiments``, above this package."""
 from __future__ import annotations
 
 import os
@@ -15,15 +16,15 @@ CURRICULUM_DEFAULTS = {"curriculum_weeks": 8, "curriculum_machines": "mira", "sm
                        "small_repeat": 2}
 
 _RTMIX = (
-    TrainOption(("--experts",), "rtmix: expert instances, generator seeds 100000.. solved to optimality (CP-SAT; "
+    TrainOption(("--experts",), "rtmix clone: expert instances, generator seeds 100000.. solved to optimality (CP-SAT; "
                 f"default {DEFAULTS['experts']})", kind="int"),
-    TrainOption(("--expert-cache",), "rtmix: folder of solved plans (one JSON per seed; reused; default "
+    TrainOption(("--expert-cache",), "rtmix clone: folder of solved plans (one JSON per seed; reused; default "
                 f"{DEFAULTS['expert_cache']})"),
-    TrainOption(("--solve-time-limit",), f"rtmix: seconds per expert solve (default {DEFAULTS['solve_time_limit']:g})",
+    TrainOption(("--solve-time-limit",), f"rtmix clone: seconds per expert solve (default {DEFAULTS['solve_time_limit']:g})",
                 kind="float>0"),
-    TrainOption(("-j", "--jobs"), f"rtmix: expert instances solved in parallel (default {DEFAULTS['jobs']})",
+    TrainOption(("-j", "--jobs"), f"rtmix clone: expert instances solved in parallel (default {DEFAULTS['jobs']})",
                 kind="int"),
-    TrainOption(("--bc-epochs",), "rtmix: behaviour-cloning passes over the expert data (default "
+    TrainOption(("--bc-epochs",), "rtmix: behaviour-cloning passes over the expert data (dagger: per round; default "
                 f"{DEFAULTS['bc_epochs']})", kind="int>=1"),
     TrainOption(("--machine",), f"rtmix: mira:BLOCKS or a partition XML (default {DEFAULTS['machine']})"),
     TrainOption(("--checkpoint",), f"rtmix: checkpoint model no, sys[:S], app-PCT, jit (default "
@@ -34,6 +35,26 @@ _RTMIX = (
                 f"{DEFAULTS['penalty']:g})", kind="float>=0"),
     TrainOption(("--reward-baseline",), "rtmix: PPO rewards are the gain over this policy on the same episode "
                 f"(default {DEFAULTS['reward_baseline']}; 'none': the absolute reward)"),
+)
+RECIPES = ("dagger", "clone")
+# DAgger (rtsched.rl.rtmix.dagger, docs/rl.md "DAgger"): the default recipe.
+DAGGER_DEFAULTS = {"dagger_rounds": 8, "dagger_episodes": 96, "beta0": 1.0, "beta_decay": 0.5, "bj_candidates": 2}
+DAGGER_TEACHER = "replan"
+_DAGGER = (
+    TrainOption(("--recipe",), "rtmix: dagger (default: roll out the agent mixed with an online expert, --teacher, "
+                "label every state with the expert's action, aggregate and fit; then --epochs PPO epochs, default 0) "
+                "or clone (clone optimal plans of expert instances, then PPO: --experts ...)", choices=RECIPES),
+    TrainOption(("--dagger-rounds",), f"rtmix dagger: rounds (default {DAGGER_DEFAULTS['dagger_rounds']}; a "
+                "larger number with --resume adds rounds)", kind="int", bounds=(1, 10_000)),
+    TrainOption(("--dagger-episodes",), "rtmix dagger: Table-3 episodes per round, generator seeds 200000.. "
+                f"(half with walltime = runtime; default {DAGGER_DEFAULTS['dagger_episodes']})", kind="int",
+                bounds=(1, 10_000)),
+    TrainOption(("--beta0",), "rtmix dagger: probability of following the expert in round 0 (default "
+                f"{DAGGER_DEFAULTS['beta0']:g}); round r: beta0 * beta-decay^r", kind="float[0,1]"),
+    TrainOption(("--beta-decay",), f"rtmix dagger: decay of that probability per round (default "
+                f"{DAGGER_DEFAULTS['beta_decay']:g})", kind="float[0,1]"),
+    TrainOption(("--bj-candidates",), "rtmix dagger: action slots preempting running checkpointable BJs for a "
+                f"waiting BJ (default {DAGGER_DEFAULTS['bj_candidates']}; 0: none)", kind="int", bounds=(0, 64)),
 )
 _CURRICULUM = (
     TrainOption(("--curriculum-rounds",), "rtmix: run the curriculum instead of cloning + PPO: round 0 follows the "
@@ -48,9 +69,10 @@ _CURRICULUM = (
     TrainOption(("--small-repeat",), "rtmix curriculum: weight of those instances in cloning, as repeats (default "
                 f"{CURRICULUM_DEFAULTS['small_repeat']})", kind="int"),
 )
-GROUPS = (("rtmix (RTJ/BJ mixes on Mira, taught by the optimum; docs/rl.md)", _RTMIX),
+GROUPS = (("rtmix (RTJ/BJ mixes on Mira, taught by an expert; docs/rl.md)", _RTMIX),
+          ("rtmix DAgger (the default recipe; docs/rl.md)", _DAGGER),
           ("rtmix curriculum (Table-3 instances to Mira-like weeks; docs/rl.md)", _CURRICULUM))
-OPTIONS = _RTMIX + _CURRICULUM
+OPTIONS = _RTMIX + _DAGGER + _CURRICULUM
 USES = ("teacher", "init_from")
 _GENERATED = "it trains on generated Mira instances with its own reward and network"
 WHY_NOT = {name: _GENERATED for name in ("trace", "goal", "backfill", "seq_len", "start_range", "minibatch")}

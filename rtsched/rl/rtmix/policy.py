@@ -41,7 +41,8 @@ class RtMixPolicy:
         # overrides); models written before the option was stored were trained under JIT.
         self.default_checkpoint = str(env.get("checkpoint", "jit"))
         self.spec = RtMixSpec(int(env.get("window", 8)), int(env.get("candidates", 4)), WcjsConfig.coerce(wcjs),
-                              str(env.get("order", "submit")))  # models before the option: submit order
+                              str(env.get("order", "submit")),  # models before the option: submit order
+                              int(env.get("bj_candidates", 0)))  # models before BJ preemption: none
         if self.spec.n_actions != int(self.model.arch["window"]):
             raise ValueError(f"{self.model.path}: the network has {self.model.arch['window']} action slots, the "
                              f"environment settings give {self.spec.n_actions}")

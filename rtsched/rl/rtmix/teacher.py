@@ -44,7 +44,9 @@ class TeacherEpisode:
 
 
 def _entries(decisions) -> list[tuple]:
-    """The teacher's pass as ("start", job) and ("free", rtj, partition, victims) entries."""
+    """The teacher's pass as ("start", job), ("free", job, partition, victims) and — preemptions
+    whose job starts in a later pass, as ``replan``'s JIT preemptions (the job starts when the write
+    ends) — ("preempt", None, None, victims) entries."""
     out: list[tuple] = []
     victims: list[int] = []
     for d in decisions:
@@ -53,7 +55,18 @@ def _entries(decisions) -> list[tuple]:
         elif isinstance(d, Start):
             out.append(("free", d.job_id, d.alloc, frozenset(victims)) if victims else ("start", d.job_id))
             victims = []
+    if victims:
+        out.append(("preempt", None, None, frozenset(victims)))
     return out
+
+
+def _pick(cands: list, partition, victims: frozenset, first: int, default: int | None) -> int | None:
+    """The slot among ``cands`` (from slot ``first``) with the teacher's partition, else one sharing a
+    victim with it, else ``default`` (a slot offset; None: no slot)."""
+    pick = next((c for c, (p, _v, _cost) in enumerate(cands) if p == partition), None)
+    if pick is None:
+        pick = next((c for c, (_p, vs, _cost) in enumerate(cands) if victims & {v.info.id for v in vs}), default)
+    return None if pick is None else first + pick
 
 
 def _map(ps, entries: list[tuple]) -> tuple[int | None, int]:
@@ -63,7 +76,15 @@ def _map(ps, entries: list[tuple]) -> tuple[int | None, int]:
     vis = ps.visible()
     slot = {js.info.id: i for i, js in enumerate(vis)}
     target = ps.target()
+    bj_target = ps.bj_target() if spec.bj_candidates else None
     for k, e in enumerate(entries):
+        if e[0] == "preempt":  # for whom the teacher does not say yet: the RTJ first, then the BJ target
+            a = _pick(ps.candidates(), None, e[3], spec.window, None) if target is not None else None
+            if a is None and bj_target is not None:
+                a = _pick(ps.bj_candidates(), None, e[3], spec.bj_first, None)
+            if a is not None:
+                return a, k
+            continue
         i = slot.get(e[1])
         if i is not None and mask[i]:  # a start (or an RTJ that fits after all)
             return i, k
@@ -71,11 +92,9 @@ def _map(ps, entries: list[tuple]) -> tuple[int | None, int]:
             cands = ps.candidates()
             if not cands:
                 continue
-            pick = next((c for c, (p, _v, _cost) in enumerate(cands) if p == e[2]), None)
-            if pick is None:
-                pick = next((c for c, (_p, vs, _cost) in enumerate(cands)
-                             if e[3] & {v.info.id for v in vs}), 0)
-            return spec.window + pick, k
+            return _pick(cands, e[2], e[3], spec.window, 0), k
+        if e[0] == "free" and bj_target is not None and bj_target.info.id == e[1] and ps.bj_candidates():
+            return _pick(ps.bj_candidates(), e[2], e[3], spec.bj_first, 0), k
     return None, -1
 
 
@@ -91,45 +110,60 @@ def _good(ps, entries: list[tuple], a: int) -> np.ndarray:
     return good
 
 
-def policy_teacher_episode(env, jobs, teacher, learner=None) -> TeacherEpisode:
+def policy_teacher_episode(env, jobs, teacher, learner=None, *, beta: float = 0.0, rng=None,
+                           every_pass: bool = False) -> TeacherEpisode:
     """Run ``env`` on ``jobs`` labelled by core policy ``teacher`` (module docstring).  Without
-    ``learner`` the episode follows the teacher's actions; with a trained ``RtMixPolicy`` it follows
-    the learner's greedy actions and records the teacher's label at each of the learner's states
-    (DAgger: the data cover the states the learner reaches by its own mistakes)."""
+    ``learner`` the episode follows the teacher's actions; with a learner (anything with
+    ``fast.logits(obs, mask)``: an ``RtMixPolicy``, a ``LearnerActor``) it follows the learner's
+    greedy actions — or, with probability ``beta`` at each state (``rng``: a NumPy generator), the
+    teacher's — and records the teacher's label at each state (DAgger: the data cover the states the
+    learner reaches by its own mistakes).  ``every_pass``: the teacher decides on every scheduling
+    pass of the run, the forced ones included (a stateful teacher such as ``replan`` must see every
+    completion, as it does as a policy), not only on those where the agent has a choice."""
     ep = TeacherEpisode()
-    env.reset(options={"jobs": jobs})
-    current = None
-    entries: list[tuple] = []
+    cur: dict = {"pass": None, "entries": []}
+
+    def on_pass(ps) -> None:
+        cur["pass"] = ps
+        cur["entries"] = _entries(teacher.decide(ps.view))
+
     wait = env.spec_.wait_action
-    while not env._done:
-        ps = env.pass_
-        if ps is not current:
-            current = ps
-            entries = _entries(teacher.decide(ps.view))
-        a, k = _map(ps, entries)
-        mask = ps.mask()
-        obs = ps.observe()
-        good = None if a is None else _good(ps, entries, a)
-        if a is None:
-            a = wait if mask[wait] else int(np.flatnonzero(mask)[0])
-            good = np.zeros(len(mask), dtype=bool)
-            good[a] = True
-        else:
-            ep.mapped += 1
-        taken = a if learner is None else int(np.argmax(learner.fast.logits(obs, mask)))
-        if taken == a and k >= 0:  # entries before it stay pending: they may become visible in this pass
-            entries.pop(k)
-        elif taken < env.spec_.window:  # the learner started another job: drop its entry, if any
-            jid = ps.visible()[taken].info.id
-            entries = [e for e in entries if e[1] != jid]
-        if taken == wait:
-            ep.skipped += len(entries)
-            entries = []
-        ep.obs.append(obs)
-        ep.masks.append(mask.copy())
-        ep.actions.append(int(a))
-        ep.goods.append(good)
-        env.step(taken)
+    env.pass_observer = on_pass if every_pass else None
+    try:
+        env.reset(options={"jobs": jobs})
+        while not env._done:
+            ps = env.pass_
+            if ps is not cur["pass"]:
+                on_pass(ps)
+            entries = cur["entries"]
+            a, k = _map(ps, entries)
+            mask = ps.mask()
+            obs = ps.observe()
+            good = None if a is None else _good(ps, entries, a)
+            if a is None:
+                a = wait if mask[wait] else int(np.flatnonzero(mask)[0])
+                good = np.zeros(len(mask), dtype=bool)
+                good[a] = True
+            else:
+                ep.mapped += 1
+            taken = a
+            if learner is not None and not (beta > 0.0 and rng.random() < beta):
+                taken = int(np.argmax(learner.fast.logits(obs, mask)))
+            if taken == a and k >= 0:  # entries before it stay pending: they may become visible in this pass
+                entries.pop(k)
+            elif taken < env.spec_.window:  # the learner started another job: drop its entry, if any
+                jid = ps.visible()[taken].info.id
+                cur["entries"] = [e for e in entries if e[1] != jid]
+            if taken == wait:
+                ep.skipped += len(cur["entries"])
+                cur["entries"] = []
+            ep.obs.append(obs)
+            ep.masks.append(mask.copy())
+            ep.actions.append(int(a))
+            ep.goods.append(good)
+            env.step(taken)
+    finally:
+        env.pass_observer = None
     ep.bj_sd_mean, ep.rtj_sd_mean = env.means()
     return ep
 
