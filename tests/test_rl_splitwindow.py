@@ -236,3 +236,57 @@ def test_trajectory_rollouts_keep_the_per_cycle_rewards():
     assert len(t["rew"]) == len(t["act"]) and min(t["rew"]) < 0 and max(t["rew"]) <= 0
     assert t["ret"] == pytest.approx(sum(t["rew"]))
     assert t["info"]["placements"] == 25
+
+
+def test_teacher_picks_the_shortest_window_job_that_fits_or_fwd():
+    from rtsched.rl.splitwindow.observation import teacher_slot
+
+    # slots: (cores, walltime); 4 cores free
+    vis = [_JS(1, 0, nodes=8, walltime=5), _JS(2, 1, nodes=4, walltime=300), _JS(3, 2, nodes=2, walltime=60),
+           _JS(4, 3, nodes=1, walltime=60)]
+    assert teacher_slot(vis, 4, "sjf") == 2  # job 1 is shorter but needs 8 cores; 3 and 4 tie: the earlier slot
+    assert teacher_slot(vis, 4, "fcfs") == 1  # the first slot that fits
+    assert teacher_slot(vis, 0, "sjf") == teacher_slot(vis, 0, "fcfs") == -1  # nothing fits: Fwd
+    assert teacher_slot([], 4) == -1
+
+
+def test_env_teacher_action_follows_the_window_and_free_cores():
+    # 4 cores; job 1 (4 cores) at t=0; job 2 (2 cores, 50 s) at t=10; job 3 (1 core, 30 s) at t=20
+    env = SplitWindowEnv(_wl([(0, 100, 4), (10, 50, 2), (20, 30, 1)], cores=4), head=1, tail=1, placements=3)
+    env.reset(options={"start": 0})
+    assert env.teacher_action() == 0  # job 1 fits the empty machine
+    env.step(0)
+    assert env.teacher_action() == env.fwd  # job 2 needs 2 cores, none free
+    env.step(env.fwd)
+    env.step(env.fwd)  # t = 100: job 1 ends; window [2, 3]
+    assert env.visible_ids() == [2, 3] and env.teacher_action() == 1  # job 3: 30 s < 50 s
+    with pytest.raises(ValueError, match="teacher"):
+        SplitWindowEnv(_wl([(0, 100, 4)], cores=4), teacher="nosuch")
+
+
+def test_imitation_term_trains_the_split_window_towards_its_teacher(tmp_path):
+    from rtsched.rl.api import train
+
+    res = train("splitwindow", SAMPLE, epochs=2, out=str(tmp_path / "r"), head=4, tail=2, placements=60,
+                hidden=(16,), imitation=1.0, imitation_hold=2, teacher="sjf", seed=0)
+    hist = res["history"]
+    assert [h["imitation_weight"] for h in hist] == [1.0, 1.0]
+    assert all(h["loss_imitation"] > 0 for h in hist)  # −log π(teacher's action): positive below certainty
+    trainer = res["trainer"]
+    assert trainer.env_config["teacher"] == "sjf"
+
+
+def test_cli_imitation_options_for_the_split_window(tmp_path, capsys):
+    from rtsched.cli import main
+
+    base = ["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--out", str(tmp_path / "r"), "--no-progress"]
+    assert main([*base, "--imitation", "0.5"]) == 2
+    assert "--imitation: give --imitation-hold and/or --imitation-end" in capsys.readouterr().err
+    assert main([*base, "--imitation", "0.5", "--imitation-end", "-1"]) == 2
+    assert "--imitation-end: must be at least 0" in capsys.readouterr().err
+    assert main([*base, "--teacher", "nosuch", "--imitation", "0.5", "--imitation-end", "2", "--placements", "20",
+                 "--epochs", "1"]) == 2
+    assert "teacher" in capsys.readouterr().err
+    assert main(["rl", "train", "--agent", "inspector", "--trace", SAMPLE, "--imitation", "0.5",
+                 "--out", str(tmp_path / "i")]) == 2
+    assert "--imitation does not apply to the inspector agent" in capsys.readouterr().err

@@ -151,8 +151,14 @@ SHARED_TRAIN_OPTIONS = (
     TrainOption(("--address",), "--backend ray: the cluster to join (auto, HOST:PORT; default: a local Ray)"),
     TrainOption(("--rollout",), "lockstep (default: the trainer samples every step) or trajectories (each worker "
                 "samples whole trajectories; scales better, other random stream)", choices=ROLLOUT_MODES),
-    TrainOption(("--teacher",), "imitation teacher's selects: a heuristic (sjf, saf) or a no-kill RLSchert model "
-                "file; the rule-based kill comes first (default sjf); rtmix dagger: the expert, a policy name (default "
+    TrainOption(("--imitation",), "rlschert, splitwindow: imitation weight α_t at the start (rlschert's paper 0.5; "
+                "default 0: none)", kind="float[0,1]"),
+    TrainOption(("--imitation-hold",), "rlschert, splitwindow: epochs at full α_t (rlschert default 50)", kind="int"),
+    TrainOption(("--imitation-end",), "rlschert, splitwindow: epoch by which α_t decays to 0 (rlschert default 150)",
+                kind="int"),
+    TrainOption(("--teacher",), "imitation teacher's selects: rlschert: a heuristic (sjf, saf) or a no-kill RLSchert "
+                "model file, the rule-based kill first (default sjf); splitwindow: sjf (the shortest window job that "
+                "fits, default) or fcfs (the first that fits); rtmix dagger: the expert, a policy name (default "
                 "replan); rtmix curriculum: the policy labelling the weeks (default wcjs)"),
     TrainOption(("--no-progress",), "no progress bar", kind="flag", default=False),
     TrainOption(("--json",), "print a JSON summary (with the per-epoch history)", kind="flag", default=False),

@@ -25,6 +25,9 @@ Masked slots get logit −1e9 (the authors add (mask − 1)·1e6), so their prob
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+from typing import Callable
+
 import torch
 from torch import nn
 
@@ -44,6 +47,96 @@ def mlp(sizes, out_act: bool = False) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+class BatchPrep:
+    """Structures derived from a training batch's input, built once and reused while the very same
+    data comes back: the PPO update passes the same rows 80 times (seed 003's full-batch
+    iterations), so sorting or deduplicating them once saves work in every later pass.
+
+    An entry is keyed by its tensors' address, shape, strides, dtype and version counter (an
+    in-place change bumps the version), and keeps those tensors referenced, so their memory cannot
+    be reused by other data under the same key.  Entries are kept for one underlying storage at a
+    time (a new batch clears the old one's) and at most ``size`` of them."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self.base = None
+        self.entries: OrderedDict = OrderedDict()
+
+    def get(self, tensors: tuple[torch.Tensor, ...], build: Callable[[], object]):
+        base = tensors[0].untyped_storage().data_ptr()
+        if base != self.base:
+            self.entries.clear()
+            self.base = base
+        key = tuple((t.data_ptr(), tuple(t.shape), t.stride(), t.dtype, t._version) for t in tensors)
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.entries.move_to_end(key)
+            return hit[1]
+        value = build()
+        self.entries[key] = (tensors, value)
+        if len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+        return value
+
+
+# Below this many rows a forward pass with gradients computes directly (no BatchPrep).
+PREP_MIN_ROWS = 256
+
+
+def _kernel_rows(obs: torch.Tensor, mask: torch.Tensor, window: int, n_features: int):
+    """The occupied slots' distinct feature rows and, per slot of the batch, the row it reads: an
+    index into ``[distinct rows..., masked]`` (the last entry stands for a masked slot).  A job
+    waiting across many decisions of a trajectory shows the same features again and again
+    (RLScheduler, Lublin-256: 9.2 occupied slots per distinct row), and the kernel's score of a row
+    does not depend on the others."""
+    jobs = obs.reshape(obs.shape[0], window, n_features)[mask]
+    uniq, inverse = torch.unique(jobs, dim=0, return_inverse=True)
+    index = torch.full(mask.shape, len(uniq), dtype=torch.long)
+    index[mask] = inverse
+    return uniq, index
+
+
+def _width_blocks(obs: torch.Tensor, step: int):
+    """The rows sorted by how many leading columns they use (columns after a row's last nonzero
+    are zeros), in blocks of rows of equal width (a multiple of ``step``): [(rows, width)] and the
+    permutation back to the batch order."""
+    nz = obs.ne(0)
+    cols = obs.shape[1]
+    last = torch.where(nz.any(1), cols - nz.flip(1).to(torch.int8).argmax(1), torch.zeros((), dtype=torch.long))
+    width = torch.clamp((last + step - 1) // step * step, min=step).clamp(max=cols)
+    order = torch.argsort(width, stable=True)
+    w_sorted = width[order]
+    blocks = []
+    for w in torch.unique_consecutive(w_sorted).tolist():
+        sel = order[w_sorted == w]
+        blocks.append((obs[sel, :w].contiguous(), int(w)))
+    return blocks, torch.argsort(order)
+
+
+class _BlockLinear(torch.autograd.Function):
+    """A linear layer on row blocks that use only their leading ``w`` input columns
+    (``_width_blocks``): the blocks' outputs one after another, and in the backward pass each
+    block's weight gradient added in place into the first ``w`` columns of one gradient matrix
+    (no input gradient: the inputs are observations)."""
+
+    @staticmethod
+    def forward(ctx, weight, bias, blocks):
+        ctx.blocks = blocks
+        ctx.save_for_backward(weight)
+        return torch.cat([torch.addmm(bias, x, weight[:, :w].t()) for x, w in blocks])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (weight,) = ctx.saved_tensors
+        g_weight = torch.zeros_like(weight)
+        row = 0
+        for x, w in ctx.blocks:
+            g = grad[row:row + len(x)]
+            g_weight[:, :w].addmm_(g.t(), x)
+            row += len(x)
+        return g_weight, grad.sum(0), None
+
+
 class PickActor(nn.Module):
     """Scores of the window's job slots → masked logits."""
 
@@ -57,8 +150,17 @@ class PickActor(nn.Module):
             self.net = mlp((n_features, *hidden, 1))
         else:
             self.net = mlp((n_features * window, *_MLP_SIZES[arch], window))
+        self.prep = BatchPrep()
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.arch == "kernel" and torch.is_grad_enabled() and obs.shape[0] >= PREP_MIN_ROWS:
+            # Training: the kernel scores each distinct occupied row once (``_kernel_rows``, built
+            # once per batch); the same logits in exact arithmetic, and the gradient sums over the
+            # slots that read a row.
+            uniq, index = self.prep.get((obs, mask), lambda: _kernel_rows(obs, mask, self.window, self.n_features))
+            scores = self.net(uniq).squeeze(-1)
+            table = torch.cat([scores, scores.new_full((1,), MASKED_LOGIT)])
+            return table.index_select(0, index.view(-1)).view(index.shape)
         if self.arch == "kernel":
             # The kernel runs on the occupied slots only (padding is masked anyway): same logits,
             # several times less work when queues are short.
@@ -81,8 +183,17 @@ class PickCritic(nn.Module):
             self.net = mlp((window, 64, 32, 8, 1))
         else:
             self.net = mlp((n_features * window, 64, 32, 8, 1))
+        self.prep = BatchPrep()
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        if self.arch == "mlp" and torch.is_grad_enabled() and obs.shape[0] >= PREP_MIN_ROWS:
+            # Training: the first layer reads only the leading columns a row uses (padding slots are
+            # zeros; rows grouped by width once per batch, ``_width_blocks``): the same values in
+            # exact arithmetic, about half the multiplications of RLScheduler's 1,024 inputs.
+            blocks, back = self.prep.get((obs,), lambda: _width_blocks(obs, 8 * self.n_features))
+            first = self.net[0]
+            h = _BlockLinear.apply(first.weight, first.bias, blocks).index_select(0, back)
+            return self.net[1:](h).squeeze(-1)
         if self.arch == "kernel":
             obs = self.kernel(obs.view(obs.shape[0], self.window, self.n_features)).squeeze(-1)
         return self.net(obs).squeeze(-1)

@@ -11,9 +11,6 @@ OPTIONS = (
     TrainOption(("--no-kill",), "no kill actions (RLSchert without kill)", kind="flag", default=False),
     TrainOption(("--static",), "no running predictions: the DeepRM-like baseline (pre-run lengths only)", kind="flag",
                 default=False),
-    TrainOption(("--imitation",), "imitation weight α_t at the start (paper 0.5; default 0: none)", kind="float[0,1]"),
-    TrainOption(("--imitation-hold",), "epochs at full α_t (default 50)", kind="int"),
-    TrainOption(("--imitation-end",), "epoch by which α_t decays to 0 (default 150)", kind="int"),
     TrainOption(("--units",), "vasplike: resource units of the cluster (default 20)", kind="int"),
     TrainOption(("--job-rate",), "vasplike: arrival probability per slot (default 0.7)", kind="float", bounds=(0, 1)),
     TrainOption(("--simu-len",), "vasplike: arrival slots per sequence (default 200)", kind="int"),
@@ -29,8 +26,8 @@ OPTIONS = (
                 kind="int"),
     TrainOption(("--pi-lr",), "rlschert: policy learning rate (default 1e-4)", kind="float>0"),
 )
-USES = ("trace", "seq_len", "start_range", "minibatch", "teacher", "init_from", "workers", "backend", "address",
-        "rollout")
+USES = ("trace", "seq_len", "start_range", "minibatch", "teacher", "imitation", "imitation_hold", "imitation_end",
+        "init_from", "workers", "backend", "address", "rollout")
 _EQ9 = "seed 001's reward is Eq. 9; the agent selects, kills and waits itself"
 WHY_NOT = {"goal": _EQ9, "backfill": _EQ9, "actor": "its networks are 64-64 MLPs (the paper's)",
            "critic": "its networks are 64-64 MLPs (the paper's)"}

@@ -29,7 +29,7 @@ from gymnasium import spaces
 
 from rtsched.machines import FlatCluster
 from rtsched.rl.sequences import start_bounds
-from rtsched.rl.splitwindow.observation import SplitObservation, window_slots
+from rtsched.rl.splitwindow.observation import TEACHERS, SplitObservation, teacher_slot, window_slots
 from rtsched.rl.trace import default_rl_trace, load_trace
 from rtsched.sim.decisions import Start
 
@@ -40,7 +40,8 @@ class SplitWindowEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, trace=None, *, head: int = 10, tail: int = 10, placements: int = 1000, horizon: int | None = None,
-                 start_range=None, sigma: str = "remaining", machine=None, norms: dict | None = None) -> None:
+                 start_range=None, sigma: str = "remaining", machine=None, norms: dict | None = None,
+                 teacher: str = "sjf") -> None:
         super().__init__()
         # no trace: the shipped Lublin-256 sample (gymnasium.make with no arguments)
         self.trace = load_trace(default_rl_trace() if trace is None else trace)
@@ -56,6 +57,9 @@ class SplitWindowEnv(gym.Env):
         self.norms = dict(norms) if norms else {"max_runtime": float(max(self.trace.max_runtime, 1)),
                                                  "n_cores": float(self.machine.total_nodes)}
         self.head, self.tail = int(head), int(tail)
+        if teacher not in TEACHERS:
+            raise ValueError(f"unknown split-window teacher {teacher!r}; choose from {', '.join(TEACHERS)}")
+        self.teacher = teacher
         self.obsb = SplitObservation(self.machine.total_nodes, self.head, self.tail, self.norms["max_runtime"],
                                      sigma=sigma)
         self.window = self.obsb.m
@@ -114,6 +118,14 @@ class SplitWindowEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         return np.ones(self.window + 1, dtype=bool)
+
+    def teacher_action(self) -> int:
+        """The imitation teacher's action in the current state (``teacher_slot``): the window job it
+        would start now, or Fwd when none fits."""
+        if self._done:
+            return self.fwd
+        a = teacher_slot(self._vis, self.sim.machine_state.free_nodes, self.teacher)
+        return self.fwd if a < 0 else a
 
     def _valid(self, a: int):
         if a < len(self._vis):

@@ -37,6 +37,25 @@ def window_slots(queue: list, head: int, tail: int) -> list:
     return out
 
 
+TEACHERS = ("sjf", "fcfs")
+
+
+def teacher_slot(vis: list, free_nodes: int, rule: str = "sjf") -> int:
+    """The imitation teacher's pick (an imitation warm start, issue 24 §4): among the window's jobs
+    that fit ``free_nodes`` now, the shortest requested time (``sjf``; ties: the earlier slot) or the
+    first slot (``fcfs``); ``len(slots)`` = M is not known here, so -1 means Fwd (nothing fits)."""
+    best, best_key = -1, None
+    for i, js in enumerate(vis):
+        if js.info.nodes > free_nodes:
+            continue
+        if rule == "fcfs":
+            return i
+        key = js.info.walltime
+        if best_key is None or key < best_key:
+            best, best_key = i, key
+    return best
+
+
 class CoreMap:
     """Which job holds which core of an N-core flat cluster (lowest-indexed free cores first).
 

@@ -14,7 +14,8 @@ OPTIONS = (
                 bounds=(1, 100_000_000)),
     TrainOption(("--hidden",), "splitwindow: hidden layer sizes, comma-separated (default 1024,512,256)"),
 )
-USES = ("trace", "start_range", "minibatch", "init_from", "workers", "backend", "address", "rollout")
+USES = ("trace", "start_range", "minibatch", "imitation", "imitation_hold", "imitation_end", "teacher", "init_from",
+        "workers", "backend", "address", "rollout")
 _EQ2 = "seed 004's reward is Eq. 2: utilization, queue length and waiting time; the agent back-fills itself"
 _EPISODES = "its episodes end after --placements starts; its networks are --hidden MLPs"
 WHY_NOT = {"goal": _EQ2, "backfill": _EQ2, "seq_len": _EPISODES, "sjf_filter": _EPISODES, "actor": _EPISODES,
@@ -23,8 +24,15 @@ SCORE_LABEL = "episode return (Eq. 2)"
 
 
 def train_options(args) -> dict:
-    opts = {k: getattr(args, k) for k in ("head", "tail", "placements", "horizon", "minibatch")
+    opts = {k: getattr(args, k) for k in ("head", "tail", "placements", "horizon", "minibatch", "imitation",
+                                          "imitation_hold", "imitation_end", "teacher")
             if getattr(args, k) is not None}
+    for name in ("imitation_hold", "imitation_end"):
+        if opts.get(name, 0) < 0:
+            raise OptionError(f"--{name.replace('_', '-')}: must be at least 0, got {opts[name]}")
+    if opts.get("imitation") and not (opts.get("imitation_hold") or opts.get("imitation_end")):
+        raise OptionError("--imitation: give --imitation-hold and/or --imitation-end too (the epochs it lasts; "
+                          "the split window has no default schedule)")
     if args.hidden is not None:
         opts["hidden"] = tuple(int_list(args.hidden, "--hidden"))
         if not opts["hidden"] or min(opts["hidden"]) < 1:

@@ -1,7 +1,7 @@
 """How the split-window agent is trained (seed 004)."""
 from __future__ import annotations
 
-ENV_OPTIONS = ("head", "tail", "placements", "horizon", "start_range", "sigma")
+ENV_OPTIONS = ("head", "tail", "placements", "horizon", "start_range", "sigma", "teacher")
 ENV_DEFAULTS: dict = {}
 # Seed 004's PPO settings where the project's defaults (seeds 003/000) differ: γ 0.99 per decision, one
 # update per episode on minibatches of 128, lr 3e-4 for both networks, [1024, 512, 256] MLPs; 10 passes

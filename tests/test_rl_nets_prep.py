@@ -1,0 +1,102 @@
+"""The PPO update's shortcuts in RLScheduler's networks (``rtsched.rl.nets.BatchPrep``): the kernel
+scores each distinct occupied row once, the value network's first layer reads only the columns a
+row uses; both give what the plain forward gives, with gradients equal up to float32 rounding."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the rl extra (torch) is not installed")
+
+from rtsched.rl import nets  # noqa: E402
+from rtsched.rl.nets import BatchPrep, PickActor, PickCritic  # noqa: E402
+
+WINDOW, F = 16, 8
+
+
+def _batch(rows: int = 600, seed: int = 0):
+    """Observations whose occupied slots are a prefix (zeros after), with repeated job rows, as a
+    trajectory's consecutive decisions show them."""
+    rng = np.random.default_rng(seed)
+    pool = rng.random((40, F)).astype(np.float32)  # 40 distinct jobs
+    occ = rng.integers(0, WINDOW + 1, rows)
+    obs = np.zeros((rows, WINDOW, F), dtype=np.float32)
+    mask = np.zeros((rows, WINDOW), dtype=bool)
+    for i, k in enumerate(occ):
+        obs[i, :k] = pool[rng.integers(0, len(pool), k)]
+        mask[i, :k] = True
+    mask[occ == 0, 0] = True  # at least one action (an empty queue is never a decision)
+    return torch.as_tensor(obs.reshape(rows, WINDOW * F)), torch.as_tensor(mask)
+
+
+def _plain(monkeypatch):
+    monkeypatch.setattr(nets, "PREP_MIN_ROWS", 10 ** 12)
+
+
+def _fwd_bwd(module, *inputs):
+    module.zero_grad()
+    out = module(*inputs)
+    w = torch.linspace(-1, 1, out.numel()).reshape(out.shape)
+    (torch.where(out > -1e8, out, torch.zeros_like(out)) * w).sum().backward()
+    return out.detach().clone(), [p.grad.clone() for p in module.parameters()]
+
+
+@pytest.mark.parametrize("net", ["actor", "critic"])
+def test_shortcut_equals_the_plain_forward_and_gradient(monkeypatch, net):
+    torch.manual_seed(0)
+    module = PickActor(F, WINDOW) if net == "actor" else PickCritic(F, WINDOW)
+    obs, mask = _batch()
+    inputs = (obs, mask) if net == "actor" else (obs,)
+    fast = [_fwd_bwd(module, *inputs) for _ in range(2)]  # the second call reuses the prepared batch
+    assert len(module.prep.entries) == 1
+    _plain(monkeypatch)
+    plain = _fwd_bwd(module, *inputs)
+    # the reference: the plain forward in float64 (both float32 sums round differently, by ~1e-5)
+    ref_module = (PickActor(F, WINDOW) if net == "actor" else PickCritic(F, WINDOW)).double()
+    ref_module.load_state_dict({k: v.double() for k, v in module.state_dict().items()})
+    ref = _fwd_bwd(ref_module, *((obs.double(), mask) if net == "actor" else (obs.double(),)))
+    scale = max(float(r.abs().max()) for r in ref[1])  # float32 rounding, relative to the largest gradient
+    for out, grads in [*fast, plain]:
+        torch.testing.assert_close(out.double(), ref[0], rtol=1e-5, atol=1e-5)
+        for g, r in zip(grads, ref[1]):
+            assert float((g.double() - r).abs().max()) <= 1e-4 * scale
+
+
+def test_kernel_rows_are_distinct_and_index_every_slot():
+    obs, mask = _batch(200)
+    uniq, index = nets._kernel_rows(obs, mask, WINDOW, F)
+    jobs = obs.reshape(-1, WINDOW, F)
+    assert len(torch.unique(uniq, dim=0)) == len(uniq) <= 41  # 40 jobs and the empty slot of an empty queue
+    assert torch.equal(uniq[index[mask]], jobs[mask])  # every occupied slot reads its own row
+    assert bool((index[~mask] == len(uniq)).all())  # masked slots read the masked logit
+
+
+def test_width_blocks_keep_every_nonzero_and_restore_the_order():
+    obs, _mask = _batch(300)
+    blocks, back = nets._width_blocks(obs, 8 * F)
+    assert all(w % (8 * F) == 0 or w == obs.shape[1] for _x, w in blocks)
+    padded = torch.cat([torch.nn.functional.pad(x, (0, obs.shape[1] - w)) for x, w in blocks])
+    assert torch.equal(padded[back], obs)  # the dropped columns were zeros
+
+
+def test_prepared_batch_follows_changes_of_the_data():
+    prep = BatchPrep(size=2)
+    calls = []
+    x = torch.zeros(4, 3)
+    assert prep.get((x,), lambda: calls.append(1) or "a") == "a"
+    assert prep.get((x,), lambda: calls.append(1) or "b") == "a" and len(calls) == 1  # same data: reused
+    x.add_(1)  # in place: the version counter moves
+    assert prep.get((x,), lambda: calls.append(1) or "c") == "c"
+    y = torch.zeros(4, 3)  # another batch: the old batch's entries go
+    assert prep.get((y,), lambda: "d") == "d" and len(prep.entries) == 1
+    assert prep.get((y[:2],), lambda: "e") == "e" and prep.get((y[2:],), lambda: "f") == "f"
+    assert len(prep.entries) == 2  # at most ``size``
+
+
+def test_small_or_no_grad_inputs_take_the_plain_path():
+    actor = PickActor(F, WINDOW)
+    obs, mask = _batch(10)
+    actor(obs, mask)
+    with torch.no_grad():
+        actor(*_batch(600))
+    assert not actor.prep.entries
