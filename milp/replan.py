@@ -742,8 +742,9 @@ def parse_replan_name(name: str) -> dict[str, Any]:
     _, _, rest = key.partition(":")
     out: dict[str, Any] = {}
     for item in filter(None, (s.strip() for s in rest.split(","))):
-        k, eq, v = item.partition("=")
-        k = LONG.get(k.strip(), k.strip())
+        given, eq, v = item.partition("=")
+        given = given.strip()
+        k = LONG.get(given, given)
         if not eq or k not in ("method", "time_limit_ms", "clock", "window", "theta", "preempt", "tiebreak", "seed"):
             raise OptionError(f"policy {name!r}: bad option {item!r}; replan takes ms=, k=, theta=, method=, clock=, "
                               "preempt=, tiebreak=, seed=")
@@ -758,7 +759,7 @@ def parse_replan_name(name: str) -> dict[str, Any]:
             else:
                 out[k] = v
         except ValueError:
-            raise OptionError(f"policy {name!r}: option {k} has a bad value {v!r}") from None
+            raise OptionError(f"policy {name!r}: option {given} has a bad value {v!r}") from None
     return out
 
 

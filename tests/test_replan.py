@@ -156,6 +156,10 @@ def test_names_and_options():
                 "replan:ms=abc", "replan:clock=cpu"):
         with pytest.raises(OptionError):
             make_policy(bad)
+    for bad, named in (("replan:ms=abc", "option ms "), ("replan:k=two", "option k "),
+                       ("replan:time_limit_ms=abc", "option time_limit_ms ")):
+        with pytest.raises(OptionError, match=named):  # the option as the user wrote it
+            make_policy(bad)
 
 
 def test_the_api_runs_replan_with_validation():
