@@ -64,8 +64,10 @@ def teacher_decisions(env, resets: Iterable[dict]) -> dict:
     and ``action_masks()``): one episode per item of ``resets`` (``env.reset``'s keyword arguments,
     e.g. ``{"seed": 3}`` or ``{"options": {"start": 120}}``), the teacher acting at every step until the
     episode terminates or is truncated.  Returns every decision's observation, action mask and
-    action (``behaviour_clone``'s data)."""
-    obs, mask, act = [], [], []
+    action (``behaviour_clone``'s data), and with ``env.teacher_good()`` each decision's set of actions
+    as good as the teacher's (``good``: set labels)."""
+    obs, mask, act, good = [], [], [], []
+    has_good = hasattr(env, "teacher_good")
     for kwargs in resets:
         o, _info = env.reset(**kwargs)
         done = False
@@ -74,10 +76,15 @@ def teacher_decisions(env, resets: Iterable[dict]) -> dict:
             obs.append(o)
             mask.append(env.action_masks())
             act.append(a)
+            if has_good:
+                good.append(env.teacher_good())
             o, _, term, trunc, _info = env.step(a)
             done = term or trunc
-    return {"obs": np.asarray(obs, dtype=np.float32), "mask": np.asarray(mask, dtype=bool),
+    data = {"obs": np.asarray(obs, dtype=np.float32), "mask": np.asarray(mask, dtype=bool),
             "act": np.asarray(act, dtype=np.int64)}
+    if has_good:
+        data["good"] = np.asarray(good, dtype=bool)
+    return data
 
 
 __all__ = ["behaviour_clone", "teacher_decisions"]
