@@ -66,7 +66,8 @@ def test_rlschert_selection_uses_the_shared_step():
 
 
 def test_clone_prestage_reduces_the_imitation_loss_on_a_tiny_case():
-    """The actor's cross-entropy to the teacher's decisions falls and its agreement rises after cloning."""
+    """The imitation loss (−log P(an action as good as the teacher's)) falls and the greedy choice
+    agrees with the teacher more often after cloning."""
     from rtsched.rl.api import make_env
     from rtsched.rl.cloning import teacher_decisions
     from rtsched.rl.nets import build_networks
@@ -77,8 +78,9 @@ def test_clone_prestage_reduces_the_imitation_loss_on_a_tiny_case():
     data = teacher_decisions(env, ({"seed": s} for s in range(3)))
     # the decisions are the teacher's own: replaying them reaches the same episode ends
     assert len(data["act"]) == len(data["obs"]) == len(data["mask"]) > 40
-    obs, act = torch.as_tensor(data["obs"]), torch.as_tensor(data["act"])
+    obs, good = torch.as_tensor(data["obs"]), torch.as_tensor(data["good"])
     mask = torch.as_tensor(data["mask"])
+    assert good[torch.arange(len(good)), torch.as_tensor(data["act"])].all()  # the teacher's own action is good
 
     torch.manual_seed(0)
     actor, _critic = build_networks("splitwindow", *env.network_shape, "", "", (32, 16))
@@ -86,8 +88,8 @@ def test_clone_prestage_reduces_the_imitation_loss_on_a_tiny_case():
     def loss_and_agreement():
         with torch.no_grad():
             logits = actor(obs, mask)
-            return (float(torch.nn.functional.cross_entropy(logits, act)),
-                    float((logits.argmax(-1) == act).float().mean()))
+            loss = torch.logsumexp(logits, -1) - torch.logsumexp(logits.masked_fill(~good, -1e9), -1)
+            return float(loss.mean()), float(good[torch.arange(len(good)), logits.argmax(-1)].float().mean())
 
     before = loss_and_agreement()
 
@@ -99,8 +101,7 @@ def test_clone_prestage_reduces_the_imitation_loss_on_a_tiny_case():
     record = clone_teacher(_Trainer(), env, 3, 30, 3e-3)
     after = loss_and_agreement()
     assert record["samples"] == len(data["act"])  # the same episodes (reset seeds 0, 1, 2)
-    print(before, after)
-    assert after[0] < 0.7 * before[0] and after[1] > before[1] + 0.1
+    assert after[0] < 0.75 * before[0] and after[1] > before[1] + 0.1
 
 
 def test_deadline_is_the_next_utc_time_and_bad_text_names_until():
@@ -182,3 +183,29 @@ def test_cli_long_run_options(tmp_path, capsys):
     assert main(["rl", "train", "--agent", "rlscheduler", "--trace", SAMPLE, "--until", "03:00",
                  "--out", str(tmp_path / "e")]) == 2
     assert "--until does not apply to the rlscheduler agent" in capsys.readouterr().err
+
+
+def test_teacher_good_sets_by_hand():
+    """Fwd's set holds every slot that would end the cycle too; a start's set holds its ties."""
+    from rtsched.jobs import Job, Workload
+    from rtsched.rl.splitwindow.env import SplitWindowEnv
+
+    def wl(rows, cores):
+        return Workload([Job(id=i + 1, submit=s, runtime=r, walltime=r, nodes=n) for i, (s, r, n) in enumerate(rows)],
+                        name="toy", max_nodes=cores)
+
+    # 4 cores; job 1 (4 cores) at t=0; job 2 (2 cores, 50 s) at t=10; job 3 (1 core, 30 s) at t=20
+    env = SplitWindowEnv(wl([(0, 100, 4), (10, 50, 2), (20, 30, 1)], 4), head=1, tail=1, placements=3)
+    env.reset(options={"start": 0})
+    assert env.teacher_good().tolist() == [True, False, False]  # job 1 only
+    env.step(0)
+    assert env.teacher_good().tolist() == [True, True, True]  # job 2 does not fit, slot 1 empty, Fwd
+    # at t = 100 jobs 2 and 3 (50 s) tie for SJF; job 4 fits too but asks 60 s
+    env = SplitWindowEnv(wl([(0, 100, 4), (10, 50, 2), (11, 50, 1), (12, 60, 4)], 4), head=2, tail=1, placements=4)
+    env.reset(options={"start": 0})
+    env.step(0)
+    while env.sim.now < 100:  # job 1 holds every core
+        assert env.teacher_action() == env.fwd
+        env.step(env.fwd)
+    assert env.visible_ids() == [2, 3, 4]
+    assert env.teacher_action() == 0 and env.teacher_good().tolist() == [True, True, False, False]
