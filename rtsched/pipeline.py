@@ -497,12 +497,14 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
             result = sim.run(policy)
         except DecisionError as exc:  # a policy asked for the impossible: say which one
             raise DecisionError(f"policy {getattr(policy, 'name', type(policy).__name__)}: {exc}") from None
+        io = sim.io
+        del sim  # its per-job state (the largest part of a run's memory) is not needed past the run
     timings["simulate_s"] = time.perf_counter() - t
     if time_decisions:
         timings["decide_s"] = policy.seconds
     if spec.validate:
         t = time.perf_counter()
-        validate_schedule(result.schedule, marked, machine, sim.io, outcomes=result.outcomes)
+        validate_schedule(result.schedule, marked, machine, io, outcomes=result.outcomes)
         timings["validate_s"] = time.perf_counter() - t
     cleaning = getattr(trace.workload.header, "cleaning", None)
     policy_name = getattr(policy, "name", type(policy).__name__)
