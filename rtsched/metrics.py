@@ -367,14 +367,16 @@ def job_table(result: SimResult, window: tuple[int, int] | None = None, *, tau_s
 
 
 # ------------------------------------------------------------------------------ summaries
-def _stats(values: np.ndarray) -> dict[str, float]:
-    """mean, median, p5, p25, p75, p95 of ``values`` (NaN for an empty array)."""
+def _stats(values: np.ndarray, scratch: bool = False) -> dict[str, float]:
+    """mean, median, p5, p25, p75, p95 of ``values`` (NaN for an empty array); ``scratch``: the
+    caller's own float64 copy, which the percentiles may reorder (no second copy)."""
     if len(values) == 0:
         return {s: math.nan for s in STATS}
     v = np.asarray(values, dtype=np.float64)
-    q = np.percentile(v, [50, 5, 25, 75, 95])
-    return {"mean": float(v.mean()), "median": float(q[0]), "p5": float(q[1]), "p25": float(q[2]),
-            "p75": float(q[3]), "p95": float(q[4])}
+    mean = float(v.mean())  # before the percentiles reorder a scratch copy (the sum's order matters)
+    q = np.percentile(v, [50, 5, 25, 75, 95], overwrite_input=scratch)
+    return {"mean": mean, "median": float(q[0]), "p5": float(q[1]), "p25": float(q[2]), "p75": float(q[3]),
+            "p95": float(q[4])}
 
 
 def _column(table, name: str) -> np.ndarray:
@@ -434,7 +436,7 @@ class _GroupStats:
         if hit is None:
             hit = self.memo[key] = {"n": n}
             for m, values in self.arrays.items():
-                for st, v in _stats(values if key is None else values[mask]).items():
+                for st, v in (_stats(values) if key is None else _stats(values[mask], scratch=True)).items():
                     hit[f"{st}_{m}"] = v
         return dict(hit)
 

@@ -362,3 +362,15 @@ def test_summary_of_a_table_with_an_unknown_kind_lists_it_where_present():
     assert list(s["categories"]["narrow-short"]) == ["all", "rt", "batch", "x"]
     assert list(s["categories"]["wide-long"]) == ["all", "rt", "batch"]
     assert s["summary"]["x"]["n"] == 1 and s["summary"]["batch"]["mean_wait"] == 90.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=300))
+def test_figures_of_a_scratch_copy_equal_those_of_the_values(values):
+    """The percentiles may reorder a scratch copy; the mean is the one of the values in their order."""
+    from rtsched.metrics import _stats
+
+    v = np.array(values)
+    assert _stats(v.copy(), scratch=True) == _stats(v) == {
+        "mean": float(v.mean()), **dict(zip(("median", "p5", "p25", "p75", "p95"),
+                                            map(float, np.percentile(v, [50, 5, 25, 75, 95]))))}
