@@ -24,6 +24,7 @@ from rtsched.sim.decisions import Kill, Preempt, WakeAt
 from rtsched.sim.state import RUNNING
 from rtsched.sim.result import OUTCOME_FIELDS, Outcomes
 from rtsched.validate import _check_job, _check_partitions, validate_schedule
+from test_sim_properties import ChaosPolicy as PreemptingChaos
 
 
 # ----------------------------------------------------------------------------- outcome columns
@@ -67,17 +68,10 @@ def test_a_run_fills_the_columns_and_the_result_pickles():
 
 
 # --------------------------------------------------------------------- the validator vs a reference
-class ChaosPolicy:
-    """FCFS+EASY that now and then preempts a random running checkpointable batch job or kills a
-    random running job (seeded): runs with every kind of segment and accounting."""
-
-    name = "chaos"
-
-    def __init__(self, seed: int, rate: float, model: CheckpointModel) -> None:
-        self.rng = random.Random(seed)
-        self.rate = rate
-        self.model = model
-        self.inner = batch_policy("fcfs", "easy")
+class ChaosPolicy(PreemptingChaos):
+    """``test_sim_properties``' chaos policy (FCFS+EASY with random preemptions, seeded) that also
+    kills a random running job now and then and preempts only checkpointable jobs: runs with every
+    kind of segment and accounting."""
 
     def decide(self, view):
         running = sorted((js for js in view.running.values() if js.status == RUNNING), key=lambda js: js.info.id)
@@ -216,24 +210,23 @@ def _tried(message: str | None) -> None:
        mutations=MUTATIONS, forbid=st.booleans(), max_pre=st.sampled_from([None, 0, 1, 3]),
        with_outcomes=st.booleans())
 def test_validator_matches_the_reference_on_flat_runs(wl, seed, model, mutations, forbid, max_pre, with_outcomes):
-    machine = FlatCluster(16)
-    ckpt = CheckpointModel.parse(model)
-    sim = Simulator(wl, machine, checkpoint=ckpt)
-    res = sim.run(ChaosPolicy(seed, 0.3, ckpt))
-    segs = _mutate(list(res.schedule.segments), res.outcomes, [j.id for j in wl.jobs], mutations)
-    _tried(_compare(wl, machine, sim.io, segs, res.outcomes if with_outcomes else None, forbid, max_pre))
+    _mutated_run_checked(wl, FlatCluster(16), seed, model, mutations, with_outcomes, forbid, max_pre)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(wl=sparse_workloads(4096, [512, 1024, 2048], max_jobs=10), seed=st.integers(0, 10**6),
        model=st.sampled_from(["no", "app-10", "jit"]), mutations=MUTATIONS, with_outcomes=st.booleans())
 def test_validator_matches_the_reference_on_partitioned_runs(wl, seed, model, mutations, with_outcomes):
-    machine = AlignedMira(8)
+    _mutated_run_checked(wl, AlignedMira(8), seed, model, mutations, with_outcomes, True, None)
+
+
+def _mutated_run_checked(wl, machine, seed, model, mutations, with_outcomes, forbid, max_pre) -> None:
+    """A chaos run's schedule, mutated, checked by both validators (``_compare``)."""
     ckpt = CheckpointModel.parse(model)
     sim = Simulator(wl, machine, checkpoint=ckpt)
     res = sim.run(ChaosPolicy(seed, 0.3, ckpt))
     segs = _mutate(list(res.schedule.segments), res.outcomes, [j.id for j in wl.jobs], mutations)
-    _tried(_compare(wl, machine, sim.io, segs, res.outcomes if with_outcomes else None, True, None))
+    _tried(_compare(wl, machine, sim.io, segs, res.outcomes if with_outcomes else None, forbid, max_pre))
 
 
 @settings(max_examples=200, deadline=None)

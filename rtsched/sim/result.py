@@ -156,22 +156,6 @@ class JobOutcome:
         return self._store.jobs[self._index]
 
     @property
-    def first_start(self) -> int:
-        return self._store.first_start[self._index]
-
-    @first_start.setter
-    def first_start(self, value: int) -> None:
-        self._store.first_start[self._index] = value
-
-    @property
-    def end(self) -> int:
-        return self._store.end[self._index]
-
-    @end.setter
-    def end(self, value: int) -> None:
-        self._store.end[self._index] = value
-
-    @property
     def finished(self) -> bool:
         return self.end >= 0
 
@@ -193,16 +177,24 @@ class JobOutcome:
 
 
 def _field(name: str) -> property:
-    def get(self: JobOutcome) -> int:
-        return self._store.get(name, self._index)
+    """The view's property of outcome field ``name``: reads and writes the column."""
+    if name in _DENSE:  # a column that always exists: indexed directly
+        def get(self: JobOutcome) -> int:
+            return getattr(self._store, name)[self._index]
 
-    def put(self: JobOutcome, value: int) -> None:
-        self._store.set(name, self._index, value)
+        def put(self: JobOutcome, value: int) -> None:
+            getattr(self._store, name)[self._index] = value
+    else:
+        def get(self: JobOutcome) -> int:
+            return self._store.get(name, self._index)
+
+        def put(self: JobOutcome, value: int) -> None:
+            self._store.set(name, self._index, value)
 
     return property(get, put, doc=f"the job's {name} (a column of ``Outcomes``)")
 
 
-for _name in ("allocated_nodes", *_SPARSE):
+for _name in OUTCOME_FIELDS:
     setattr(JobOutcome, _name, _field(_name))
 del _name
 
