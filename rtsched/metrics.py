@@ -81,14 +81,15 @@ class Categories:
 
     def labels(self, nodes: np.ndarray, runtime: np.ndarray, walltime: np.ndarray) -> np.ndarray:
         """Vectorised ``label`` (object array of category names)."""
+        return np.array(CATEGORY_NAMES, dtype=object)[self.codes(nodes, runtime, walltime)]
+
+    def codes(self, nodes: np.ndarray, runtime: np.ndarray | None, walltime: np.ndarray | None) -> np.ndarray:
+        """Each job's category as its index in ``CATEGORY_NAMES`` (int8); only the duration the
+        categories use (runtime or walltime) is read."""
         d = np.asarray(runtime if self.duration == "runtime" else walltime)
-        narrow = np.asarray(nodes) <= self.narrow_max_nodes
-        short = d <= self.short_max_seconds
-        out = np.empty(len(narrow), dtype=object)
-        for name, mask in (("narrow-short", narrow & short), ("narrow-long", narrow & ~short),
-                           ("wide-short", ~narrow & short), ("wide-long", ~narrow & ~short)):
-            out[mask] = name
-        return out
+        code = (np.asarray(nodes) > self.narrow_max_nodes).astype(np.int8) * 2  # wide: 2, 3
+        code += d > self.short_max_seconds  # long: 1, 3
+        return code
 
 
 SEED002_CATEGORIES = Categories()  # study categories (runtime)
@@ -205,36 +206,45 @@ def default_window(result: SimResult) -> tuple[int, int]:
     The last end is the latest of the jobs' ends and the schedule's segment ends; (0, 0) for a
     run without jobs.
     """
-    if not result.outcomes:
+    outs = result.outcomes
+    if not len(outs):
         return (0, 0)
-    t0 = min(o.job.submit for o in result.outcomes)
-    t1 = max(max(o.end for o in result.outcomes), t0)
+    t0 = int(outs.job_column("submit").min())
+    t1 = max(int(outs.column("end").max()), t0)
     segs = result.schedule.segments
     if len(segs):
         t1 = max(t1, int(segs.column("end").max()))
-    return (int(t0), int(t1))
+    return (t0, t1)
 
 
 # ------------------------------------------------------------------------------ job table
 class JobColumns(dict):
     """The per-job table as NumPy columns (``JOB_COLUMNS``), without pandas: what the summaries
     are computed from.  ``attrs`` records tau_seed002, tau_rl, window and the categories' basis;
-    ``to_frame()`` gives the ``pandas.DataFrame`` of ``job_table``."""
+    ``to_frame()`` gives the ``pandas.DataFrame`` of ``job_table``.  ``codes`` holds the
+    ``kind`` and ``category`` columns as small integers with their levels (what the summaries
+    group by: comparing integers, not strings); a table may carry a grouping column only as codes."""
 
-    def __init__(self, columns: dict, attrs: dict) -> None:
+    def __init__(self, columns: dict, attrs: dict, codes: dict | None = None) -> None:
         super().__init__(columns)
         self.attrs = attrs
+        self.codes: dict[str, tuple[np.ndarray, list]] = dict(codes or {})
 
     def __len__(self) -> int:  # the number of jobs (rows), as for a DataFrame
-        return len(self["id"])
+        for values in self.values():
+            return len(values)
+        for codes, _ in self.codes.values():
+            return len(codes)
+        return 0
 
     @property
     def columns(self) -> list[str]:
-        return list(self.keys())
+        return list(self.keys()) + [c for c in self.codes if c not in self]
 
     def select(self, mask: np.ndarray) -> "JobColumns":
         """The rows where ``mask`` holds."""
-        return JobColumns({k: v[mask] for k, v in self.items()}, dict(self.attrs))
+        return JobColumns({k: v[mask] for k, v in self.items()}, dict(self.attrs),
+                          {k: (c[mask], levels) for k, (c, levels) in self.codes.items()})
 
     def to_frame(self):
         import pandas as pd
@@ -244,33 +254,43 @@ class JobColumns(dict):
         return frame
 
 
+def _kept(result: SimResult, window: tuple[int, int] | None) -> np.ndarray | None:
+    """The jobs of the job table: finished, submitted in ``window``; None when that is all of them."""
+    outs = result.outcomes
+    keep = outs.column("end") >= 0
+    if window is not None:
+        submit = outs.job_column("submit")
+        keep &= (submit >= window[0]) & (submit < window[1])
+    return None if keep.all() else keep
+
+
+def _rows(values: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+    return values if keep is None else values[keep]
+
+
 def job_columns(result: SimResult, window: tuple[int, int] | None = None, *, tau_seed002: int = TAU_SEED002,
                 tau_rl: int = TAU_RL, categories: Categories = SEED002_CATEGORIES) -> JobColumns:
     """The columns of ``job_table`` as NumPy arrays (same arguments; no pandas)."""
     window = _check_window(window)
-    outs = [o for o in result.outcomes if o.end >= 0
-            and (window is None or window[0] <= o.job.submit < window[1])]
-    n = len(outs)
-    jobs = [o.job for o in outs]
+    outs = result.outcomes
+    keep = _kept(result, window)
 
-    def col(values) -> np.ndarray:
-        return np.fromiter(values, dtype=np.int64, count=n)
+    def job(name: str) -> np.ndarray:  # a fresh array: the run's own columns stay as they are
+        return outs.job_column(name)[keep] if keep is not None else outs.job_column(name).copy()
 
-    submit = col(j.submit for j in jobs)
-    runtime = col(j.runtime for j in jobs)
-    walltime = col(j.walltime for j in jobs)
-    nodes = col(j.nodes for j in jobs)
-    first_start = col(o.first_start for o in outs)
-    end = col(o.end for o in outs)
-    allocated = col(o.allocated_nodes for o in outs)
-    t_ckpt = col(o.t_ckpt for o in outs)
-    t_restart = col(o.t_restart for o in outs)
-    t_lost = col(o.t_lost for o in outs)
+    def out(name: str) -> np.ndarray:
+        return _rows(outs.column(name), keep)
+
+    submit, runtime, walltime, nodes = job("submit"), job("runtime"), job("walltime"), job("nodes")
+    first_start, end, allocated = out("first_start"), out("end"), out("allocated_nodes")
+    t_ckpt, t_restart, t_lost = out("t_ckpt"), out("t_restart"), out("t_lost")
     turnaround = end - submit
+    kind_code = (~job("is_rt")).astype(np.int8)  # index in JOB_KINDS: rt 0, batch 1
+    category_code = categories.codes(nodes, runtime, walltime)
     data = {
-        "id": col(j.id for j in jobs),
-        "kind": np.array([j.kind for j in jobs], dtype=object),
-        "user": col(j.user for j in jobs),
+        "id": job("id"),
+        "kind": np.array(JOB_KINDS, dtype=object)[kind_code],
+        "user": job("user"),
         "nodes": nodes,
         "allocated_nodes": allocated,
         "runtime": runtime,
@@ -284,21 +304,45 @@ def job_columns(result: SimResult, window: tuple[int, int] | None = None, *, tau
         "sd": slowdown(turnaround, runtime),
         "bsld_seed002": bounded_slowdown_seed002(turnaround, runtime, tau_seed002),
         "bsld_rl": bounded_slowdown_rl(turnaround, runtime, tau_rl),
-        "category": categories.labels(nodes, runtime, walltime),
-        "n_preemptions": col(o.n_preemptions for o in outs),
-        "n_kills": col(o.n_kills for o in outs),
+        "category": np.array(CATEGORY_NAMES, dtype=object)[category_code],
+        "n_preemptions": out("n_preemptions"),
+        "n_kills": out("n_kills"),
         "t_ckpt": t_ckpt,
         "t_restart": t_restart,
         "t_lost": t_lost,
         "t_pre": t_restart + t_lost,
-        "jit_delay": col(o.jit_delay for o in outs),
+        "jit_delay": out("jit_delay"),
         "ckpt_node_seconds": t_ckpt * allocated,
         "restart_node_seconds": t_restart * allocated,
         "lost_node_seconds": t_lost * allocated,
     }
-    attrs = {"tau_seed002": int(tau_seed002), "tau_rl": int(tau_rl), "window": list(window) if window else None,
-             "category_duration": categories.duration}
-    return JobColumns(data, attrs)
+    codes = {"kind": (kind_code, list(JOB_KINDS)), "category": (category_code, list(CATEGORY_NAMES))}
+    return JobColumns(data, _table_attrs(window, tau_seed002, tau_rl, categories), codes)
+
+
+def _table_attrs(window: tuple[int, int] | None, tau_seed002: int, tau_rl: int, categories: Categories) -> dict:
+    return {"tau_seed002": int(tau_seed002), "tau_rl": int(tau_rl), "window": list(window) if window else None,
+            "category_duration": categories.duration}
+
+
+def _summary_columns(result: SimResult, window: tuple[int, int] | None, tau_seed002: int, tau_rl: int,
+                     categories: Categories) -> JobColumns:
+    """The part of ``job_columns`` that ``summary_dict`` reads: the ``SUMMARY_METRICS`` columns
+    and the kind and category codes (the same values, fewer columns built)."""
+    outs = result.outcomes
+    keep = _kept(result, window)
+    submit, runtime = _rows(outs.job_column("submit"), keep), _rows(outs.job_column("runtime"), keep)
+    first_start, end = _rows(outs.column("first_start"), keep), _rows(outs.column("end"), keep)
+    walltime = _rows(outs.job_column("walltime"), keep) if categories.duration == "walltime" else None
+    turnaround = end - submit
+    data = {"sd": slowdown(turnaround, runtime),
+            "bsld_seed002": bounded_slowdown_seed002(turnaround, runtime, tau_seed002),
+            "bsld_rl": bounded_slowdown_rl(turnaround, runtime, tau_rl),
+            "wait": turnaround - runtime, "first_wait": first_start - submit, "turnaround": turnaround}
+    codes = {"kind": ((~_rows(outs.job_column("is_rt"), keep)).astype(np.int8), list(JOB_KINDS)),
+             "category": (categories.codes(_rows(outs.job_column("nodes"), keep), runtime, walltime),
+                          list(CATEGORY_NAMES))}
+    return JobColumns(data, _table_attrs(window, tau_seed002, tau_rl, categories), codes)
 
 
 def job_table(result: SimResult, window: tuple[int, int] | None = None, *, tau_seed002: int = TAU_SEED002,
@@ -323,14 +367,16 @@ def job_table(result: SimResult, window: tuple[int, int] | None = None, *, tau_s
 
 
 # ------------------------------------------------------------------------------ summaries
-def _stats(values: np.ndarray) -> dict[str, float]:
-    """mean, median, p5, p25, p75, p95 of ``values`` (NaN for an empty array)."""
+def _stats(values: np.ndarray, scratch: bool = False) -> dict[str, float]:
+    """mean, median, p5, p25, p75, p95 of ``values`` (NaN for an empty array); ``scratch``: the
+    caller's own float64 copy, which the percentiles may reorder (no second copy)."""
     if len(values) == 0:
         return {s: math.nan for s in STATS}
     v = np.asarray(values, dtype=np.float64)
-    q = np.percentile(v, [50, 5, 25, 75, 95])
-    return {"mean": float(v.mean()), "median": float(q[0]), "p5": float(q[1]), "p25": float(q[2]),
-            "p75": float(q[3]), "p95": float(q[4])}
+    mean = float(v.mean())  # before the percentiles reorder a scratch copy (the sum's order matters)
+    q = np.percentile(v, [50, 5, 25, 75, 95], overwrite_input=scratch)
+    return {"mean": mean, "median": float(q[0]), "p5": float(q[1]), "p25": float(q[2]), "p75": float(q[3]),
+            "p95": float(q[4])}
 
 
 def _column(table, name: str) -> np.ndarray:
@@ -349,39 +395,88 @@ def _levels(values: np.ndarray, column: str) -> list:
     return known + extra
 
 
+def _codes(table, column: str) -> tuple[np.ndarray, list]:
+    """Grouping column ``column`` as (codes, levels): ``levels`` as ``_levels`` orders them (the
+    known ones first), each row's code its level's index (-1: equal to none)."""
+    if isinstance(table, JobColumns) and column in table.codes:
+        return table.codes[column]
+    values = _column(table, column).astype(object)
+    levels = _levels(values, column)
+    codes = np.full(len(values), -1, dtype=np.int64)
+    for i, level in enumerate(levels):
+        codes[values == level] = i
+    return codes, levels
+
+
+def _levels_in(codes: np.ndarray, levels: list, column: str, where: np.ndarray | None) -> list[int]:
+    """The indices of the levels a summary of the rows ``where`` lists: the known ones, then the
+    others present in those rows (as ``_levels`` of those rows)."""
+    known = len(_levels(np.zeros(0), column))
+    if len(levels) == known:
+        return list(range(known))
+    present = set(np.unique(codes if where is None else codes[where]).tolist())
+    return list(range(known)) + [i for i in range(known, len(levels)) if i in present]
+
+
+class _GroupStats:
+    """``_stats`` of metric columns over sets of rows, each distinct set computed once: a group
+    with the same rows as another (``batch`` when no job is real-time, a category that holds every
+    job) reuses its figures (the same values in the same order give the same figures)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], n_rows: int) -> None:
+        self.arrays = arrays
+        self.n_rows = n_rows
+        self.memo: dict[bytes | None, dict] = {}
+
+    def row(self, mask: np.ndarray | None) -> dict:
+        """{"n": rows, "{stat}_{metric}": value, ...} over the rows where ``mask`` holds (all: None)."""
+        n = self.n_rows if mask is None else int(np.count_nonzero(mask))
+        key = None if n == self.n_rows else np.packbits(mask).tobytes()
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = {"n": n}
+            for m, values in self.arrays.items():
+                for st, v in (_stats(values) if key is None else _stats(values[mask], scratch=True)).items():
+                    hit[f"{st}_{m}"] = v
+        return dict(hit)
+
+
 def summary_rows(table, by: Sequence[str] = ("kind",), *, metrics: Sequence[str] = SUMMARY_METRICS,
                  include_all: bool = True) -> list[tuple[str, dict]]:
     """``summarize``'s rows as (label, row dict) pairs, from a ``JobColumns`` or a DataFrame."""
-    by = tuple(by)
+    return _grouped_rows(table, tuple(by), tuple(metrics), include_all)
+
+
+def _grouped_rows(table, by: tuple, metrics: tuple, include_all: bool, where: np.ndarray | None = None,
+                  stats: _GroupStats | None = None) -> list[tuple[str, dict]]:
+    """``summary_rows`` of the rows ``where`` holds (None: all), the same as of ``table[where]``;
+    ``stats``: the figures of ``metrics`` over ``table``, shared by several calls."""
     have = set(table.columns)
     missing = [c for c in (*by, *metrics) if c not in have]
     if missing:
         raise KeyError(f"summarize: the table lacks column(s) {missing}; it has {list(table.columns)}")
-    n_rows = len(table)
-    arrays = {m: _column(table, m).astype(np.float64) for m in metrics}
+    if stats is None:
+        stats = _GroupStats({m: _column(table, m).astype(np.float64) for m in metrics}, len(table))
     rows: list[tuple[str, dict]] = []
 
     def add(label: str, keys: dict, mask: np.ndarray | None) -> None:
         row = dict(keys)
-        row["n"] = int(n_rows if mask is None else mask.sum())
-        for m in metrics:
-            vals = arrays[m] if mask is None else arrays[m][mask]
-            for st, v in _stats(vals).items():
-                row[f"{st}_{m}"] = v
+        row.update(stats.row(mask))
         rows.append((label, row))
 
     if include_all:
-        add("all", {c: "all" for c in by}, None)
+        add("all", {c: "all" for c in by}, where)
     if by:
-        columns = {c: _column(table, c).astype(object) for c in by}
+        coded = [_codes(table, c) for c in by]
         combos: list[tuple] = [()]
-        for c in by:
-            combos = [k + (lv,) for k in combos for lv in _levels(columns[c], c)]
+        for c, (codes, levels) in zip(by, coded):
+            combos = [k + (i,) for k in combos for i in _levels_in(codes, levels, c, where)]
         for combo in combos:
-            mask = np.ones(n_rows, dtype=bool)
-            for c, lv in zip(by, combo):
-                mask &= columns[c] == lv
-            add("/".join(str(x) for x in combo), dict(zip(by, combo)), mask)
+            mask = np.ones(len(table), dtype=bool) if where is None else where.copy()
+            for (codes, _), i in zip(coded, combo):
+                mask &= codes == i
+            names = [levels[i] for (_, levels), i in zip(coded, combo)]
+            add("/".join(str(x) for x in names), dict(zip(by, names)), mask)
     return rows
 
 
@@ -426,8 +521,7 @@ def segment_lost_seconds(schedule: Schedule) -> np.ndarray:
     if not len(segs):
         return lost
     job = segs.column("job_id")
-    _, inverse, counts = np.unique(job, return_inverse=True, return_counts=True)
-    multi = np.flatnonzero(counts[inverse] > 1)  # one uninterrupted run: nothing later can undo its work
+    multi = np.flatnonzero(_job_segment_counts(job) > 1)  # one uninterrupted run: nothing later can undo its work
     if not len(multi):
         return lost
     start, end = segs.column("start")[multi], segs.column("end")[multi]
@@ -446,6 +540,17 @@ def segment_lost_seconds(schedule: Schedule) -> np.ndarray:
         if p_from[k] < r_min:
             r_min = p_from[k]
     return lost
+
+
+def _job_segment_counts(job: np.ndarray) -> np.ndarray:
+    """For each segment, how many segments its job has (``job``: the segments' job ids): a count
+    per id in a table when the ids span a range not much wider than their number, else by sorting."""
+    low, high = int(job.min()), int(job.max())
+    if high - low <= 4 * len(job) + (1 << 16):
+        offset = job - low
+        return np.bincount(offset)[offset]
+    _, inverse, counts = np.unique(job, return_inverse=True, return_counts=True)
+    return counts[inverse]
 
 
 def _overlap(start: np.ndarray, end: np.ndarray, t0: int, t1: int) -> np.ndarray:
@@ -476,11 +581,10 @@ def utilization(result: SimResult, window: tuple[int, int] | None = None) -> dic
     lost = segment_lost_seconds(result.schedule)
 
     occupied = _overlap(start, end, t0, t1) * nodes
-    lost_in = _overlap(end - lost, end, t0, t1) * nodes
     run = int(occupied[kind == KINDS.index(RUN)].sum())
     ckpt = int(occupied[kind == KINDS.index(CKPT)].sum())
     restart = int(occupied[kind == KINDS.index(RESTART)].sum())
-    lost_ns = int(lost_in.sum())
+    lost_ns = int((_overlap(end - lost, end, t0, t1) * nodes).sum()) if lost.any() else 0
     busy = int(occupied.sum())
     overhead = ckpt + restart + lost_ns
     capacity = int(result.machine_nodes) * (t1 - t0)
@@ -524,13 +628,9 @@ def _group_dict(row: dict, form: str) -> dict:
     return out
 
 
-def _groups(table, form: str) -> dict[str, dict]:
-    return {label: _group_dict({k: v for k, v in row.items() if k != "kind"}, form)
-            for label, row in summary_rows(table, by=("kind",))}
-
-
-def _rows_where(table, mask: np.ndarray):
-    return table.select(mask) if isinstance(table, JobColumns) else table[mask]
+def _groups(table, form: str, where: np.ndarray | None, stats: _GroupStats) -> dict[str, dict]:
+    rows = _grouped_rows(table, ("kind",), SUMMARY_METRICS, True, where, stats)
+    return {label: _group_dict({k: v for k, v in row.items() if k != "kind"}, form) for label, row in rows}
 
 
 def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_seed002: int = TAU_SEED002,
@@ -561,23 +661,27 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
         raise ValueError(f"bsld must be one of {BSLD_FORMS}, got {bsld!r}")
     win = _check_window(window)
     if table is None:
-        table = job_columns(result, win, tau_seed002=tau_seed002, tau_rl=tau_rl, categories=categories)
+        table = _summary_columns(result, win, tau_seed002, tau_rl, categories)
     else:
-        expected = {"tau_seed002": int(tau_seed002), "tau_rl": int(tau_rl), "window": list(win) if win else None,
-                    "category_duration": categories.duration}
+        expected = _table_attrs(win, tau_seed002, tau_rl, categories)
         got = {k: table.attrs.get(k) for k in expected}
         if got != expected:
             raise ValueError(f"summary_dict: the table was built with {got}, not {expected}")
-    in_window = [o for o in result.outcomes if win is None or win[0] <= o.job.submit < win[1]]
+    outs = result.outcomes
+    in_window = None  # every job
+    if win is not None:
+        submit = outs.job_column("submit")
+        in_window = (submit >= win[0]) & (submit < win[1])
+    ends = outs.column("end")
+    unfinished = ends < 0 if in_window is None else (ends < 0) & in_window
     util = utilization(result, win)
-    cats = {}
-    category = _column(table, "category")
-    if isinstance(table, JobColumns):  # the groups read only these: select them, not every column
-        table = JobColumns({k: table[k] for k in ("id", "kind", *SUMMARY_METRICS)}, table.attrs)
-    for name in CATEGORY_NAMES:
-        cats[name] = _groups(_rows_where(table, category == name), bsld)
+    # the groups: every one a set of the table's rows, each distinct set's figures computed once
+    stats = _GroupStats({m: _column(table, m).astype(np.float64) for m in SUMMARY_METRICS}, len(table))
+    summary = _groups(table, bsld, None, stats)
+    category, levels = _codes(table, "category")
+    cats = {name: _groups(table, bsld, category == levels.index(name), stats) for name in CATEGORY_NAMES}
     return {
-        "summary": _groups(table, bsld),
+        "summary": summary,
         "categories": cats,
         "utilization": util["utilization"],
         "productive_utilization": util["productive_utilization"],
@@ -591,8 +695,8 @@ def summary_dict(result: SimResult, window: tuple[int, int] | None = None, tau_s
                             "lost_work": util["lost_node_seconds"] / 3600.0},
         "window": util["window"],
         "window_selects_jobs": win is not None,
-        "jobs_in_window": len(in_window),
-        "unfinished": sum(1 for o in in_window if not o.finished),
+        "jobs_in_window": len(outs) if in_window is None else int(np.count_nonzero(in_window)),
+        "unfinished": int(np.count_nonzero(unfinished)),
         "category_duration": categories.duration,
     }
 

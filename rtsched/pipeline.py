@@ -497,16 +497,19 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
             result = sim.run(policy)
         except DecisionError as exc:  # a policy asked for the impossible: say which one
             raise DecisionError(f"policy {getattr(policy, 'name', type(policy).__name__)}: {exc}") from None
+        io = sim.io
+        del sim  # its per-job state (the largest part of a run's memory) is not needed past the run
     timings["simulate_s"] = time.perf_counter() - t
     if time_decisions:
         timings["decide_s"] = policy.seconds
     if spec.validate:
         t = time.perf_counter()
-        validate_schedule(result.schedule, marked, machine, sim.io, outcomes=result.outcomes)
+        validate_schedule(result.schedule, marked, machine, io, outcomes=result.outcomes)
         timings["validate_s"] = time.perf_counter() - t
     cleaning = getattr(trace.workload.header, "cleaning", None)
     policy_name = getattr(policy, "name", type(policy).__name__)
-    provenance = _provenance(spec, trace, marked, machine, machine_text, policy_name, ckpt,
+    n_rt = int(result.outcomes.job_column("is_rt").sum())  # the column the summary groups by (built once)
+    provenance = _provenance(spec, trace, marked, n_rt, machine, machine_text, policy_name, ckpt,
                              embedded=spec.trace is None and workload is None)
     record = RunRecord(spec, marked, machine, result, policy_name, ckpt, window, provenance, timings,
                        dict(cleaning) if cleaning else {})
@@ -544,10 +547,10 @@ def _run_workload(spec: RunSpec, trace: LoadedTrace, machine: Machine) -> tuple[
     return marked, window
 
 
-def _provenance(spec: RunSpec, trace: LoadedTrace, marked: Workload, machine: Machine, machine_text: str,
+def _provenance(spec: RunSpec, trace: LoadedTrace, marked: Workload, n_rt: int, machine: Machine, machine_text: str,
                 policy_name: str, ckpt: CheckpointModel, *, embedded: bool) -> dict:
-    """What ran, on which inputs (``RunRecord.provenance``; the ``--json`` keys before the metrics)."""
-    n_rt = sum(1 for j in marked.jobs if j.kind == "rt")
+    """What ran, on which inputs (``RunRecord.provenance``; the ``--json`` keys before the metrics);
+    ``n_rt``: the real-time jobs among ``marked``."""
     return {
         "trace": _display_path(spec, trace),
         "trace_name": trace.workload.name,

@@ -23,7 +23,7 @@ It re-checks a schedule from scratch, knowing only the workload, the machine and
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -31,7 +31,8 @@ from rtsched.checkpoint import DEFAULT_IO, IOModel
 from rtsched.errors import ScheduleError
 from rtsched.jobs import Workload
 from rtsched.machines.base import Machine
-from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, Schedule
+from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, SEGMENT_COLUMNS, Schedule, SegmentList
+from rtsched.sim.result import Outcomes, job_attribute_column
 
 _RUN_CODE = KIND_CODE[RUN]
 
@@ -41,47 +42,104 @@ def validate_schedule(schedule: Schedule, workload: Workload, machine: Machine, 
                       outcomes: Iterable | None = None) -> None:
     """Raise ScheduleError naming the job and time of the first broken rule; return None if valid.
 
-    ``outcomes``: the run's ``JobOutcome``s (``SimResult.outcomes``), to check the lost-work and
+    ``outcomes``: the run's outcomes (``SimResult.outcomes``, or any iterable of objects with
+    ``job``, ``t_lost``, ``n_preemptions`` and ``n_kills``), to check the lost-work and
     interruption accounting against the schedule (``None``: not checked).
 
-    One pass over the schedule's columns, sorted by (job, start, end): the jobs that ran in one
-    uninterrupted run segment (nearly all of a batch run) are checked together on the columns;
-    the others job by job (``_check_job``), in the order of their first segment, so the error is
-    the one a job-by-job check in that order meets first.
+    One pass over the schedule's segment array, read in place (no copy of the schedule): the jobs
+    that ran in one uninterrupted run segment (nearly all of a batch run) are checked together on
+    the columns; the others job by job (``_check_job``) on their segments sorted by (start, end),
+    in the order of their first segment, so the error is the one a job-by-job check in that order
+    meets first.  Capacity: on a flat cluster the peak use at each start time from two sorted
+    cumulative sums (the exact event sweep only to name a violation); on a partitioned machine a
+    sweep by start time.
     """
+    message = _first_error(schedule, workload, machine, io, forbid_rt_preemption, max_preemptions, outcomes)
+    if message is not None:  # raised here, with no frame that holds a view of the segment array
+        raise ScheduleError(message)
+
+
+def _first_error(schedule: Schedule, workload: Workload, machine: Machine, io: IOModel, forbid_rt_preemption: bool,
+                 max_preemptions: int | None, outcomes: Iterable | None) -> str | None:
+    """``validate_schedule``'s check: the message of the first broken rule, or None."""
     jobs = workload.jobs
     segs = schedule.segments
-    seg_job = segs.column("job_id")
-    ids = np.fromiter((j.id for j in jobs), dtype=np.int64, count=len(jobs))
-    job_of = _job_positions(ids, seg_job, jobs)  # segment -> position of its job in ``jobs``
-    acct = _accounting(outcomes, ids) if outcomes is not None else None
-    # Each job's segments by (start, end), produced order on ties; groups in job order.
-    order = np.lexsort((segs.column("end"), segs.column("start"), job_of))
-    count = np.bincount(job_of, minlength=len(jobs))
-    first = np.full(len(jobs), len(segs), dtype=np.int64)
-    np.minimum.at(first, job_of, np.arange(len(segs)))
-    ok = _one_run_ok(segs, job_of, count, jobs, machine, acct)
-    group_start = np.concatenate(([0], np.cumsum(count)[:-1])) if len(jobs) else count
-    for pos in sorted(np.flatnonzero(~ok).tolist(), key=first.__getitem__):
-        job = jobs[pos]
-        lo = int(group_start[pos])
-        job_segs = [segs[int(i)] for i in order[lo:lo + int(count[pos])]]
-        job_acct = None if acct is None else (int(acct[0][pos]), int(acct[1][pos]), int(acct[2][pos]))
-        _check_job(job.id, job_segs, job, machine, io, forbid_rt_preemption, max_preemptions, job_acct)
-    if machine.partitioned:
-        _check_partitions(schedule, machine)
-    else:
-        _check_capacity(schedule, machine.total_nodes)
+    table = _segment_table(segs)  # a view of the segment array: (segments, 8) int64
+    seg_job = table[:, _COL["job_id"]]
+    columns = _job_columns(jobs, outcomes)
+    try:
+        job_of = _job_positions(columns("id"), seg_job, jobs)  # segment -> position of its job in ``jobs``
+        count = np.bincount(job_of, minlength=len(jobs))  # segments per job
+        acct = _accounting(outcomes, columns("id")) if outcomes is not None else None
+        ok = _one_run_ok(table, job_of, count, columns, machine, None if acct is _ALL_ZERO else acct)
+        bad = np.flatnonzero(~ok[job_of])  # the segments of the jobs walked one by one, in produced order
+        if len(bad):
+            # each job's segments by (start, end), produced order on ties; jobs by their first segment
+            order = bad[np.lexsort((table[bad, _COL["end"]], table[bad, _COL["start"]], job_of[bad]))]
+            group_of = job_of[order]
+            bounds = np.flatnonzero(np.diff(group_of)) + 1
+            lows = np.concatenate(([0], bounds)).tolist()
+            highs = bounds.tolist() + [len(order)]
+            first_seg = np.minimum.reduceat(order, lows) if len(order) else order
+            for k in np.argsort(first_seg, kind="stable").tolist():
+                pos = int(group_of[lows[k]])
+                job_acct = (None if acct is None else (0, 0, 0) if acct is _ALL_ZERO
+                            else (int(acct[0][pos]), int(acct[1][pos]), int(acct[2][pos])))
+                job_segs = [segs[i] for i in order[lows[k]:highs[k]].tolist()]
+                _check_job(jobs[pos].id, job_segs, jobs[pos], machine, io, forbid_rt_preemption, max_preemptions,
+                           job_acct)
+        if machine.partitioned:
+            _check_partitions(schedule, machine)
+        else:
+            _check_capacity(table, machine.total_nodes)
+    except ScheduleError as exc:
+        return str(exc)
+    return None
+
+
+_COL = {name: i for i, name in enumerate(SEGMENT_COLUMNS)}
+
+
+def _segment_table(segs: SegmentList) -> np.ndarray:
+    """The segments as a (segments, 8) int64 array in ``SEGMENT_COLUMNS`` order: a view of the
+    list's own storage, not a copy (the list cannot grow while the view lives)."""
+    if not len(segs):
+        return np.zeros((0, SegmentList.WIDTH), dtype=np.int64)
+    return np.frombuffer(segs.rows, dtype=np.int64).reshape(-1, SegmentList.WIDTH)
+
+
+def _job_columns(jobs, outcomes) -> Callable[[str], np.ndarray]:
+    """A job attribute as a column (``Outcomes.job_column``): the run's own columns, built once for
+    the validator and the metrics, when ``outcomes`` are those of these very jobs."""
+    if isinstance(outcomes, Outcomes) and outcomes.jobs is jobs:
+        return outcomes.job_column
+    cache: dict[str, np.ndarray] = {}
+
+    def column(name: str) -> np.ndarray:
+        if name not in cache:
+            cache[name] = job_attribute_column(jobs, name)
+        return cache[name]
+
+    return column
 
 
 def _positions(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(position in ``ids`` of each value of ``wanted``, whether it is there at all); ``ids``
-    distinct.  Where it is not, the position is meaningless."""
-    if not len(ids):
+    distinct.  Where it is not, the position is meaningless.  Workload ids are usually increasing
+    (no sort) and often consecutive (no search)."""
+    n = len(ids)
+    if not n:
         return np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
+    if n == 1 or bool((ids[1:] > ids[:-1]).all()):
+        if int(ids[-1]) - int(ids[0]) == n - 1:  # consecutive
+            at = wanted - ids[0]
+            known = (at >= 0) & (at < n)
+            return np.where(known, at, 0), known
+        at = np.minimum(np.searchsorted(ids, wanted), n - 1)
+        return at, ids[at] == wanted
     by_id = np.argsort(ids, kind="stable")
     sorted_ids = ids[by_id]
-    at = np.minimum(np.searchsorted(sorted_ids, wanted), len(ids) - 1)
+    at = np.minimum(np.searchsorted(sorted_ids, wanted), n - 1)
     return by_id[at], sorted_ids[at] == wanted
 
 
@@ -100,9 +158,19 @@ def _job_positions(ids: np.ndarray, seg_job: np.ndarray, jobs) -> np.ndarray:
     return job_of
 
 
-def _accounting(outcomes: Iterable, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+_ALL_ZERO = ()  # ``_accounting``'s answer when every job's accounting is 0 (no columns built)
+
+
+def _accounting(outcomes: Iterable, ids: np.ndarray) -> tuple:
     """(t_lost, n_preemptions, n_kills) per job position from the run's outcomes (0 for a job
-    without one; an outcome of a job not in the workload is ignored)."""
+    without one; an outcome of a job not in the workload is ignored); ``_ALL_ZERO`` when the
+    run's outcome columns say that every value is 0."""
+    names = ("t_lost", "n_preemptions", "n_kills")
+    if isinstance(outcomes, Outcomes) and len(outcomes) == len(ids) and (
+            not len(ids) or np.array_equal(outcomes.job_column("id"), ids)):
+        if not any(outcomes.has_any(name) for name in names):
+            return _ALL_ZERO
+        return outcomes.column("t_lost"), outcomes.column("n_preemptions"), outcomes.column("n_kills")
     outs = list(outcomes)
     pos, known = _positions(ids, np.fromiter((o.job.id for o in outs), dtype=np.int64, count=len(outs)))
     acct = []
@@ -114,45 +182,56 @@ def _accounting(outcomes: Iterable, ids: np.ndarray) -> tuple[np.ndarray, np.nda
     return acct[0], acct[1], acct[2]
 
 
-def _one_run_ok(segs, job_of: np.ndarray, count: np.ndarray, jobs, machine: Machine, acct) -> np.ndarray:
+def _one_run_ok(table: np.ndarray, job_of: np.ndarray, count: np.ndarray, columns, machine: Machine,
+                acct) -> np.ndarray:
     """Per job position: True when the job ran in one uninterrupted run segment that keeps every
     rule (from progress 0 to its runtime, not before its submit time, on an allocation of its
-    size) and its accounting is all zero; the rules of ``_check_job`` reduce to these then."""
-    n = len(jobs)
+    size) and its accounting is all zero; the rules of ``_check_job`` reduce to these then.
+    On every segment at once (a segment of another job is simply not good)."""
     single = count == 1
     if acct is not None:
         single &= (acct[0] == 0) & (acct[1] == 0) & (acct[2] == 0)
-    one = np.flatnonzero(single[job_of])  # the segments of those jobs
-    pos = job_of[one]
-    submit = np.fromiter((j.submit for j in jobs), dtype=np.int64, count=n)[pos]
-    runtime = np.fromiter((j.runtime for j in jobs), dtype=np.int64, count=n)[pos]
-    need = _allocation_sizes(jobs, machine)[pos]
-    start, end = segs.column("start")[one], segs.column("end")[one]
-    good = ((segs.column("kind")[one] == _RUN_CODE) & (segs.column("progress_from")[one] == 0)
-            & (segs.column("progress_to")[one] == runtime) & (end - start == runtime) & (start >= submit)
-            & (segs.column("nodes")[one] == need))
+    start, end = table[:, _COL["start"]], table[:, _COL["end"]]
+    runtime = columns("runtime")[job_of]
+    good = single[job_of]
+    good &= table[:, _COL["kind"]] == _RUN_CODE
+    good &= table[:, _COL["progress_from"]] == 0
+    good &= table[:, _COL["progress_to"]] == runtime
+    good &= end - start == runtime
+    del runtime
+    good &= start >= columns("submit")[job_of]
+    need = _allocation_sizes(columns("nodes"), machine)[job_of]
+    good &= (table[:, _COL["nodes"]] == need) & (need >= 1)
     if machine.partitioned:
-        part = segs.column("partition")[one]
+        part = table[:, _COL["partition"]]
         sizes = np.array([p.nodes for p in machine.partitions], dtype=np.int64)
         inside = (part >= 0) & (part < len(sizes))
         good &= inside & (sizes[np.where(inside, part, 0)] == need)
-    ok = np.zeros(n, dtype=bool)
-    ok[pos[good]] = True
+    ok = np.zeros(len(count), dtype=bool)
+    ok[job_of[good]] = True
     return ok
 
 
-def _allocation_sizes(jobs, machine: Machine) -> np.ndarray:
+def _allocation_sizes(nodes: np.ndarray, machine: Machine) -> np.ndarray:
     """``machine.allocated_nodes`` of each job's size (-1 where the machine has none: such a job
-    goes to ``_check_job``, which reports it)."""
-    nodes = np.fromiter((j.nodes for j in jobs), dtype=np.int64, count=len(jobs))
+    goes to ``_check_job``, which reports it), asked once per distinct size."""
+    if not len(nodes):
+        return nodes
+    low, high = int(nodes.min()), int(nodes.max())
+    if low >= 0 and high <= 4 * len(nodes) + (1 << 16):  # sizes are node counts: a table, no sort
+        sizes = np.flatnonzero(np.bincount(nodes))
+        table = np.full(high + 1, -1, dtype=np.int64)
+        table[sizes] = [_allocated(machine, s) for s in sizes.tolist()]
+        return table[nodes]
     sizes, inverse = np.unique(nodes, return_inverse=True)
-    need = []
-    for size in sizes.tolist():
-        try:
-            need.append(machine.allocated_nodes(size))
-        except (ValueError, KeyError, IndexError):
-            need.append(-1)
-    return np.array(need, dtype=np.int64)[inverse] if len(sizes) else nodes
+    return np.array([_allocated(machine, s) for s in sizes.tolist()], dtype=np.int64)[inverse]
+
+
+def _allocated(machine: Machine, size: int) -> int:
+    try:
+        return machine.allocated_nodes(size)
+    except (ValueError, KeyError, IndexError):
+        return -1
 
 
 class _JobCheck:
@@ -296,15 +375,37 @@ def _check_partitions(schedule: Schedule, machine) -> None:
         active.append(seg)
 
 
-def _check_capacity(schedule: Schedule, capacity: int) -> None:
-    """The nodes in use never exceed ``capacity``: every start and end as an event, ends first at
-    equal times (then by nodes, job id), a running sum (on the columns)."""
-    segs = schedule.segments
-    n = len(segs)
-    if not n:
+def _check_capacity(table: np.ndarray, capacity: int) -> None:
+    """The nodes in use never exceed ``capacity`` (a segment ending at t frees its nodes for one
+    starting at t).  The use is highest just after some start time s: the nodes of the segments
+    started by s (a cumulative sum over the segments sorted by start) minus those of the segments
+    ended by s (a cumulative sum over the segments sorted by end; the core records them in that
+    order already).  Only when that peak is over the capacity, ``_name_overload`` finds the event."""
+    if not len(table):
         return
-    nodes, jid = segs.column("nodes"), segs.column("job_id")
-    time = np.concatenate((segs.column("start"), segs.column("end")))
+    start, end, nodes = table[:, _COL["start"]], table[:, _COL["end"]], table[:, _COL["nodes"]]
+    by_start = np.argsort(start)
+    started = np.cumsum(nodes[by_start])
+    start_sorted = start[by_start]
+    del by_start
+    if len(end) > 1 and not bool((end[1:] >= end[:-1]).all()):
+        by_end = np.argsort(end)
+        end_sorted, ended = end[by_end], np.cumsum(nodes[by_end])
+        del by_end
+    else:
+        end_sorted, ended = end, np.cumsum(nodes)
+    k = np.searchsorted(end_sorted, start_sorted, side="right")  # segments ended by each start time
+    in_use = started - np.where(k > 0, ended[np.maximum(k - 1, 0)], 0)
+    if int(in_use.max()) > capacity:
+        _name_overload(table, capacity)
+
+
+def _name_overload(table: np.ndarray, capacity: int) -> None:
+    """ScheduleError at the first event after which the nodes in use exceed ``capacity``: every
+    start and end as an event, ends first at equal times (then by nodes, job id), a running sum."""
+    n = len(table)
+    nodes, jid = table[:, _COL["nodes"]], table[:, _COL["job_id"]]
+    time = np.concatenate((table[:, _COL["start"]], table[:, _COL["end"]]))
     is_start = np.concatenate((np.ones(n, dtype=np.int8), np.zeros(n, dtype=np.int8)))
     delta = np.concatenate((nodes, -nodes))
     who = np.concatenate((jid, jid))

@@ -18,7 +18,6 @@ import heapq
 import itertools
 import weakref
 from heapq import heappop as _heappop, heappush as _heappush
-from itertools import repeat
 from operator import attrgetter
 from typing import Callable, Iterable, Protocol
 
@@ -29,7 +28,7 @@ from rtsched.machines.base import Machine
 from rtsched.machines.flat import FLAT
 from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, Schedule
 from rtsched.sim.decisions import Decision, Kill, Preempt, Start, WakeAt
-from rtsched.sim.result import JobOutcome, SimResult
+from rtsched.sim.result import Outcomes, SimResult
 from rtsched.sim.state import (DONE, DRAINING, PENDING, PH_CKPT, PH_RESTART, PH_RUN, RUNNING, WAITING,
                                JobInfo, JobState)
 
@@ -181,7 +180,9 @@ class Simulator:
             raise ValueError("job_infos must describe workload.jobs, in order")
         self.states = list(map(JobState, range(len(job_infos)), job_infos))
         self._by_id: dict[int, JobState] | None = None  # built on first use (by_id)
-        self.outcomes = list(map(JobOutcome, jobs, repeat(-1), repeat(-1), self._alloc_nodes))
+        self.outcomes = Outcomes(jobs, self._alloc_nodes)
+        self._first_start = self.outcomes.first_start  # columns the hot paths write
+        self._end = self.outcomes.end
         self.machine_state = machine.new_state()
         self.partitioned = machine.partitioned
         self.heap: list[tuple[int, int, int, int, int, int]] = []
@@ -352,10 +353,11 @@ class Simulator:
                 raise DecisionError(f"t={self.now}: unknown decision {d!r}")
 
     def result(self, policy_name: str = "") -> SimResult:
-        unfinished = [o.job.id for o in self.outcomes if o.end < 0]
-        if unfinished:
+        ends = self._end
+        if self.n_done < len(ends):
+            unfinished = [self.jobs[i].id for i, e in enumerate(ends) if e < 0]
             raise DecisionError(f"the run ended with {len(unfinished)} unfinished jobs, e.g. {unfinished[:5]}")
-        end = max((o.end for o in self.outcomes), default=self.start_time)
+        end = max(ends, default=self.start_time)
         return SimResult(self.outcomes, self.schedule, self.machine.total_nodes, self.machine.name, policy_name,
                          self.checkpoint.label, self.start_time, end)
 
@@ -490,7 +492,7 @@ class Simulator:
         if state.first_start < 0:
             state.first_start = t
             state.last_ckpt_time = t
-            self.outcomes[idx].first_start = t
+            self._first_start[idx] = t
         version = state._version = state._version + 1
         state._ckpt_interval = 0
         state._phase = PH_RUN
@@ -508,7 +510,7 @@ class Simulator:
         if state.first_start < 0:
             state.first_start = t
             state.last_ckpt_time = t
-            self.outcomes[state.idx].first_start = t
+            self._first_start[state.idx] = t
         state._version += 1
         info = state.info
         # the periodic checkpoint model applies to batch, checkpointable jobs only
@@ -656,7 +658,7 @@ class Simulator:
         state.status = DONE
         state.saved = runtime
         self.completed.append(state)
-        self.outcomes[state.idx].end = t
+        self._end[state.idx] = t
         self.n_done += 1
         if self.progress is not None and self.n_done % self.progress_every == 0:
             self.progress(self.n_done, len(self.jobs))

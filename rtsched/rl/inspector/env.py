@@ -296,9 +296,10 @@ class InspectorEnv(gym.Env):
     # ------------------------------------------------------------------------------ results
     def metric(self, goal: str | None = None) -> float:
         outs = self.sim.outcomes
-        return sequence_metric(goal or self.goal, [o.job.submit for o in outs], [o.job.runtime for o in outs],
-                               [o.first_start for o in outs], [o.job.nodes for o in outs], self.machine.total_nodes,
-                               [o.job.user for o in outs], util_window=self.util_window)
+        jobs = outs.jobs
+        return sequence_metric(goal or self.goal, [j.submit for j in jobs], [j.runtime for j in jobs],
+                               outs.column("first_start"), [j.nodes for j in jobs], self.machine.total_nodes,
+                               [j.user for j in jobs], util_window=self.util_window)
 
     def base_metric(self) -> float:
         """The base policy's value on the current sequence (cached on the trace)."""

@@ -200,7 +200,7 @@ class JobPickingEnv(gym.Env):
 
     # ------------------------------------------------------------------------------ results
     def first_starts(self) -> np.ndarray:
-        return np.array([o.first_start for o in self.sim.outcomes], dtype=np.int64)
+        return self.sim.outcomes.column("first_start")
 
     def metric(self, goal: str | None = None) -> float:
         """The goal's value of the current (finished) episode."""

@@ -198,11 +198,11 @@ class RLSchertEnv(gym.Env):
             sim.apply(decisions)
         more = sim.advance()
         t1 = sim.now
-        outcomes = sim.outcomes
+        ends = sim.outcomes.end  # a column (array('q'))
         reward = 0.0
         if t1 > t0:
             for idx, length in members:
-                end = outcomes[idx].end
+                end = ends[idx]
                 stop = t1 if end < 0 or end > t1 else end
                 if stop > t0:
                     reward -= (stop - t0) / length
