@@ -12,7 +12,7 @@ Run:  PYTHONPATH=. python bench/bench_rl.py [--trace PATH] [--quick] [--epoch] [
 5. (``--train-to-target``) train RLScheduler on Lublin-1 (``--backfill``, ``--filter-epochs``) for
    ``--epochs`` (25) per seed (``--seeds``, e.g. 0,1,2) under a wall-time cap (``--cap-min``, default
    25, per seed), choose the epoch on validation sequences disjoint from the ten Table-V test
-   sequences (10 × 512 jobs), and score the chosen model once on the test sequences (paper: 58.64
+   sequences (``--n-val`` × ``--val-len`` jobs, default 10 × 512), and score the chosen model once on the test sequences (paper: 58.64
    with backfilling, 254.67 without); one line per epoch is printed and appended to ``--log``.
 """
 from __future__ import annotations
@@ -164,7 +164,7 @@ def bench_train_to_target(trace, out: str, cap_min: float, target: float | None 
                           filter_epochs: int = 0, **options) -> list[dict]:
     """Train RLScheduler (papers' defaults; ``backfill`` "rlscheduler" or "none") for ``epochs`` epochs (or
     until ``cap_min``) per seed, choose the epoch on validation sequences disjoint from the ten Table-V test
-    sequences (``rtsched.rl.selection``: 10 × 512 jobs drawn with seed 2), then score the chosen model once
+    sequences (``rtsched.rl.selection``: ``n_val`` × ``val_len`` jobs, default 10 × 512, drawn with seed 2), then score the chosen model once
     on the test sequences.  ``filter_epochs`` > 0: the first that many epochs are stage 1 of trajectory
     filtering (R = (median, 2·mean) of SJF), the rest stage 2 on all windows.  The training time excludes
     the per-epoch validation, reported separately."""
@@ -229,6 +229,9 @@ def main(argv=None) -> int:
     ap.add_argument("--n-envs", type=int, default=8, help="--train-to-target: environments stepped together")
     ap.add_argument("--epochs", type=int, default=25, help="--train-to-target: epochs per seed")
     ap.add_argument("--seeds", default="0", help="--train-to-target: training seeds, comma-separated")
+    ap.add_argument("--val-len", type=int, default=512,
+                    help="--train-to-target: jobs per validation sequence (the test sequences have 1,024)")
+    ap.add_argument("--n-val", type=int, default=10, help="--train-to-target: validation sequences")
     args = ap.parse_args(argv)
     if not os.path.exists(args.trace):
         print(f"trace not found: {args.trace}", file=sys.stderr)
@@ -238,7 +241,7 @@ def main(argv=None) -> int:
         rows = bench_train_to_target(trace, args.out, args.cap_min, log=args.log, n_envs=args.n_envs,
                                      seeds=[int(x) for x in args.seeds.split(",")], epochs=args.epochs,
                                      backfill=args.backfill, filter_epochs=args.filter_epochs, seq_len=args.seq_len,
-                                     trajs_per_epoch=args.trajs_per_epoch)
+                                     trajs_per_epoch=args.trajs_per_epoch, val_len=args.val_len, n_val=args.n_val)
         _print_rows(rows, args.json)
         return 0
     repeat = 2 if args.quick else 5

@@ -20,7 +20,7 @@ autograd engine), optimiser step (inside ``Optimizer.step``) and zero_grad.  The
 time less the operators' total is the time outside ATen kernels: Python, dispatch, autograd
 bookkeeping ("outside ops").
 
-The same recording keeps the shape and layout of every matrix product (``mm``, ``addmm``, ``bmm``)
+The same recording keeps the shape and layout of every matrix product (``mm``, ``addmm``, ``addmm_``, ``bmm``)
 of the update.  The matmul limit replays each shape alone in a tight loop (best of several) at the
 update's thread count and at 2 threads: the time the update's matrix products need at this
 machine's speed for those very shapes.  Printed: the update's matmul GFLOP/s, the limit's, and
@@ -64,7 +64,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data", "traces", "swf", "lublin_256.swf")
 SAMPLE = os.path.join(REPO, "traces", "lublin_256_sample.swf")
 AGENTS = ("rlscheduler", "rlscheduler-bf", "inspector", "splitwindow", "rlschert", "rtmix")
-MATMULS = {"aten.mm.default", "aten.addmm.default", "aten.bmm.default"}
+MATMULS = {"aten.mm.default", "aten.addmm.default", "aten.addmm_.default", "aten.bmm.default"}  # addmm_: block weight gradients
 PAPER_SPLIT = {"episodes": 100_000, "placements": 1000}
 BUDGET_S = 10 * 3600  # "10 hours on 2 cores"
 
@@ -231,7 +231,7 @@ def time_matmul(key: tuple, threads: int, min_s: float = 0.02, repeat: int = 5) 
         t.copy_(torch.randn(shape, generator=gen))
         args.append(t)
     op = {"aten.mm.default": torch.ops.aten.mm.default, "aten.addmm.default": torch.ops.aten.addmm.default,
-          "aten.bmm.default": torch.ops.aten.bmm.default}[name]
+          "aten.addmm_.default": torch.ops.aten.addmm_.default, "aten.bmm.default": torch.ops.aten.bmm.default}[name]
     kwargs = dict(kw)
     # one thread: CPU time (what a loaded machine changes least); more: wall time
     clock = time.thread_time if threads == 1 else time.perf_counter

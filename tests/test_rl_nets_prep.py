@@ -100,3 +100,54 @@ def test_small_or_no_grad_inputs_take_the_plain_path():
     with torch.no_grad():
         actor(*_batch(600))
     assert not actor.prep.entries
+
+
+def _torch_unique(rows):
+    return torch.unique(rows, dim=0, return_inverse=True)
+
+
+@pytest.mark.parametrize("case", ["batch", "signed", "one_row", "wide"])
+def test_unique_rows_equals_torch_unique_bit_for_bit(case):
+    rng = np.random.default_rng(3)
+    if case == "batch":  # job rows of a batch, repeated as across a trajectory's decisions
+        obs, mask = _batch(400)
+        rows = obs.reshape(-1, WINDOW, F)[mask]
+    elif case == "signed":  # negative values, few distinct per column: the value order, not the bits' order
+        rows = torch.as_tensor(rng.choice([-2.5, -1.0, 0.0, 0.5, 3.0], size=(500, 3)).astype(np.float32))
+    elif case == "one_row":
+        rows = torch.as_tensor(rng.random((1, F)).astype(np.float32))
+    else:  # odd width, denormals and infinities
+        vals = np.array([1e-45, -1e-45, np.inf, -np.inf, 7.0, 1.0], dtype=np.float32)
+        rows = torch.as_tensor(rng.choice(vals, size=(300, 5)))
+    uniq, inverse = nets.unique_rows(rows)
+    ref_uniq, ref_inverse = _torch_unique(rows)
+    assert uniq.dtype == ref_uniq.dtype and inverse.dtype == ref_inverse.dtype
+    assert torch.equal(uniq, ref_uniq) and torch.equal(inverse, ref_inverse)
+
+
+@pytest.mark.parametrize("case", ["nan", "negative_zero", "collision"])
+def test_unique_rows_falls_back_to_torch_where_bits_and_values_disagree(monkeypatch, case):
+    rng = np.random.default_rng(4)
+    rows = rng.choice(np.array([0.0, 1.0, 2.0], dtype=np.float32), size=(200, 4))
+    if case == "nan":
+        rows[5, 1] = np.nan
+    elif case == "negative_zero":
+        rows[rows == 0] = -0.0  # torch counts -0.0 and 0.0 as one value
+        rows[:50][rows[:50] == -0.0] = 0.0
+    else:  # a hash that sees only the last column: different rows collide
+        monkeypatch.setattr(nets, "_MIX", (np.uint64(0), np.uint64(0), np.uint64(0)))
+    rows = torch.as_tensor(rows)
+    calls = []
+    real = torch.unique
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(nets.torch, "unique", spy)
+    uniq, inverse = nets.unique_rows(rows)
+    assert calls, "torch's own path was not taken"
+    monkeypatch.setattr(nets.torch, "unique", real)
+    ref_uniq, ref_inverse = _torch_unique(rows)
+    assert torch.equal(uniq, ref_uniq) or (case == "nan" and len(uniq) == len(ref_uniq))
+    assert torch.equal(inverse, ref_inverse)

@@ -1,6 +1,7 @@
 """The trainer's cheaper update steps give the same weights bit for bit as the plain ones they replace:
 the multi-tensor (foreach) Adam step against the default for-loop step, and the minibatch pass that gathers its
-shuffled samples once against one gather per minibatch (an oracle written out here)."""
+shuffled samples once against one gather per minibatch (an oracle written out here); and the lock-step
+sampling (inference_mode, results as lists) collects the batches the plain sampling collected."""
 from __future__ import annotations
 
 import copy
@@ -113,3 +114,35 @@ def test_minibatch_pass_gathers_once_with_the_same_result(lublin1):
     _indexed_minibatch_update(tr, batch)
     tr.close()
     assert all(torch.equal(a, b) for a, b in zip(mine, _weights(tr)))
+
+
+def _plain_sample_actions(self, run, active):
+    """The lock-step sampling as first written: no_grad, a tensor index and a float() per environment."""
+    import numpy as np
+    obs_b = torch.as_tensor(np.stack([run.obs_now[i] for i in active]))
+    mask_b = torch.as_tensor(np.stack([run.mask_now[i] for i in active]))
+    with torch.no_grad():
+        logits = self.actor(obs_b, mask_b)
+        vals = self.critic(obs_b)
+        probs = torch.softmax(logits, dim=-1)
+        acts = torch.multinomial(probs, 1, generator=self.gen).squeeze(-1)
+        logps = torch.log_softmax(logits, dim=-1).gather(1, acts[:, None]).squeeze(-1)
+    return [int(a) for a in acts], [float(logps[j]) for j in range(len(active))], [float(vals[j])
+                                                                                 for j in range(len(active))]
+
+
+def test_lockstep_sampling_gives_the_plain_sampling_batch_bit_for_bit(lublin1, monkeypatch):
+    ppo = dict(trajs_per_epoch=5, n_envs=3, train_pi_iters=2, train_v_iters=2)
+    batches = []
+    for plain in (False, True):
+        if plain:
+            monkeypatch.setattr(PPOTrainer, "_sample_actions", _plain_sample_actions)
+        tr = _trainer(lublin1, "rlscheduler", **ppo)
+        first = tr.collect(1)
+        tr.update(first)  # epoch 2 samples from updated networks
+        batches.append((first, tr.collect(2)))
+    for fast, plain in zip(*batches):
+        for name in ("obs", "mask", "act", "logp", "adv", "ret"):
+            a, b = getattr(fast, name), getattr(plain, name)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+        assert fast.returns == plain.returns and fast.steps == plain.steps

@@ -314,17 +314,20 @@ class PPOTrainer:
         run.done.sort(key=lambda t: t[0])
         return self._finish(run.done, run.infos, run.steps)
 
-    def _sample_actions(self, run: _LockstepEpoch, active: list[int]) -> tuple[list[int], torch.Tensor, torch.Tensor]:
+    def _sample_actions(self, run: _LockstepEpoch, active: list[int]) -> tuple[list[int], list[float], list[float]]:
         """The actions sampled for the active environments' observations, their log-probabilities and values."""
         obs_b = torch.as_tensor(np.stack([run.obs_now[i] for i in active]))
         mask_b = torch.as_tensor(np.stack([run.mask_now[i] for i in active]))
-        with torch.no_grad():
+        # inference_mode: the same kernels as no_grad without autograd's per-op bookkeeping; the results
+        # leave as Python numbers in one call each (indexing a tensor per environment cost more than
+        # the networks: issue 24, docs/benchmarks.md).
+        with torch.inference_mode():
             logits = self.actor(obs_b, mask_b)
             vals = self.critic(obs_b)
             probs = torch.softmax(logits, dim=-1)
             acts = torch.multinomial(probs, 1, generator=self.gen).squeeze(-1)
             logps = torch.log_softmax(logits, dim=-1).gather(1, acts[:, None]).squeeze(-1)
-        return [int(a) for a in acts], logps, vals
+        return acts.tolist(), logps.tolist(), vals.tolist()
 
     def _record_steps(self, run: _LockstepEpoch, active, acts, logps, vals, teacher, results) -> list[int]:
         """Append one step to each active environment's trajectory; returns the environments still
@@ -335,8 +338,8 @@ class PPOTrainer:
             b["obs"].append(run.obs_now[i])
             b["mask"].append(run.mask_now[i])
             b["act"].append(acts[j])
-            b["logp"].append(float(logps[j]))
-            b["val"].append(float(vals[j]))
+            b["logp"].append(logps[j])
+            b["val"].append(vals[j])
             if teacher is not None:
                 b["teach"].append(teacher[j])
             o, m, r, term, trunc, info = results[j]
