@@ -199,3 +199,48 @@ def test_without_a_plan_in_its_budget_it_starts_what_fits(monkeypatch):
     assert pol.log  # it decided
     assert all(o.end >= 0 for o in result.outcomes)  # every job ran to the end
     assert all(isinstance(d, Start) for _, ds in pol.log for d in ds)
+
+
+def _view_with_queue(jobs, busy, now=0):
+    """A scheduling view (the fields ``problem`` reads) on the 4-block machine: partitions 0..3 the
+    512-node blocks, 4 = blocks 0-1, 5 = blocks 2-3 (1024), 6 = all four (2048); ``busy``
+    partitions held."""
+    from types import SimpleNamespace
+
+    from rtsched.checkpoint import DEFAULT_IO
+    from rtsched.sim.state import JobInfo, JobState
+
+    machine = Instance(4, jobs, name="window").machine()
+    state = machine.new_state()
+    for q in busy:
+        state.allocate(q, machine.partitions[q].nodes)
+    queue = [JobState(i, JobInfo.of(j)) for i, j in enumerate(jobs)]
+    return SimpleNamespace(now=now, machine=machine, state=state, queue=queue, running={}, io=DEFAULT_IO,
+                           checkpoint=CheckpointModel.parse("jit"))
+
+
+def test_the_bounded_window_takes_every_waiting_job_that_fits_the_free_partitions():
+    # Worked by hand. Block 0 busy: free are 1, 2, 3 (512) and 5 (1024 on blocks 2-3). K = 1.
+    # Queue order: a BJ 2048 (the first K: in, though it fits nothing now), b BJ 1024 (fits 5: in;
+    # 1 alone stays free), c RTJ 512 (every RTJ: in), d BJ 1024 (no 1024 free after b: out),
+    # e BJ 512 (fits 1: in; nothing free now), f BJ 512 (out).
+    from milp.replan import bounded_window
+
+    nodes = {1: (BATCH, 2048), 2: (BATCH, 1024), 3: (RT, 512), 4: (BATCH, 1024), 5: (BATCH, 512), 6: (BATCH, 512)}
+    jobs = [Job(i, 0, 600, 600, n, kind=k) for i, (k, n) in nodes.items()]
+    view = _view_with_queue(jobs, busy=[0])
+    window, fitting = bounded_window(view, 1, {})
+    assert [js.info.id for js in window] == [1, 2, 3, 5]
+    assert fitting == {2, 5}
+    # the plan offers a job taken for fitting only the partitions free now; the first K keep all
+    pol = ReplanPolicy(window=1)
+    cands = {j.id: j.candidates for j in pol.problem(view).jobs}
+    assert cands == {1: [6], 2: [5], 3: [0, 1, 2, 3], 5: [1, 2, 3]}
+    # with nothing free, the window is the RTJs and the first K
+    full = _view_with_queue(jobs, busy=[6])
+    window, fitting = bounded_window(full, 1, {})
+    assert [js.info.id for js in window] == [1, 3] and fitting == set()
+    # a preempted job fits only on its own partition: e's block 0 is busy (out), f's block 1 is
+    # free (in); b took partition 5 as before
+    window, fitting = bounded_window(view, 1, {5: 0, 6: 1})
+    assert [js.info.id for js in window] == [1, 2, 3, 6] and fitting == {2, 6}
