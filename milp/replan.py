@@ -358,19 +358,62 @@ def stage_builder(method: str):
     return CpsatStage
 
 
+def list_plan(problem: Problem, unit_cls: list[list[int]], last: dict[int, PlannedJob] | None) -> dict[int, PlannedJob]:
+    """A feasible plan of ``problem`` without a solver (list scheduling): the running jobs go on
+    as they are (unsplit), then every other job in the order of its start in ``last`` (the
+    previous plan; jobs it lacks after, in problem order), unsplit, at its earliest start on a
+    candidate partition, on ``last``'s partition where that is as early (else the first such
+    candidate).  Every start is at the job's release or at the end of something in its way, so
+    the plan ends within ``horizon``."""
+    now = problem.now
+    busy: dict[int, list[tuple[int, int]]] = {}  # class of hardware units -> occupied [a, b), s
+    for b in problem.blockers:
+        for c in unit_cls[b.partition]:
+            busy.setdefault(c, []).append((now, max(now + 1, b.end)))
+    last = last or {}
+    never = 1 << 62
+    order = sorted(range(len(problem.jobs)), key=lambda i: (
+        not problem.jobs[i].fixed_start, last[problem.jobs[i].id].start if problem.jobs[i].id in last else never, i))
+    out: dict[int, PlannedJob] = {}
+    for i in order:
+        j = problem.jobs[i]
+        D = j.duration
+        lo = now if j.fixed_start else max(j.release, now)
+        was = last.get(j.id)
+        best_t, best_q = None, None
+        for q in j.candidates:
+            t = lo
+            if not j.fixed_start:
+                for a, b in sorted(iv for c in unit_cls[q] for iv in busy.get(c, ())):
+                    if b <= t:
+                        continue
+                    if a >= t + D:
+                        break
+                    t = b
+            if best_t is None or t < best_t or (t == best_t and was is not None and q == was.partition):
+                best_t, best_q = t, q
+        out[j.id] = PlannedJob(best_q, best_t, end=best_t + D)
+        for c in unit_cls[best_q]:
+            busy.setdefault(c, []).append((best_t, best_t + D))
+    return out
+
+
 def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, budget: Budget, *,
                   tiebreak: bool = True, warm: dict[int, PlannedJob] | None = None,
-                  seed: int = 0, method: str = "cpsat") -> tuple[dict[int, PlannedJob] | None, str]:
+                  seed: int = 0, method: str = "cpsat", floor: bool = False) -> tuple[dict[int, PlannedJob] | None, str]:
     """The lexicographic plan of ``problem`` (θ*, then BJs, then the RTJ tie-break) on ``method``'s
     model.  Each stage after the first is warm-started from the previous stage's plan, looks only for
     plans at least as good (objective cut) and bounds every job's completion from that plan
-    (``caps``)."""
+    (``caps``).  ``floor``: start from ``list_plan`` (the hint of the first stage, and the plan
+    kept where a stage finds nothing in its budget), so that a plan always comes back (the Mira
+    mode: at 20 ms half of wk1's solves found nothing)."""
     stage = stage_builder(method)
     H = horizon(problem)
     rts = [j for j in problem.jobs if j.kind == "rt"]
     bjs = [j for j in problem.jobs if j.kind != "rt"]
     status = "optimal"
-    plan = warm
+    base = list_plan(problem, unit_cls, warm) if floor else None
+    plan = base if base is not None else warm
     rt_total = None  # bound on Σ SD of the planned RTJs
     ub = {j.id: H for j in problem.jobs}
     if rts:
@@ -379,8 +422,10 @@ def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, 
         if plan:
             md.hint(plan)
         got, st = md.solve(budget, STAGE_SHARES[0], seed)
-        if got is None:
+        if got is None and base is None:
             return None, st
+        if got is None:
+            got, st = base, "feasible"
         plan = got
         status = st if st != "optimal" else status
         theta_star_sum = plan_sum(rts, plan)
@@ -399,7 +444,7 @@ def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, 
         md.hint(plan)
     got, st = md.solve(budget, STAGE_SHARES[1], seed)
     if got is None:
-        return (plan, "feasible") if rts else (None, st)
+        return (plan, "feasible") if rts or base is not None else (None, st)
     plan = got
     status = st if st != "optimal" else status
     # The tie-break can lower nothing when the BJ plan's RTJ sum is already the least one (θ*).
@@ -664,7 +709,8 @@ class ReplanPolicy:
         t0, c0 = time.perf_counter(), time.process_time()
         budget = Budget(self.clock, None if self.time_limit_ms is None else self.time_limit_ms / 1000.0)
         plan, status = solve_problem(problem, unit_classes(view.machine), self.theta, budget,
-                                     tiebreak=self.tiebreak, warm=self._plan, seed=self.seed, method=self.method)
+                                     tiebreak=self.tiebreak, warm=self._plan, seed=self.seed, method=self.method,
+                                     floor=self.window is not None)
         self.stats.append(DecisionStats(now, len(problem.jobs), time.perf_counter() - t0, status,
                                         time.process_time() - c0))
         if plan is None:  # nothing found in the budget: start what fits now, in queue order (never idle)
