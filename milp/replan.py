@@ -854,4 +854,4 @@ def parse_replan_name(name: str) -> dict[str, Any]:
     return out
 
 
-__all__ = ["ReplanPolicy", "bounded_window", "Problem", "PlanJob", "solve_problem", "replan_name", "parse_replan_name", "unit_classes"]
+__all__ = ["ReplanPolicy", "bounded_window", "list_plan", "Problem", "PlanJob", "solve_problem", "replan_name", "parse_replan_name", "unit_classes"]

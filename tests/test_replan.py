@@ -244,3 +244,23 @@ def test_the_bounded_window_takes_every_waiting_job_that_fits_the_free_partition
     # free (in); b took partition 5 as before
     window, fitting = bounded_window(view, 1, {5: 0, 6: 1})
     assert [js.info.id for js in window] == [1, 2, 3, 6] and fitting == {2, 6}
+
+
+def test_list_plan_places_each_job_at_its_earliest_start_in_the_last_plans_order():
+    # Worked by hand on the 4-block machine (0..3 blocks, 4 = 0-1, 5 = 2-3, 6 = all); block 0 held
+    # until t = 100.  Problem order A (1024, 50 s), B (2048, 30 s), C (512, 20 s).
+    from milp.replan import Blocker, PlanJob, PlannedJob, Problem, list_plan, unit_classes
+
+    machine = Instance(4, [Job(1, 0, 60, 60, 512)], name="list").machine()
+    jobs = [PlanJob(1, BATCH, 0, 50, 0, 50, [4, 5]), PlanJob(2, BATCH, 0, 30, 0, 30, [6]),
+            PlanJob(3, BATCH, 0, 20, 0, 20, [0, 1, 2, 3])]
+    problem = Problem(0, jobs, [Blocker(0, 100)], 0, 0)
+    cls = unit_classes(machine)
+    got = {i: (p.partition, p.start, p.end) for i, p in list_plan(problem, cls, None).items()}
+    # no last plan: problem order. A: 4 waits for block 0 (100), 5 is free -> (5, 0, 50); B needs
+    # every block: after the blocker (100); C: block 0 busy, block 1 free at 0 -> (1, 0, 20)
+    assert got == {1: (5, 0, 50), 2: (6, 100, 130), 3: (1, 0, 20)}
+    # the last plan started C first, on block 3: C keeps block 3 (free at 0 like 1 and 2), A then
+    # waits for it on 5 (20) rather than for block 0 on 4 (100), B still at 100
+    got = {i: (p.partition, p.start, p.end) for i, p in list_plan(problem, cls, {3: PlannedJob(3, 0, end=20)}).items()}
+    assert got == {1: (5, 20, 70), 2: (6, 100, 130), 3: (3, 0, 20)}
