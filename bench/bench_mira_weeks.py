@@ -32,19 +32,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rtsched.experiments.weeks import DAYS, REFERENCE, WEEKS, paired_weeks, run_week, week_named, week_paths, week_workload  # noqa: E402
 from rtsched.files import atomic_write_text  # noqa: E402
+from rtsched.optiontext import int_list  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def seed_list(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-", 1)
-            out.extend(range(int(a), int(b) + 1))
-        elif part.strip():
-            out.append(int(part))
-    return out
 
 
 def load_rows(paths) -> list[dict]:
@@ -57,7 +47,7 @@ def load_rows(paths) -> list[dict]:
 
 def run(args) -> list[dict]:
     weeks = [week_named(w.strip()) for w in args.weeks.split(",") if w.strip()]
-    seeds = seed_list(args.seeds)
+    seeds = int_list(args.seeds, "--seeds")
     policies = [p.strip() for p in args.policies.split(";") if p.strip()]
     rows = load_rows([args.out]) if args.out else []
     done = {(r["week"], r["policy"], r["seed"]) for r in rows}
@@ -137,7 +127,7 @@ def report(rows: list[dict]) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--weeks", default=",".join(w.name for w in WEEKS))
-    ap.add_argument("--seeds", default="1-5", help="RTJ marking seeds (default 1-5)")
+    ap.add_argument("--seeds", default="1,2,3,4,5", help="RTJ marking seeds, comma-separated")
     ap.add_argument("--policies", default=f"{REFERENCE};rtmix", help="';'-separated policy names (a replan name has commas)")
     ap.add_argument("--days", type=float, default=DAYS, help="results window, days (7; a shorter one is reported "
                     "as another week, WEEK/Nd)")
