@@ -15,7 +15,7 @@ Rows are saved in ``--out`` (JSON, rewritten atomically after each run; a run al
 not repeated), so a long replan run can go in the background and be reported with the others:
 
     PYTHONPATH=. nice python bench/bench_mira_weeks.py --out runs/weeks-fast.json  # wcjs-jit, rtmix: 4 weeks x 5 seeds
-    PYTHONPATH=. nice -n 19 python bench/bench_mira_weeks.py --policies 'replan:k=8,ms=20' --weeks wk1 \\
+    PYTHONPATH=. nice -n 19 python bench/bench_mira_weeks.py --policies 'replan:k=2,ms=20' --weeks wk1 \\
         --out runs/weeks-replan.json --progress runs/weeks-replan.progress
     PYTHONPATH=. python bench/bench_mira_weeks.py --report runs/weeks-fast.json runs/weeks-replan.json
 """

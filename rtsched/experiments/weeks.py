@@ -17,7 +17,7 @@ the validator).  Every policy runs on the same jobs: those submitted before the 
 later job cannot start before the window ends, so it changes only the order of window jobs still
 waiting then; leaving them out saves ``replan`` two weeks of solving on wk1).  A policy name is a
 scheme (``wcjs-jit``) or a registry policy, run under JIT checkpointing (``rtmix``,
-``replan:k=8,ms=20``).
+``replan:k=2,ms=20``).
 
 ``paired_weeks`` gives per week the paired differences (policy − reference, per seed) of the two
 means with 95 % bootstrap intervals (``milp.compare.paired_bootstrap``, the one used by
