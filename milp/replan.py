@@ -7,7 +7,8 @@ the plan's actions due now (starts, preemptions); the rest of the plan is discar
 as the next solve's warm start.
 
 The problem at time ``now`` (every unfinished job that has arrived; with ``window`` K, the running
-jobs, every waiting RTJ and the first K other waiting jobs in queue order):
+jobs, every waiting RTJ, the first K other waiting jobs in queue order and the further waiting
+jobs that a first-fit pass in queue order places on the partitions free now, ``bounded_window``):
 
 * it plans with **walltimes** (an online scheduler never sees runtimes): a job's duration is its
   walltime, a running job's remaining time its walltime-based ``expected_end − now``; a job that
@@ -357,19 +358,62 @@ def stage_builder(method: str):
     return CpsatStage
 
 
+def list_plan(problem: Problem, unit_cls: list[list[int]], last: dict[int, PlannedJob] | None) -> dict[int, PlannedJob]:
+    """A feasible plan of ``problem`` without a solver (list scheduling): the running jobs go on
+    as they are (unsplit), then every other job in the order of its start in ``last`` (the
+    previous plan; jobs it lacks after, in problem order), unsplit, at its earliest start on a
+    candidate partition, on ``last``'s partition where that is as early (else the first such
+    candidate).  Every start is at the job's release or at the end of something in its way, so
+    the plan ends within ``horizon``."""
+    now = problem.now
+    busy: dict[int, list[tuple[int, int]]] = {}  # class of hardware units -> occupied [a, b), s
+    for b in problem.blockers:
+        for c in unit_cls[b.partition]:
+            busy.setdefault(c, []).append((now, max(now + 1, b.end)))
+    last = last or {}
+    never = 1 << 62
+    order = sorted(range(len(problem.jobs)), key=lambda i: (
+        not problem.jobs[i].fixed_start, last[problem.jobs[i].id].start if problem.jobs[i].id in last else never, i))
+    out: dict[int, PlannedJob] = {}
+    for i in order:
+        j = problem.jobs[i]
+        D = j.duration
+        lo = now if j.fixed_start else max(j.release, now)
+        was = last.get(j.id)
+        best_t, best_q = None, None
+        for q in j.candidates:
+            t = lo
+            if not j.fixed_start:
+                for a, b in sorted(iv for c in unit_cls[q] for iv in busy.get(c, ())):
+                    if b <= t:
+                        continue
+                    if a >= t + D:
+                        break
+                    t = b
+            if best_t is None or t < best_t or (t == best_t and was is not None and q == was.partition):
+                best_t, best_q = t, q
+        out[j.id] = PlannedJob(best_q, best_t, end=best_t + D)
+        for c in unit_cls[best_q]:
+            busy.setdefault(c, []).append((best_t, best_t + D))
+    return out
+
+
 def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, budget: Budget, *,
                   tiebreak: bool = True, warm: dict[int, PlannedJob] | None = None,
-                  seed: int = 0, method: str = "cpsat") -> tuple[dict[int, PlannedJob] | None, str]:
+                  seed: int = 0, method: str = "cpsat", floor: bool = False) -> tuple[dict[int, PlannedJob] | None, str]:
     """The lexicographic plan of ``problem`` (θ*, then BJs, then the RTJ tie-break) on ``method``'s
     model.  Each stage after the first is warm-started from the previous stage's plan, looks only for
     plans at least as good (objective cut) and bounds every job's completion from that plan
-    (``caps``)."""
+    (``caps``).  ``floor``: start from ``list_plan`` (the hint of the first stage, and the plan
+    kept where a stage finds nothing in its budget), so that a plan always comes back (the Mira
+    mode: at 20 ms half of wk1's solves found nothing)."""
     stage = stage_builder(method)
     H = horizon(problem)
     rts = [j for j in problem.jobs if j.kind == "rt"]
     bjs = [j for j in problem.jobs if j.kind != "rt"]
     status = "optimal"
-    plan = warm
+    base = list_plan(problem, unit_cls, warm) if floor else None
+    plan = base if base is not None else warm
     rt_total = None  # bound on Σ SD of the planned RTJs
     ub = {j.id: H for j in problem.jobs}
     if rts:
@@ -378,8 +422,10 @@ def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, 
         if plan:
             md.hint(plan)
         got, st = md.solve(budget, STAGE_SHARES[0], seed)
-        if got is None:
+        if got is None and base is None:
             return None, st
+        if got is None:
+            got, st = base, "feasible"
         plan = got
         status = st if st != "optimal" else status
         theta_star_sum = plan_sum(rts, plan)
@@ -398,7 +444,7 @@ def solve_problem(problem: Problem, unit_cls: list[list[int]], theta: Fraction, 
         md.hint(plan)
     got, st = md.solve(budget, STAGE_SHARES[1], seed)
     if got is None:
-        return (plan, "feasible") if rts else (None, st)
+        return (plan, "feasible") if rts or base is not None else (None, st)
     plan = got
     status = st if st != "optimal" else status
     # The tie-break can lower nothing when the BJ plan's RTJ sum is already the least one (θ*).
@@ -431,6 +477,43 @@ def _progress(js, view: SimView) -> int:
     return view.now - js.run_start
 
 
+def bounded_window(view: SimView, k: int, home: dict[int, int]) -> tuple[list, set[int]]:
+    """The waiting jobs a bounded plan (window ``k``) sees, in queue order, and the ids of those
+    taken only because they fit now.
+
+    The window is every waiting RTJ, the first ``k`` other waiting jobs (queue order) and every
+    further waiting job that a first-fit pass in queue order places on the partitions free now
+    (a preempted job only on its own partition): the jobs a backfilling heuristic could start now,
+    at most as many as the free partitions hold together.  Without them a plan of the first ``k``
+    jobs backfilled nothing deeper (Mira wk1, K = 8: BJ bounded slowdown 11.3 against WCJS-JIT's
+    2.0).  The plan offers a fitting job only the partitions free now (``ReplanPolicy.problem``).
+    """
+    rts, head, rest = [], [], []
+    for js in view.queue:
+        if js.info.kind == "rt":
+            rts.append(js)
+        elif len(head) < k:
+            head.append(js)
+        else:
+            rest.append(js)
+    fitting: set[int] = set()
+    if rest and view.state.free_mask:
+        state = view.state.copy()
+        allocated_nodes = view.machine.allocated_nodes
+        for js in rest:
+            nodes = js.info.nodes
+            own = home.get(js.info.id)
+            q = state.find(nodes) if own is None else (own if state.is_free(own, nodes) else None)
+            if q is None:
+                continue
+            state.allocate(q, allocated_nodes(nodes))
+            fitting.add(js.info.id)
+            if not state.free_mask:
+                break
+    keep = {js.info.id for js in rts} | {js.info.id for js in head} | fitting
+    return [js for js in view.queue if js.info.id in keep], fitting
+
+
 class ReplanPolicy:
     """Receding-horizon scheduling on the exact model (module docstring).
 
@@ -439,8 +522,9 @@ class ReplanPolicy:
             ``milp.replan_milp`` on the best installed back end; wall-clock limits only).
         time_limit_ms: budget of one decision (all stages), ms; None: no limit (proven optima).
         clock: ``deterministic`` (CP-SAT's deterministic time: reproducible) or ``wall``.
-        window: K — plan the running jobs, every waiting RTJ and the first K other waiting jobs
-            (None: every job).
+        window: K — plan the running jobs, every waiting RTJ, the first K other waiting jobs and
+            the further waiting jobs that fit the partitions free now (``bounded_window``; None:
+            every job).
         theta: the RTJ bound θ (mean RTJ slowdown), default 6/5.
         preempt: whether the plan may preempt running checkpointable BJs.
         tiebreak: the third stage (least RTJ mean among the BJ-optimal plans).
@@ -557,16 +641,16 @@ class ReplanPolicy:
             jobs.append(PlanJob(info.id, info.kind, info.submit, W, now, remaining, [js.alloc], fixed_start=True,
                                 split=split, write=io.write_seconds(js.alloc_nodes)))
         waiting = list(view.queue)
+        fitting: set[int] = set()
         if self.window is not None:
-            rts = [js for js in waiting if js.info.kind == "rt"]
-            others = [js for js in waiting if js.info.kind != "rt"][: self.window]
-            keep = {js.info.id for js in rts + others}
-            waiting = [js for js in waiting if js.info.id in keep]
+            waiting, fitting = bounded_window(view, self.window, self._home)
         for js in waiting:
             info = js.info
             W = info.walltime
             home = self._home.get(info.id)
             cands = [home] if home is not None else list(machine.candidates_for(info.nodes))
+            if info.id in fitting:  # taken for a partition free now: offered only those (a small model)
+                cands = [q for q in cands if view.state.is_free(q, info.nodes)]
             nodes = machine.allocated_nodes(info.nodes)
             if js.saved > 0 or js.n_preemptions > 0:  # a restart: read, then the rest; no second split
                 read = io.read_seconds(nodes) if js.saved > 0 else 0
@@ -625,7 +709,8 @@ class ReplanPolicy:
         t0, c0 = time.perf_counter(), time.process_time()
         budget = Budget(self.clock, None if self.time_limit_ms is None else self.time_limit_ms / 1000.0)
         plan, status = solve_problem(problem, unit_classes(view.machine), self.theta, budget,
-                                     tiebreak=self.tiebreak, warm=self._plan, seed=self.seed, method=self.method)
+                                     tiebreak=self.tiebreak, warm=self._plan, seed=self.seed, method=self.method,
+                                     floor=self.window is not None)
         self.stats.append(DecisionStats(now, len(problem.jobs), time.perf_counter() - t0, status,
                                         time.process_time() - c0))
         if plan is None:  # nothing found in the budget: start what fits now, in queue order (never idle)
@@ -659,12 +744,18 @@ class ReplanPolicy:
 
     def _as_planned(self, view: SimView, problem: Problem) -> bool:
         """Whether the last plan still holds at ``view.now``: it plans every job of ``problem``,
-        no job arrived since (a job that entered the queue is one this policy preempted, back
-        after its write), no job ended before its walltime-based end (the plan assumed that end;
+        no job of ``problem`` arrived since (a job that entered the queue is one this policy
+        preempted, back after its write, or one outside the bounded window), no job ended before its walltime-based end (the plan assumed that end;
         ``_note_finished`` marks the plan invalid), and every planned start of a waiting job is now or later (none was missed)."""
         plan = self._plan
-        if not self._plan_valid or any(js.info.id not in self._home for js in view.entered):
+        if not self._plan_valid:
             return False
+        if view.entered:
+            # A job that arrived outside a bounded window (beyond the first K, fitting nothing free)
+            # leaves the problem as it was; without a window every arrival is in it.
+            planned = {j.id for j in problem.jobs}
+            if any(js.info.id not in self._home and js.info.id in planned for js in view.entered):
+                return False
         now = view.now
         queued = {js.info.id for js in view.queue}
         for j in problem.jobs:
@@ -763,4 +854,4 @@ def parse_replan_name(name: str) -> dict[str, Any]:
     return out
 
 
-__all__ = ["ReplanPolicy", "Problem", "PlanJob", "solve_problem", "replan_name", "parse_replan_name", "unit_classes"]
+__all__ = ["ReplanPolicy", "bounded_window", "list_plan", "Problem", "PlanJob", "solve_problem", "replan_name", "parse_replan_name", "unit_classes"]

@@ -199,3 +199,68 @@ def test_without_a_plan_in_its_budget_it_starts_what_fits(monkeypatch):
     assert pol.log  # it decided
     assert all(o.end >= 0 for o in result.outcomes)  # every job ran to the end
     assert all(isinstance(d, Start) for _, ds in pol.log for d in ds)
+
+
+def _view_with_queue(jobs, busy, now=0):
+    """A scheduling view (the fields ``problem`` reads) on the 4-block machine: partitions 0..3 the
+    512-node blocks, 4 = blocks 0-1, 5 = blocks 2-3 (1024), 6 = all four (2048); ``busy``
+    partitions held."""
+    from types import SimpleNamespace
+
+    from rtsched.checkpoint import DEFAULT_IO
+    from rtsched.sim.state import JobInfo, JobState
+
+    machine = Instance(4, jobs, name="window").machine()
+    state = machine.new_state()
+    for q in busy:
+        state.allocate(q, machine.partitions[q].nodes)
+    queue = [JobState(i, JobInfo.of(j)) for i, j in enumerate(jobs)]
+    return SimpleNamespace(now=now, machine=machine, state=state, queue=queue, running={}, io=DEFAULT_IO,
+                           checkpoint=CheckpointModel.parse("jit"))
+
+
+def test_the_bounded_window_takes_every_waiting_job_that_fits_the_free_partitions():
+    # Worked by hand. Block 0 busy: free are 1, 2, 3 (512) and 5 (1024 on blocks 2-3). K = 1.
+    # Queue order: a BJ 2048 (the first K: in, though it fits nothing now), b BJ 1024 (fits 5: in;
+    # 1 alone stays free), c RTJ 512 (every RTJ: in), d BJ 1024 (no 1024 free after b: out),
+    # e BJ 512 (fits 1: in; nothing free now), f BJ 512 (out).
+    from milp.replan import bounded_window
+
+    nodes = {1: (BATCH, 2048), 2: (BATCH, 1024), 3: (RT, 512), 4: (BATCH, 1024), 5: (BATCH, 512), 6: (BATCH, 512)}
+    jobs = [Job(i, 0, 600, 600, n, kind=k) for i, (k, n) in nodes.items()]
+    view = _view_with_queue(jobs, busy=[0])
+    window, fitting = bounded_window(view, 1, {})
+    assert [js.info.id for js in window] == [1, 2, 3, 5]
+    assert fitting == {2, 5}
+    # the plan offers a job taken for fitting only the partitions free now; the first K keep all
+    pol = ReplanPolicy(window=1)
+    cands = {j.id: j.candidates for j in pol.problem(view).jobs}
+    assert cands == {1: [6], 2: [5], 3: [0, 1, 2, 3], 5: [1, 2, 3]}
+    # with nothing free, the window is the RTJs and the first K
+    full = _view_with_queue(jobs, busy=[6])
+    window, fitting = bounded_window(full, 1, {})
+    assert [js.info.id for js in window] == [1, 3] and fitting == set()
+    # a preempted job fits only on its own partition: e's block 0 is busy (out), f's block 1 is
+    # free (in); b took partition 5 as before
+    window, fitting = bounded_window(view, 1, {5: 0, 6: 1})
+    assert [js.info.id for js in window] == [1, 2, 3, 6] and fitting == {2, 6}
+
+
+def test_list_plan_places_each_job_at_its_earliest_start_in_the_last_plans_order():
+    # Worked by hand on the 4-block machine (0..3 blocks, 4 = 0-1, 5 = 2-3, 6 = all); block 0 held
+    # until t = 100.  Problem order A (1024, 50 s), B (2048, 30 s), C (512, 20 s).
+    from milp.replan import Blocker, PlanJob, PlannedJob, Problem, list_plan, unit_classes
+
+    machine = Instance(4, [Job(1, 0, 60, 60, 512)], name="list").machine()
+    jobs = [PlanJob(1, BATCH, 0, 50, 0, 50, [4, 5]), PlanJob(2, BATCH, 0, 30, 0, 30, [6]),
+            PlanJob(3, BATCH, 0, 20, 0, 20, [0, 1, 2, 3])]
+    problem = Problem(0, jobs, [Blocker(0, 100)], 0, 0)
+    cls = unit_classes(machine)
+    got = {i: (p.partition, p.start, p.end) for i, p in list_plan(problem, cls, None).items()}
+    # no last plan: problem order. A: 4 waits for block 0 (100), 5 is free -> (5, 0, 50); B needs
+    # every block: after the blocker (100); C: block 0 busy, block 1 free at 0 -> (1, 0, 20)
+    assert got == {1: (5, 0, 50), 2: (6, 100, 130), 3: (1, 0, 20)}
+    # the last plan started C first, on block 3: C keeps block 3 (free at 0 like 1 and 2), A then
+    # waits for it on 5 (20) rather than for block 0 on 4 (100), B still at 100
+    got = {i: (p.partition, p.start, p.end) for i, p in list_plan(problem, cls, {3: PlannedJob(3, 0, end=20)}).items()}
+    assert got == {1: (5, 20, 70), 2: (6, 100, 130), 3: (3, 0, 20)}

@@ -1,0 +1,42 @@
+"""``rtsched.experiments.weeks``: the Mira weeks and the paired verdicts against WCJS-JIT."""
+from __future__ import annotations
+
+import pytest
+
+from rtsched.experiments.weeks import WEEKS, paired_weeks, week_named
+
+
+def rows(week, policy, rtj, bj):
+    return [{"week": week, "policy": policy, "seed": s + 1, "rtj_bsld": r, "bj_bsld": b}
+            for s, (r, b) in enumerate(zip(rtj, bj))]
+
+
+def test_paired_weeks_gives_the_means_the_paired_differences_and_the_verdicts():
+    ref_rt, ref_bj = [1.0, 1.2, 1.4, 1.6, 1.8], [2.0, 2.0, 2.0, 2.0, 2.0]
+    data = rows("wk1", "wcjs-jit", ref_rt, ref_bj)
+    # wk1: RTJ lower by 0.1 on every seed, BJ equal -> no worse on both, not better on both
+    data += rows("wk1", "p", [r - 0.1 for r in ref_rt], ref_bj)
+    data += rows("wk2", "wcjs-jit", ref_rt, ref_bj)
+    # wk2: both lower on every seed -> better on both; the interval of a constant difference is a point
+    data += rows("wk2", "p", [r - 0.2 for r in ref_rt], [b - 0.5 for b in ref_bj])
+    got = paired_weeks(data, "p")
+    assert set(got) == {"wk1", "wk2"}
+    wk1, wk2 = got["wk1"], got["wk2"]
+    assert wk1["seeds"] == [1, 2, 3, 4, 5]
+    assert wk1["rtj_bsld"]["policy"] == pytest.approx(1.3) and wk1["rtj_bsld"]["reference"] == pytest.approx(1.4)
+    assert wk1["rtj_bsld"]["ci"] == pytest.approx([-0.1, -0.1, -0.1])
+    assert wk1["bj_bsld"]["diff"] == 0 and (wk1["no_worse"], wk1["better"]) == (True, False)
+    assert wk2["bj_bsld"]["ci"] == pytest.approx([-0.5, -0.5, -0.5]) and (wk2["no_worse"], wk2["better"]) == (True, True)
+    # a worse BJ mean on one week: neither verdict; fewer than 5 common seeds: no interval
+    worse = rows("wk1", "wcjs-jit", ref_rt[:3], ref_bj[:3]) + rows("wk1", "q", ref_rt[:3], [2.1, 2.0, 2.0])
+    w = paired_weeks(worse, "q")["wk1"]
+    assert (w["no_worse"], w["better"]) == (False, False) and w["bj_bsld"]["ci"] is None
+
+
+def test_the_four_weeks_and_their_windows():
+    assert [(w.name, w.log, w.start) for w in WEEKS] == [
+        ("wk1", "wk1.log", "2018-01-21"), ("wk2", "wk2.log", "2018-03-18"), ("wk1-10", "wk1-10.log", "2018-01-22"),
+        ("dec", "mira_dec_wk1.log", "2014-12-01")]
+    assert week_named("dec").window().days == 7.0
+    with pytest.raises(ValueError, match="unknown week 'wk3'"):
+        week_named("wk3")
