@@ -84,3 +84,30 @@ def test_wake_gives_the_agent_a_decision_at_the_split_point():
     assert "wake" not in env.config()
     default = RtMixEnv("mira:16", "jit").config()  # the settings of the agents before the options
     assert "wake" not in default and "eligibility" not in default
+
+
+def test_cli_options_reach_dagger_and_are_refused_elsewhere(tmp_path, capsys, monkeypatch):
+    """``rl train --agent rtmix --eligibility any --wake`` passes both to the DAgger run (the model
+    file's settings); the clone recipe refuses them; a bad value names the option."""
+    from rtsched.cli import main
+    from rtsched.rl.rtmix import dagger
+
+    seen = {}
+
+    def fake_run_dagger(out, **kw):  # the CLI's call, not a training run
+        seen.update(kw)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dagger, "run_dagger", fake_run_dagger)
+    assert main(["rl", "train", "--agent", "rtmix", "--eligibility", "any", "--wake", "--out", str(tmp_path / "d"),
+                 "--no-progress"]) != 0  # interrupted by the fake
+    assert seen["eligibility"] == "any" and seen["wake"] is True and seen["bj_candidates"] == 2
+    seen.clear()
+    assert main(["rl", "train", "--agent", "rtmix", "--out", str(tmp_path / "e"), "--no-progress"]) != 0
+    assert seen["eligibility"] == "wcjs" and seen["wake"] is False  # the recipe's defaults are unchanged
+    capsys.readouterr()
+    assert main(["rl", "train", "--agent", "rtmix", "--recipe", "clone", "--wake", "--out", str(tmp_path / "f")]) == 2
+    assert "--wake" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["rl", "train", "--agent", "rtmix", "--eligibility", "all", "--out", str(tmp_path / "g")])
+    assert exc.value.code == 2 and "--eligibility" in capsys.readouterr().err
