@@ -111,3 +111,26 @@ def test_cli_options_reach_dagger_and_are_refused_elsewhere(tmp_path, capsys, mo
     with pytest.raises(SystemExit) as exc:
         main(["rl", "train", "--agent", "rtmix", "--eligibility", "all", "--out", str(tmp_path / "g")])
     assert exc.value.code == 2 and "--eligibility" in capsys.readouterr().err
+
+
+def test_a_model_trained_with_the_options_decides_with_them_and_its_schedules_validate():
+    """The DAgger candidate of training/rtmix-dagger-wake keeps its options in the model file; as a
+    policy it uses them (at 50 on the tiny instance its answer is one of the two preemptions only
+    ``any`` offers, or waiting with the wake-up at 200) and its schedules pass the validator
+    (``execute`` validates every run)."""
+    import os
+
+    from milp.compare import run_online
+    from milp.instance import table3_instance
+    from rtsched.rl.rtmix.policy import RtMixPolicy
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training",
+                        "rtmix-dagger-wake", "round-6.pt")
+    pol = RtMixPolicy(path)
+    assert pol.spec.eligibility == "any" and pol.spec.wake and pol.spec.bj_candidates == 2
+    ps = _pass_at_50(eligibility="any", wake=True, bj_candidates=2)
+    out = pol.decide(ps.view)
+    assert out in ([WakeAt(200)], [Preempt(1), Start(2, 0)], [Preempt(1), Start(2, 1)])
+    for seed in (0, 1):
+        r = run_online(table3_instance(seed), path)
+        assert r.bj_sd_mean >= 1.0 and r.rtj_sd_mean >= 1.0
