@@ -2,6 +2,12 @@
 
 Run:  PYTHONPATH=. nice -n 10 python bench/bench_splitwindow.py [--budget-s 50] [--quick] [--json OUT]
       PYTHONPATH=. python bench/bench_splitwindow.py --speed-only
+      PYTHONPATH=. python bench/bench_splitwindow.py --models LABEL=PATH,... [--eval-segments 10 --eval-jobs 200]
+
+``--models``: no training; the given (already validated) models, the window teachers and the references
+FCFS + EASY, SJF + EASY and plain SJF, FCFS, LCFS schedule the held-out segments once, and each row's
+paired difference in average wait to FCFS + EASY and to SJF + EASY gets a 95 % percentile bootstrap
+interval over the segments (``milp.compare.paired_bootstrap``: 10,000 resamples, seeded).
 
 First, environment steps per second with random actions: the split-window environment beside the
 project's picking environment (RLScheduler's), one after the other in the same process.
@@ -45,6 +51,8 @@ DEFAULT_TRACE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
                              "traces", "swf", "lublin_256.swf")
 SIZES = (8, 10, 16, 20, 32, 64)
 REFERENCES = {"EASY": "fcfs+easy", "SJF+EASY": "sjf+easy", "SJF (cores)": "smallest"}
+# --models: the held-out comparison of issue 24 §4 (plain = no backfilling)
+HELD_OUT = {"FCFS+EASY": "fcfs+easy", "SJF+EASY": "sjf+easy", "SJF": "sjf", "FCFS": "fcfs", "LCFS": "lcfs"}
 PAPER = {"M": 20, "wait_cut": 0.49, "queue_cut": 0.50}
 
 
@@ -110,6 +118,39 @@ def mean_rows(rows, key_fields=("avg_wait", "avg_queue", "utilization", "avg_bsl
     return out
 
 
+def held_out(tr, starts, jobs: int, models: list[tuple[str, str]], teachers: list[tuple[int, int]]) -> list[dict]:
+    """``--models``: every model, teacher and ``HELD_OUT`` reference on the same segments; rows with the
+    mean average wait and queue length and the paired 95 % intervals of the wait against FCFS + EASY
+    and SJF + EASY (printed as a table)."""
+    from milp.compare import paired_bootstrap
+    from rtsched.rl.splitwindow.policy import WindowTeacherPolicy
+
+    entries = [(lab, name) for lab, name in HELD_OUT.items()] + list(models)
+    entries += [(f"teacher sjf {h}-{t}", WindowTeacherPolicy(h, t, "sjf")) for h, t in teachers]
+    per = {}
+    for lab, pol in entries:
+        t = time.perf_counter()
+        rows = evaluate_online([pol], tr, starts, jobs)
+        per[lab] = {"wait": [r["avg_wait"] for r in rows], "queue": [r["avg_queue"] for r in rows],
+                    "forced": sum(r["forced"] for r in rows), "s": time.perf_counter() - t}
+    out = []
+    print(f"{'policy':>22} {'avg wait (s)':>13} {'avg queue':>10} {'− FCFS+EASY [95 %]':>32} "
+          f"{'− SJF+EASY [95 %]':>32} {'forced':>6}")
+    for lab, _ in entries:
+        w = np.asarray(per[lab]["wait"])
+        row = {"policy": lab, "avg_wait": float(w.mean()), "avg_queue": float(np.mean(per[lab]["queue"])),
+               "wait_per_segment": w.tolist(), "forced": per[lab]["forced"], "eval_s": round(per[lab]["s"], 1)}
+        cells = []
+        for ref in ("FCFS+EASY", "SJF+EASY"):
+            ci = paired_bootstrap(list(w - np.asarray(per[ref]["wait"])))
+            row[f"minus_{ref}"] = ci
+            cells.append("—" if ci is None or lab == ref else f"{ci[0]:+10.0f} [{ci[1]:+9.0f}, {ci[2]:+9.0f}]")
+        out.append(row)
+        print(f"{lab:>22} {row['avg_wait']:13.0f} {row['avg_queue']:10.2f} {cells[0]:>32} {cells[1]:>32} "
+              f"{row['forced']:6d}", flush=True)
+    return out
+
+
 def main() -> int:
     """The benchmark's protocol, top to bottom: options, the environment speed, one agent trained per
     window configuration within its budget, every agent and the references on the held-out segments,
@@ -130,6 +171,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="sizes 8,20; 10 s budget; 2 segments of 300 jobs")
     ap.add_argument("--json", help="write the rows to this file")
     ap.add_argument("--speed-only", action="store_true", help="only the environment steps per second")
+    ap.add_argument("--models", help="LABEL=PATH,...: evaluate these models on the held-out segments (no training)")
+    ap.add_argument("--teachers", default="10-10,20-0", help="--models: window teachers M_h-M_t to score beside them")
     args = ap.parse_args()
     if not os.path.exists(args.trace):
         print(f"bench_splitwindow: trace not found: {args.trace}", file=sys.stderr)
@@ -145,6 +188,14 @@ def main() -> int:
     print(f"trace {tr.name}: {n} jobs; training starts in the first 80 %, test segments {starts} × {args.eval_jobs} "
           f"jobs; budget {args.budget_s:.0f} s per configuration, episodes of {args.placements} placements, "
           f"networks {args.hidden}, {args.episodes_per_update} episodes per update")
+    if args.models:
+        models = [tuple(item.split("=", 1)) for item in args.models.split(",")]
+        teachers = [tuple(int(x) for x in ht.split("-")) for ht in args.teachers.split(",") if ht]
+        rows = held_out(tr, starts, args.eval_jobs, models, teachers)
+        if args.json:
+            atomic_write_text(args.json, json.dumps({"starts": starts, "eval_jobs": args.eval_jobs, "rows": rows},
+                                                    indent=1))
+        return 0
     speeds = env_speed(tr, 1.0 if args.quick else 3.0)
     for label, sps, jps in speeds:
         print(f"  env speed, random actions: {label}: {sps:,.0f} steps/s, {jps:,.0f} jobs started/s")

@@ -160,6 +160,13 @@ SHARED_TRAIN_OPTIONS = (
                 "model file, the rule-based kill first (default sjf); splitwindow: sjf (the shortest window job that "
                 "fits, default) or fcfs (the first that fits); rtmix dagger: the expert, a policy name (default "
                 "replan); rtmix curriculum: the policy labelling the weeks (default wcjs)"),
+    TrainOption(("--select-every",), "rlschert (vasplike), splitwindow: every N epochs score the greedy policy on "
+                "validation sequences and keep the best as OUT/best.pt (OUT/selection.json; default 0: off)",
+                kind="int"),
+    TrainOption(("--clone-epochs",), "rlschert, splitwindow: passes of the imitation pre-training (default 30 and 20)",
+                kind="int"),
+    TrainOption(("--until",), "rlschert, splitwindow: stop cleanly after the epoch during which this UTC time HH:MM "
+                "passes (or a file OUT/STOP appears); each step's CPU and wall seconds go to OUT/budget.json"),
     TrainOption(("--no-progress",), "no progress bar", kind="flag", default=False),
     TrainOption(("--json",), "print a JSON summary (with the per-epoch history)", kind="flag", default=False),
 )
@@ -240,6 +247,12 @@ def _ppo_train_options(args) -> dict:
     if start is not None:
         options["start_range"] = start
     options.update(agent_options(args.agent).train_options(args))
+    if getattr(args, "until", None) is not None:
+        from rtsched.rl.budget import deadline_at
+
+        options["until"] = deadline_at(args.until)
+    if options.get("until") is not None or options.get("select_every"):
+        options["budget"] = True  # a long run's step: its seconds go to OUT/budget.json
     return options
 
 
@@ -303,6 +316,8 @@ def _print_train_summary(args, out: str, ckpt: str, res: dict) -> None:
                "last_score": (last["mean_slowdown"] if label == "mean slowdown" else
                               _score(args.agent, args.goal, last["mean_return"])) if last else None,
                "history": history}
+    if res.get("stopped"):
+        summary["stopped"] = True  # a step of a long run ended at --until or OUT/STOP
     if args.json:
         print(json.dumps(summary, indent=1, allow_nan=False))
         return
@@ -310,7 +325,9 @@ def _print_train_summary(args, out: str, ckpt: str, res: dict) -> None:
     setting = getattr(agent_options(args.agent), "setting", None)
     setting = setting(args) if setting else f"goal {args.goal}, backfill {args.backfill}"
     print(f"{args.agent} on {os.path.basename(args.trace)} ({setting}): "
-          f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}")
+          f"{summary['epochs']} epochs ({res['epochs_run']} run now), last epoch {label} {score}; model {ckpt}"
+          + ("; stopped cleanly (--until or STOP): run the same command with --resume to continue"
+             if res.get("stopped") else ""))
 
 
 # ---------------------------------------------------------------------------------------- train: rtmix

@@ -44,35 +44,66 @@ def make_env(agent: str, trace, *, goal: str = "bsld", backfill="none", machine=
     return EnvFactory(agent, trace, goal, backfill, machine, options)()
 
 
-def run_training(trainer: PPOTrainer, out, resume: bool, init_from, epochs: int) -> dict:
+def run_training(trainer: PPOTrainer, out, resume: bool, init_from, epochs: int, *, until=None,
+                 budget: bool = False, before: Callable[[bool], None] | None = None) -> dict:
     """Train ``trainer`` to ``epochs`` in the folder ``out`` (held locked; resumed from its checkpoint
-    with ``resume``, else started from ``init_from``'s weights when given), then stop its workers."""
+    with ``resume``, else started from ``init_from``'s weights when given), then stop its workers.
+
+    ``budget`` or ``until`` (a UTC ``datetime`` or ``"HH:MM"``; needs ``out``): this step's CPU and
+    wall seconds go to ``OUT/budget.json`` (``rtsched.rl.budget.StepBudget``) and the step stops
+    cleanly after the epoch during which ``until`` passes or ``OUT/STOP`` appears (``"stopped"`` in
+    the result).  ``before(resuming)`` runs under the lock once the start is known (a recipe's
+    imitation pre-stage, the scoring of epoch 0) and counts in the step's seconds."""
+    from rtsched.rl.budget import StepBudget, StopTraining, deadline_at
+
     ckpt = os.path.join(out, CHECKPOINT) if out else None
+    if (budget or until is not None) and not out:
+        raise OptionError("--until and budget accounting need an output folder (--out)")
     lock = (FileLock(os.path.join(out, LOCK), f"training folder {out}", remove_if_unused=True) if out
             else contextlib.nullcontext())
+    stopped = False
     # One training run per output folder: a second one would interleave epochs in the checkpoint.
     try:
         with lock:
+            steps = StepBudget(out, deadline_at(until) if isinstance(until, str) else until) \
+                if (budget or until is not None) else None
+            if steps is not None:
+                report = trainer.progress
+
+                def progress(epoch, total, stats):
+                    if report is not None:
+                        report(epoch, total, stats)
+                    steps(epoch, total, stats)  # last: it may end the step
+
+                trainer.progress = progress
             start_epoch = 0
-            if out and resume and os.path.exists(ckpt):
+            resuming = bool(out and resume and os.path.exists(ckpt))
+            if resuming:
                 trainer.restore(ckpt)
                 start_epoch = trainer.epoch
             elif init_from:
                 trainer.warm_start(init_from)
-            history = trainer.train(epochs)
+            if before is not None:
+                before(resuming)
+            try:
+                history = trainer.train(epochs)
+            except StopTraining:
+                stopped, history = True, trainer.history
+            if steps is not None:
+                steps.account()
     except LockedError as exc:
         raise OptionError(f"--out: {exc}; wait for it or choose another folder") from None
     finally:
         trainer.close()
     return {"out": out, "checkpoint": ckpt, "history": history, "epochs_run": trainer.epoch - start_epoch,
-            "trainer": trainer}
+            "trainer": trainer, "stopped": stopped}
 
 
 def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="none", epochs: int = 100,
           out: str | None = None, progress: Callable | None = None, *, machine=None, resume: bool = True,
           init_from: str | None = None, on_trajectory: Callable | None = None, ray_address: str | None = None,
-          **options) -> dict:
-    """Train an agent; returns ``{"out", "checkpoint", "history", "epochs_run", "trainer"}``.
+          until=None, budget: bool = False, **options) -> dict:
+    """Train an agent; returns ``{"out", "checkpoint", "history", "epochs_run", "trainer", "stopped"}``.
 
     ``options`` are environment options (``seq_len``, ``window``, ``start_range``, ``sjf_filter``,
     ``features``, ``pad``, ``util_window``; inspector: ``base``, ``reward``, ``max_interval``,
@@ -86,17 +117,22 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
     from its epoch; a checkpoint of other settings raises ``ModelFileError`` naming the file.
     ``init_from`` (a model file or folder) starts a *new* run from that model's weights, e.g. stage 2
     of trajectory filtering (train on all sequences after a filtered stage 1, seed 003 §IV-C).
+    ``until`` / ``budget``: a step of a long run (``run_training``: ``OUT/budget.json``, a clean stop at
+    a UTC time).  An agent's ``recipe.RUN_OPTIONS`` (the split window: ``select_every``, ``clone_episodes``,
+    ...) go to its ``recipe.prepare``, which may clone a teacher first and select on validation.
     """
     recipe = agent_part(agent, "recipe")
+    steps = {k: v for k, v in (("until", until), ("budget", budget)) if v}
     if hasattr(recipe, "train"):  # an agent with its own recipe (rlschert, rtmix)
         return recipe.train(trace, epochs, out, progress, goal=goal, backfill=backfill, machine=machine,
                             resume=resume, init_from=init_from, on_trajectory=on_trajectory,
-                            ray_address=ray_address, **options)
+                            ray_address=ray_address, **steps, **options)
     if trace is None:
         raise ValueError("train() needs a trace (SWF path, Workload or RLTrace)")
     tr = load_trace(trace)
     mach = _machine_for(tr, machine)
     goal, backfill = getattr(recipe, "settings", committed_head_settings)(goal, backfill)
+    run_opts = {k: options.pop(k) for k in getattr(recipe, "RUN_OPTIONS", ()) if k in options}
     env_opts, ppo_opts = split_options(options, recipe.ENV_OPTIONS, f"train() for agent {agent!r}")
     for k, v in recipe.ENV_DEFAULTS.items():
         env_opts.setdefault(k, v)
@@ -124,4 +160,5 @@ def train(agent: str = "rlscheduler", trace=None, goal: str = "bsld", backfill="
             raise
         raise OptionError(f"--workers/--backend: {exc}") from None
     trainer.on_trajectory = on_trajectory
-    return run_training(trainer, out, resume, init_from, epochs)
+    before = recipe.prepare(trainer, probe, tr, out, **run_opts) if run_opts else None
+    return run_training(trainer, out, resume, init_from, epochs, before=before, **steps)

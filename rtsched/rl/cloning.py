@@ -1,8 +1,10 @@
 """Behaviour cloning: an actor fitted to a teacher's decisions by masked cross-entropy, shared by the
-agents that start from imitation (rtmix's expert plans, RLSchert's kill teacher)."""
+agents that start from imitation (rtmix's expert plans, RLSchert's kill teacher, the split window's
+SJF window teacher); ``teacher_decisions`` records a teacher's episodes in any environment that has a
+``teacher_action()``."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 import torch
@@ -57,4 +59,32 @@ def behaviour_clone(actor: torch.nn.Module, data: dict, epochs: int, *, lr: floa
     return rows
 
 
-__all__ = ["behaviour_clone"]
+def teacher_decisions(env, resets: Iterable[dict]) -> dict:
+    """The imitation teacher's episodes in ``env`` (a Gymnasium environment with ``teacher_action()``
+    and ``action_masks()``): one episode per item of ``resets`` (``env.reset``'s keyword arguments,
+    e.g. ``{"seed": 3}`` or ``{"options": {"start": 120}}``), the teacher acting at every step until the
+    episode terminates or is truncated.  Returns every decision's observation, action mask and
+    action (``behaviour_clone``'s data), and with ``env.teacher_good()`` each decision's set of actions
+    as good as the teacher's (``good``: set labels)."""
+    obs, mask, act, good = [], [], [], []
+    has_good = hasattr(env, "teacher_good")
+    for kwargs in resets:
+        o, _info = env.reset(**kwargs)
+        done = False
+        while not done:
+            a = env.teacher_action()
+            obs.append(o)
+            mask.append(env.action_masks())
+            act.append(a)
+            if has_good:
+                good.append(env.teacher_good())
+            o, _, term, trunc, _info = env.step(a)
+            done = term or trunc
+    data = {"obs": np.asarray(obs, dtype=np.float32), "mask": np.asarray(mask, dtype=bool),
+            "act": np.asarray(act, dtype=np.int64)}
+    if has_good:
+        data["good"] = np.asarray(good, dtype=bool)
+    return data
+
+
+__all__ = ["behaviour_clone", "teacher_decisions"]

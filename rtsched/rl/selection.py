@@ -11,7 +11,11 @@ selects on the test set.  Here instead:
   policy (``export_model``: about 20 KiB) to ``OUT/snapshots/epoch-NNNN.pt``, scores it on the
   validation sequences (``rtsched.rl.evaluate``: validated pipeline runs) and keeps the best; the
   scores are written to ``OUT/selection.json`` after every epoch;
-* ``train_selected``: trains, selects, then evaluates the selected snapshot once on the test sequences.
+* ``train_selected``: trains, selects, then evaluates the selected snapshot once on the test sequences;
+* ``BestOnValidation``: the lighter step of long runs (RLSchert, the split window): every ``every``
+  epochs the checkpoint's policy is exported, scored by the agent's own validation (greedy, as it is
+  evaluated and shipped) and kept as ``OUT/best.pt`` only when it beats every earlier one, so a run
+  folder holds one policy file however long the run.
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -30,6 +34,8 @@ from rtsched.rl.trace import load_trace
 
 SNAPSHOTS = "snapshots"
 SELECTION = "selection.json"
+BEST = "best.pt"  # BestOnValidation: the policy of the best validated epoch (``export_model``'s policy-only file)
+_SCORING = "scoring.pt"  # BestOnValidation: the epoch being scored (removed once scored)
 
 
 def windows_overlap(a: int, la: int, b: int, lb: int) -> bool:
@@ -97,14 +103,75 @@ class SnapshotSelector:
     @property
     def best(self) -> dict | None:
         """The epoch with the lowest validation score (the earliest among equals); None before any."""
-        if not self.scores:
-            return None
-        return min(self.scores, key=lambda r: (r["validation"], r["epoch"]))
+        return best_row(self.scores)
 
     def _write(self) -> None:
         doc = {"goal": self.goal, "backfill": self.backfill, "seq_len": self.seq_len, "starts": self.starts,
                "best": self.best, "epochs": sorted(self.scores, key=lambda r: r["epoch"])}
         atomic_write_text(os.path.join(self.out, SELECTION), json.dumps(doc, indent=1) + "\n")
+
+
+def best_row(scores: Iterable[dict]) -> dict | None:
+    """The scored epoch with the lowest ``validation`` (the earliest among equals); None before any."""
+    scores = list(scores)
+    if not scores:
+        return None
+    return min(scores, key=lambda r: (r["validation"], r["epoch"]))
+
+
+@dataclass
+class BestOnValidation:
+    """``train(progress=step)``: every ``every`` epochs (and at the run's last epoch) export the
+    checkpoint's policy, score it with ``score(model_path)`` (a dict with ``"validation"``, lower is
+    better, and any other figures to record) and keep it as ``OUT/best.pt`` when it beats every
+    earlier epoch (``best_row``).  ``OUT/selection.json`` (rewritten after each scoring) holds
+    ``meta`` (what the validation is), ``best`` and every scored epoch (with its ``train_return``
+    and ``eval_s``, the seconds its scoring took); a resumed run keeps the earlier epochs' rows."""
+
+    out: str
+    score: Callable[[str], dict]
+    every: int = 1
+    meta: dict = field(default_factory=dict)
+    scores: list[dict] = field(default_factory=list)
+    eval_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.every < 1:
+            raise ValueError(f"the scoring interval must be at least 1 epoch, got {self.every}")
+        path = os.path.join(self.out, SELECTION)
+        if os.path.exists(path):  # a resumed run keeps the earlier epochs' scores
+            with open(path) as fh:
+                self.scores = list(json.load(fh).get("epochs", []))
+
+    def __call__(self, epoch: int, epochs: int, stats: dict) -> None:
+        if epoch % self.every and epoch != epochs:
+            return
+        self.score_now(epoch, stats.get("mean_return"))
+
+    def score_now(self, epoch: int, train_return: float | None = None) -> dict:
+        """Score the checkpoint now as epoch ``epoch`` (e.g. epoch 0: a cloned start) and record it."""
+        from rtsched.rl.modelfiles import CHECKPOINT, export_model
+
+        t = time.perf_counter()
+        snap = os.path.join(self.out, _SCORING)
+        export_model(os.path.join(self.out, CHECKPOINT), snap)
+        row = {"epoch": epoch, **self.score(snap), "train_return": train_return}
+        before = self.best
+        self.scores = [r for r in self.scores if r["epoch"] != epoch] + [row]
+        if before is None or row["validation"] < before["validation"]:
+            os.replace(snap, os.path.join(self.out, BEST))  # same folder: atomic
+        else:
+            os.remove(snap)
+        row["eval_s"] = round(time.perf_counter() - t, 1)
+        self.eval_s += row["eval_s"]
+        doc = {**self.meta, "best": self.best, "epochs": sorted(self.scores, key=lambda r: r["epoch"])}
+        atomic_write_text(os.path.join(self.out, SELECTION), json.dumps(doc, indent=1) + "\n")
+        return row
+
+    @property
+    def best(self) -> dict | None:
+        """The scored epoch with the lowest validation score (the earliest among equals)."""
+        return best_row(self.scores)
 
 
 def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], test_len: int = 1024,
@@ -182,4 +249,5 @@ def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], 
     return result
 
 
-__all__ = ["SnapshotSelector", "train_selected", "validation_starts", "windows_overlap"]
+__all__ = ["BEST", "BestOnValidation", "SnapshotSelector", "best_row", "train_selected", "validation_starts",
+           "windows_overlap"]

@@ -58,6 +58,7 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
     (VASP-like workload, with ``out``): every k epochs the greedy policy is scored on
     ``validation_sequences`` validation sequences and the best kept as ``out/best.pt``
     (``rtsched.rl.rlschert.select``)."""
+    steps = {"until": options.pop("until", None), "budget": bool(options.pop("budget", False))}
     clone_sequences = int(options.pop("clone_sequences", 0) or 0)
     clone_epochs = int(options.pop("clone_epochs", 30) or 30)
     select_every = int(options.pop("select_every", 0) or 0)
@@ -101,25 +102,15 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
         _clone_teacher(trainer, probe, clone_sequences, clone_epochs, cfg.seed)
         if out:  # the cloned policy is the run's epoch 0 (a --resume continues from it)
             trainer.save(os.path.join(out, CHECKPOINT))
-    return run_training(trainer, out, resume, None, epochs)
+    return run_training(trainer, out, resume, None, epochs, **steps)
 
 
 def teacher_decisions(env: RLSchertEnv, seeds) -> dict:
     """The imitation teacher's episodes (``RLSchertEnv.teacher_action``) on the VASP-like sequences of
     generator ``seeds``: every decision's observation, mask and action (``behaviour_clone``'s data)."""
-    obs, mask, act = [], [], []
-    for seed in seeds:
-        o, info = env.reset(options={"sequence": int(seed)})
-        done = False
-        while not done:
-            a = env.teacher_action()
-            obs.append(o)
-            mask.append(info["action_mask"])
-            act.append(a)
-            o, _, term, trunc, info = env.step(a)
-            done = term or trunc
-    return {"obs": np.asarray(obs, dtype=np.float32), "mask": np.asarray(mask, dtype=bool),
-            "act": np.asarray(act, dtype=np.int64)}
+    from rtsched.rl.cloning import teacher_decisions as episodes
+
+    return episodes(env, ({"options": {"sequence": int(seed)}} for seed in seeds))
 
 
 def _clone_teacher(trainer: PPOTrainer, env: RLSchertEnv, n_sequences: int, epochs: int, seed: int) -> None:

@@ -127,6 +127,26 @@ class SplitWindowEnv(gym.Env):
         a = teacher_slot(self._vis, self.sim.machine_state.free_nodes, self.teacher)
         return self.fwd if a < 0 else a
 
+    def teacher_good(self) -> np.ndarray:
+        """Every action as good as the teacher's now (``behaviour_clone``'s set labels): when it would
+        move on, Fwd and every slot that is empty or does not fit (each ends the cycle alike); when it
+        starts a job, every fitting slot whose job ties with that one on the teacher's key (``sjf``:
+        the requested time; ``fcfs``: only its own slot)."""
+        good = np.zeros(self.window + 1, dtype=bool)
+        a = self.teacher_action()
+        if a == self.fwd:
+            free = self.sim.machine_state.free_nodes if not self._done else 0
+            good[:] = True
+            for i, js in enumerate(self._vis):
+                good[i] = js.info.nodes > free
+            return good
+        good[a] = True
+        if self.teacher == "sjf":
+            free, key = self.sim.machine_state.free_nodes, self._vis[a].info.walltime
+            for i, js in enumerate(self._vis):
+                good[i] |= js.info.nodes <= free and js.info.walltime == key
+        return good
+
     def _valid(self, a: int):
         if a < len(self._vis):
             js = self._vis[a]

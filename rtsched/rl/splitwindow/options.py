@@ -13,9 +13,17 @@ OPTIONS = (
     TrainOption(("--horizon",), "splitwindow: trace jobs per episode (default 1.5 × placements)", kind="int",
                 bounds=(1, 100_000_000)),
     TrainOption(("--hidden",), "splitwindow: hidden layer sizes, comma-separated (default 1024,512,256)"),
+    TrainOption(("--validation-segments",), "splitwindow: validation segments for --select-every, drawn from "
+                "--start-range (default 4)", kind="int", bounds=(1, 10_000)),
+    TrainOption(("--validation-jobs",), "splitwindow: jobs per validation segment (default 1000)", kind="int",
+                bounds=(1, 100_000_000)),
+    TrainOption(("--clone-episodes",), "splitwindow: imitation pre-stage on the --teacher's decisions in this many "
+                "training episodes before PPO (default 0: none)", kind="int", bounds=(0, 1_000_000)),
+    TrainOption(("--clone-lr",), "splitwindow: learning rate of the imitation pre-stage (default 1e-3)",
+                kind="float>0"),
 )
 USES = ("trace", "start_range", "minibatch", "imitation", "imitation_hold", "imitation_end", "teacher", "init_from",
-        "workers", "backend", "address", "rollout")
+        "workers", "backend", "address", "rollout", "select_every", "clone_epochs", "until")
 _EQ2 = "seed 004's reward is Eq. 2: utilization, queue length and waiting time; the agent back-fills itself"
 _EPISODES = "its episodes end after --placements starts; its networks are --hidden MLPs"
 WHY_NOT = {"goal": _EQ2, "backfill": _EQ2, "seq_len": _EPISODES, "sjf_filter": _EPISODES, "actor": _EPISODES,
@@ -25,8 +33,21 @@ SCORE_LABEL = "episode return (Eq. 2)"
 
 def train_options(args) -> dict:
     opts = {k: getattr(args, k) for k in ("head", "tail", "placements", "horizon", "minibatch", "imitation",
-                                          "imitation_hold", "imitation_end", "teacher")
+                                          "imitation_hold", "imitation_end", "teacher", "select_every",
+                                          "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs",
+                                          "clone_lr")
             if getattr(args, k) is not None}
+    for name in ("select_every", "clone_epochs"):
+        if opts.get(name, 0) < 0 or (name == "clone_epochs" and opts.get(name) == 0):
+            raise OptionError(f"--{name.replace('_', '-')}: must be at least {0 if name == 'select_every' else 1}, "
+                              f"got {opts[name]}")
+    for name in ("validation_segments", "validation_jobs"):
+        if name in opts and not opts.get("select_every"):
+            raise OptionError(f"--{name.replace('_', '-')}: an option of --select-every (give it too)")
+    if "clone_epochs" in opts and not opts.get("clone_episodes"):
+        raise OptionError("--clone-epochs: an option of --clone-episodes (give it too)")
+    if "clone_lr" in opts and not opts.get("clone_episodes"):
+        raise OptionError("--clone-lr: an option of --clone-episodes (give it too)")
     for name in ("imitation_hold", "imitation_end"):
         if opts.get(name, 0) < 0:
             raise OptionError(f"--{name.replace('_', '-')}: must be at least 0, got {opts[name]}")

@@ -1,6 +1,9 @@
 """Deep Back-Filling's split-window network (seed 004) as a core policy: it places jobs of its window
-one after another at each scheduling point until it picks Fwd or an invalid slot (docs/rl.md)."""
+one after another at each scheduling point until it picks Fwd or an invalid slot (docs/rl.md); and
+its imitation teacher (``WindowTeacherPolicy``) as a core policy, to score it beside the network."""
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 import torch
@@ -9,7 +12,7 @@ from rtsched.errors import OptionError
 from rtsched.rl.modelfiles import LoadedModel, agent_model
 from rtsched.rl.nets import NumpyActor
 from rtsched.rl.policies import choose_action
-from rtsched.rl.splitwindow.observation import SplitObservation
+from rtsched.rl.splitwindow.observation import SplitObservation, teacher_slot, window_slots
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Start
 
@@ -53,26 +56,67 @@ class SplitWindowPolicy:
             self.obsb = SplitObservation(n, self.head, self.tail, self.norms["max_runtime"], sigma=self.sigma)
         obsb = self.obsb
         obsb.cores.sync(view.running)
-        queue = list(view.queue)
-        free = view.state.free_nodes
         now = view.now
-        out: list[Decision] = []
-        while queue:
+
+        def pick(queue: list, free: int) -> tuple[list, int]:
             obs, vis = obsb.observe(queue, now)
             obsb.count_decision(len(queue))
-            a = choose_action(self.fast.logits(obs, self.mask), self.greedy, self.gen)
             self.n_decisions += 1
-            if a >= len(vis) or vis[a].info.nodes > free:
-                if out or view.running:
-                    break
-                a = 0  # idle machine: see the class docstring
-                self.n_forced += 1
-            js = vis[a]
-            out.append(Start(js.info.id, None))
-            free -= js.info.nodes
-            queue.remove(js)
+            return vis, choose_action(self.fast.logits(obs, self.mask), self.greedy, self.gen)
+
+        def started(js) -> None:
             obsb.cores.take(js.info.id, js.info.nodes, now, now + js.info.walltime)
+
+        out, forced = schedule_cycle(list(view.queue), view.state.free_nodes, bool(view.running), pick, started)
+        self.n_forced += forced
         return out
+
+
+class WindowTeacherPolicy:
+    """The split window's imitation teacher (``teacher_slot``: ``sjf``, the shortest window job that
+    fits, or ``fcfs``, the first) as a core policy, with the network policy's schedule cycling and its
+    idle-machine rule (``schedule_cycle``): what a perfect clone of the teacher would score."""
+
+    preemptive = False
+
+    def __init__(self, head: int, tail: int, rule: str = "sjf") -> None:
+        self.head, self.tail, self.rule = int(head), int(tail), rule
+        self.name = f"teacher-{rule}-{self.head}-{self.tail}"
+        self.n_forced = 0
+
+    def decide(self, view: SimView) -> list[Decision]:
+        def pick(queue: list, free: int) -> tuple[list, int]:
+            vis = window_slots(queue, self.head, self.tail)
+            return vis, teacher_slot(vis, free, self.rule)
+
+        out, forced = schedule_cycle(list(view.queue), view.state.free_nodes, bool(view.running), pick)
+        self.n_forced += forced
+        return out
+
+
+def schedule_cycle(queue: list, free: int, running: bool, pick: Callable[[list, int], tuple[list, int]],
+                   started: Callable[[object], None] | None = None) -> tuple[list[Decision], int]:
+    """One scheduling point's schedule cycling: ``pick(queue, free)`` → (window, slot) until the slot
+    is Fwd, empty or does not fit the ``free`` cores; each start leaves the queue and calls
+    ``started(job)``.  On an idle machine (``running`` false, nothing started yet) a pass that would
+    start nothing starts the window's first job instead (``SplitWindowPolicy``'s docstring).
+    Returns (the starts, how many were forced so)."""
+    out: list[Decision] = []
+    forced = 0
+    while queue:
+        vis, a = pick(queue, free)
+        if a < 0 or a >= len(vis) or vis[a].info.nodes > free:
+            if out or running:
+                break
+            a = 0
+            forced += 1
+        js = vis[a]
+        out.append(Start(js.info.id, None))
+        free -= js.info.nodes
+        queue.remove(js)
+        if started is not None:
+            started(js)
+    return out, forced
 
 
 def from_model(model: LoadedModel, **kwargs) -> SplitWindowPolicy:

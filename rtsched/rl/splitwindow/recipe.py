@@ -1,5 +1,12 @@
-"""How the split-window agent is trained (seed 004)."""
+"""How the split-window agent is trained (seed 004): its PPO settings and, for long runs, an imitation
+pre-stage (``clone_episodes``: the actor fitted to the window teacher's decisions before PPO) and
+model selection on validation segments (``select_every``: ``rtsched.rl.splitwindow.select``)."""
 from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Callable
 
 ENV_OPTIONS = ("head", "tail", "placements", "horizon", "start_range", "sigma", "teacher")
 ENV_DEFAULTS: dict = {}
@@ -8,6 +15,12 @@ ENV_DEFAULTS: dict = {}
 # per update and GAE λ 0.95 are the digest's proposals (the paper is silent).
 PPO_DEFAULTS = {"gamma": 0.99, "lam": 0.95, "hidden": (1024, 512, 256), "train_pi_iters": 10,
                 "train_v_iters": 10, "minibatch": 128, "v_lr": 3e-4, "trajs_per_epoch": 1, "n_envs": 1}
+
+
+# Options of ``rtsched.rl.api.train`` that go to ``prepare`` (not the environment, not PPO).
+RUN_OPTIONS = ("select_every", "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs", "clone_lr")
+CLONE = "clone.json"  # the imitation pre-stage's record, in the run folder
+CLONE_DEFAULTS = {"clone_epochs": 20, "clone_lr": 1e-3}
 
 
 def make_env(trace, *, goal: str = "bsld", backfill="none", machine=None, **options):
@@ -28,3 +41,69 @@ def describe(probe, env_config: dict) -> None:
         env_config.setdefault(k, getattr(probe, k))
     env_config.setdefault("sigma", probe.obsb.sigma_mode)
     env_config["window"] = probe.window
+
+
+def prepare(trainer, probe, trace, out: str | None, *, select_every: int = 0, validation_segments: int = 4,
+            validation_jobs: int = 1000, clone_episodes: int = 0, clone_epochs: int = CLONE_DEFAULTS["clone_epochs"],
+            clone_lr: float = CLONE_DEFAULTS["clone_lr"]) -> Callable[[bool], None]:
+    """A long run's extras (``rtsched.rl.api.train`` calls it with the ``RUN_OPTIONS`` given):
+    ``select_every`` = k > 0 puts the selection step (``split_window_selection``) before the
+    trainer's progress callback; the returned ``before(resuming)`` runs, on a new run, the imitation
+    pre-stage of ``clone_episodes`` teacher episodes (``clone_teacher``), saves the clone as the
+    run's epoch 0 and scores it (``selection.json``'s epoch 0)."""
+    from rtsched.errors import OptionError
+    from rtsched.rl.modelfiles import CHECKPOINT
+
+    step = None
+    if select_every:
+        if not out:
+            raise OptionError("--select-every needs an output folder (--out)")
+        from rtsched.rl.splitwindow.select import split_window_selection
+
+        step = split_window_selection(trace, out, select_every, head=probe.head, tail=probe.tail,
+                                      teacher=probe.teacher, start_range=trainer.env_config.get("start_range"),
+                                      segments=validation_segments, jobs=validation_jobs)
+        report = trainer.progress
+
+        def progress(epoch, epochs, stats):
+            step(epoch, epochs, stats)
+            if report is not None:
+                report(epoch, epochs, stats)
+
+        trainer.progress = progress
+
+    def before(resuming: bool) -> None:
+        if resuming or not clone_episodes:
+            return
+        clone_teacher(trainer, probe, clone_episodes, clone_epochs, clone_lr)
+        if out:  # the clone is the run's epoch 0: a --resume continues from it
+            trainer.save(os.path.join(out, CHECKPOINT))
+            if step is not None:
+                step.score_now(0)
+
+    return before
+
+
+def clone_teacher(trainer, env, episodes: int, epochs: int, lr: float) -> dict:
+    """The imitation pre-stage: the actor fitted (``behaviour_clone``, masked cross-entropy) to the
+    window teacher's decisions (``SplitWindowEnv.teacher_action``) in ``episodes`` training episodes
+    (reset seeds 0 .. episodes − 1: starts drawn from the training part), ``epochs`` passes at
+    learning rate ``lr``.  The record (first and last loss and accuracy, samples, seconds) goes to
+    ``OUT/clone.json`` and is returned."""
+    import torch
+
+    from rtsched.files import atomic_write_text
+    from rtsched.rl.cloning import behaviour_clone, teacher_decisions
+
+    t0 = time.perf_counter()
+    data = teacher_decisions(env, ({"seed": s} for s in range(episodes)))
+    t1 = time.perf_counter()
+    torch.manual_seed(trainer.config.seed)
+    rows = behaviour_clone(trainer.actor, data, epochs, lr=lr, seed=trainer.config.seed)
+    record = {"episodes": episodes, "epochs": epochs, "lr": lr, "samples": int(len(data["act"])),
+              "fwd_share": float((data["act"] == env.fwd).mean()), "first": rows[0], "last": rows[-1],
+              "collect_s": round(t1 - t0, 1), "fit_s": round(time.perf_counter() - t1, 1)}
+    if trainer.out:
+        os.makedirs(trainer.out, exist_ok=True)
+        atomic_write_text(os.path.join(trainer.out, CLONE), json.dumps(record, indent=1) + "\n")
+    return record
