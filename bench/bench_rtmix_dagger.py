@@ -79,7 +79,7 @@ def part_select(args, models: list[str]) -> None:
 
 
 def part_test(args, models: list[str]) -> None:
-    from milp.compare import compare, paired, reading, run_online, score_against, table3
+    from milp.compare import compare, run_online, score_against
 
     insts = instances(args.n, TEST_SEED, TEST_EXACT_SEED, "test")
     t0 = time.perf_counter()
@@ -95,20 +95,30 @@ def part_test(args, models: list[str]) -> None:
                           ("walltime = runtime", insts[args.n // 2:])):
         names = {i.name for i in subset}
         sel = [r for r in runs if r.instance in names]
-        rows = table3(sel, reference="wcjs-jit", yardstick=REPLAN)
-        o = next(r for r in rows if r["algorithm"] == "optimum")
-        print(f"\n## {label}: {len(subset)} instances, optimum proven on {o['instances'] - o['not_optimal']}")
-        print("| policy | BJ SD | RTJ SD | BJ gap | RTJ gap | θ viol. | ΔBJ vs WCJS-JIT | ΔRTJ vs WCJS-JIT "
-              "| ΔBJ vs replan | ΔRTJ vs replan | ΔBJ vs shipped rtmix | ΔRTJ vs shipped rtmix |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for r in rows:
-            viol = "–" if r["theta_violations"] is None else r["theta_violations"]
-            vs = paired(sel, r["algorithm"], "rtmix") if r["algorithm"] != "optimum" else None
-            print(f"| {r['algorithm']} | {r['bj_sd']:.3f} | {r['rtj_sd']:.3f} | {100 * r['bj_gap_mean']:+.1f} % | "
-                  f"{100 * r['rtj_gap_mean']:+.1f} % | {viol} | {_ci(r['vs_reference'], 'bj')} | "
-                  f"{_ci(r['vs_reference'], 'rtj')} | {_ci(r['vs_yardstick'], 'bj')} | {_ci(r['vs_yardstick'], 'rtj')} | "
-                  f"{_ci(vs, 'bj')} | {_ci(vs, 'rtj')} |")
-        print(reading(rows, "wcjs-jit"))
+        print(f"\n## {label}: ", end="")
+        print_table3(sel)
+
+
+def print_table3(runs, shipped: str = "rtmix") -> list[dict]:
+    """Print ``milp.compare.table3`` of ``runs`` (against WCJS-JIT and replan, and each row's paired
+    intervals against the ``shipped`` rtmix) and its reading; returns the rows."""
+    from milp.compare import paired, reading, table3
+
+    rows = table3(runs, reference="wcjs-jit", yardstick=REPLAN)
+    o = next(r for r in rows if r["algorithm"] == "optimum")
+    print(f"{o['instances']} instances, optimum proven on {o['instances'] - o['not_optimal']}")
+    print("| policy | BJ SD | RTJ SD | BJ gap | RTJ gap | θ viol. | ΔBJ vs WCJS-JIT | ΔRTJ vs WCJS-JIT "
+          f"| ΔBJ vs replan | ΔRTJ vs replan | ΔBJ vs {shipped} | ΔRTJ vs {shipped} |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        viol = "–" if r["theta_violations"] is None else r["theta_violations"]
+        vs = paired(runs, r["algorithm"], shipped) if r["algorithm"] != "optimum" else None
+        print(f"| {r['algorithm']} | {r['bj_sd']:.3f} | {r['rtj_sd']:.3f} | {100 * r['bj_gap_mean']:+.1f} % | "
+              f"{100 * r['rtj_gap_mean']:+.1f} % | {viol} | {_ci(r['vs_reference'], 'bj')} | "
+              f"{_ci(r['vs_reference'], 'rtj')} | {_ci(r['vs_yardstick'], 'bj')} | {_ci(r['vs_yardstick'], 'rtj')} | "
+              f"{_ci(vs, 'bj')} | {_ci(vs, 'rtj')} |")
+    print(reading(rows, "wcjs-jit"))
+    return rows
 
 
 def part_speed(args, models: list[str]) -> None:

@@ -182,7 +182,8 @@ def _argparse_type(opt: TrainOption):
 
 def _add_option(group, opt: TrainOption) -> None:
     if opt.kind == "flag":
-        group.add_argument(*opt.flags, action="store_true", help=opt.help)
+        # default None for a flag whose table fills it (DAGGER_DEFAULTS): "given" checks see it unset
+        group.add_argument(*opt.flags, action="store_true", default=opt.default, help=opt.help)
         return
     group.add_argument(*opt.flags, dest=opt.dest, type=_argparse_type(opt), default=opt.default, choices=opt.choices,
                        help=opt.help)
@@ -452,7 +453,8 @@ def cmd_train_rtmix_dagger(args) -> int:
             print(f"rtmix dagger: {text}", file=sys.stderr, flush=True)
 
     env = {"machine": args.machine, "checkpoint": args.checkpoint, "baseline": baseline, "theta": args.theta,
-           "penalty": args.penalty, "order": DAGGER_ENV["order"], "bj_candidates": args.bj_candidates}
+           "penalty": args.penalty, "order": DAGGER_ENV["order"], "bj_candidates": args.bj_candidates,
+           "eligibility": args.eligibility, "wake": args.wake}
     ppo = {name: getattr(args, name) for name in ("trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters")
            if getattr(args, name) is not None}
     try:
@@ -468,7 +470,7 @@ def cmd_train_rtmix_dagger(args) -> int:
     if args.epochs > 0:
         done = max(0, len(history) - 1)
         history = _run_rtmix_training(args, out, ckpt, None, baseline, done, quiet, resume=True,
-                                      env={"order": env["order"], "bj_candidates": env["bj_candidates"]})["history"]
+                                      env={k: env[k] for k in ("order", "bj_candidates", "eligibility", "wake")})["history"]
     rounds = history[0]["rounds"]
     summary = {"agent": "rtmix", "recipe": "dagger", "out": out, "checkpoint": ckpt, "teacher": args.teacher,
                "machine": args.machine, "checkpoint_model": args.checkpoint, "rounds": rounds,

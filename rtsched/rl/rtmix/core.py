@@ -55,8 +55,8 @@ from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, pr
                              preemption_penalty, slowdown_after_preemption)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
 from rtsched.sim.core import SimView
-from rtsched.sim.decisions import Decision, Preempt, Start
-from rtsched.sim.state import JobState
+from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
+from rtsched.sim.state import RUNNING, JobState
 
 _WFP2 = get_priority("wfp2")  # the batch order WCJS serves (heuristics.realtime.RealTimePolicy)
 
@@ -83,6 +83,9 @@ N_FEATURES = len(FEATURES)
 # (``RtMixSpec.n_features``), so that the earlier agents' observations stay as they were.
 BJ_FEATURES: tuple[str, ...] = ("cand_for_bj", "bj_target_sd_so_far")
 ORDERS = ("submit", "backfill")  # the visible window's BJ order (module docstring)
+# Which partitions an RTJ's candidate slots may free (module docstring): WCJS's (Alg. 2's criteria)
+# or any of its size that conflicts with no job that must not be preempted (``replan``'s rule).
+ELIGIBILITIES = ("wcjs", "any")
 _F = {name: i for i, name in enumerate(FEATURES)}
 
 
@@ -92,17 +95,24 @@ class RtMixSpec:
     preemption candidates, one wait action; ``checkpoint`` is the model the eligibility test and
     the features assume (None: the simulation's); ``wcjs`` the WCJS configuration whose
     eligibility rules and cost terms are used; ``bj_candidates`` the slots preempting BJs for a
-    waiting BJ (0: none, the action space of the agents trained before them)."""
+    waiting BJ (0: none, the action space of the agents trained before them); ``eligibility`` the
+    partitions an RTJ's candidate slots may free (``ELIGIBILITIES``); ``wake`` whether a pass that
+    leaves a job waiting asks for a scheduling point when a running BJ becomes splittable
+    (``split_wake``).  The defaults are the action space of the agents trained before the options."""
 
     window: int = 8
     candidates: int = 4
     wcjs: WcjsConfig = field(default_factory=WcjsConfig)
     order: str = "submit"
     bj_candidates: int = 0
+    eligibility: str = "wcjs"
+    wake: bool = False
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
             raise ValueError(f"unknown rtmix window order {self.order!r}; choose from {', '.join(ORDERS)}")
+        if self.eligibility not in ELIGIBILITIES:
+            raise ValueError(f"unknown rtmix eligibility {self.eligibility!r}; choose from {', '.join(ELIGIBILITIES)}")
         if self.bj_candidates < 0:
             raise ValueError(f"rtmix bj_candidates must be >= 0, got {self.bj_candidates}")
 
@@ -195,7 +205,10 @@ class RtMixPass:
                 target = js
         cands: list[tuple[int, list[JobState], float]] = []
         if target is not None and self.machine.partitioned:
-            elig = wcjs_eligible(self.view, target, self.holders, self.model, spec.wcjs)
+            if spec.eligibility == "any":
+                elig = self.machine.candidate_mask(target.info.nodes) & ~self.holders.hard
+            else:
+                elig = wcjs_eligible(self.view, target, self.holders, self.model, spec.wcjs)
             if elig:
                 now = self.now
                 cfg = spec.wcjs
@@ -260,6 +273,31 @@ class RtMixPass:
         """(partition, victims, WCJS weighted cost) of each BJ-preemption action, in slot order."""
         self._state()
         return self._bj[1]
+
+    def split_wake(self) -> int | None:
+        """With ``spec.wake``, when a job still waits after this pass: the earliest time after now at
+        which a running checkpointable BJ that was never preempted (nor in this pass) has done
+        ⌈W/10⌉ s of work (W its walltime) — the earliest point at which the offline model (and
+        ``replan``) may split it — else None.  Only what a scheduler knows (start, walltime)."""
+        if not self.spec.wake or not self.queue or self.model.kind is CheckpointKind.NO:
+            return None
+        now = self.now
+        best = None
+        for js in self.view.running.values():
+            info = js.info
+            if (info.kind == "rt" or not info.checkpointable or js.n_preemptions > 0 or js.status != RUNNING
+                    or info.id in self._leaving):
+                continue
+            t = js.run_start + (info.walltime + 9) // 10
+            if t > now and (best is None or t < best):
+                best = t
+        return best
+
+    def final_decisions(self) -> list[Decision]:
+        """The pass's decisions when the agent waits: its starts and preemptions, then the wake-up
+        of ``split_wake`` (if any)."""
+        t = self.split_wake()
+        return self.decisions if t is None else self.decisions + [WakeAt(t)]
 
     def has_choice(self) -> bool:
         """Whether any action other than waiting is legal."""
@@ -391,4 +429,4 @@ class RtMixPass:
             row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
 
 
-__all__ = ["BJ_FEATURES", "FEATURES", "N_FEATURES", "ORDERS", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["BJ_FEATURES", "ELIGIBILITIES", "FEATURES", "N_FEATURES", "ORDERS", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]

@@ -6,10 +6,14 @@ Description
     model (``jit`` by default; ``no``, ``sys[:S]``, ``app-PCT``).  At each scheduling point the agent
     takes actions one at a time (``rtsched.rl.rtmix.core.RtMixPass``): start a visible waiting job on the
     partition the machine's rule picks, free one of up to K WCJS-eligible candidate partitions for
-    a waiting RTJ by preempting its checkpointable BJs, with ``bj_candidates`` > 0 (off by default)
+    a waiting RTJ by preempting its checkpointable BJs (``eligibility="any"``: any partition of its
+    size holding no RTJ or non-checkpointable job, as ``replan`` may), with ``bj_candidates`` > 0 (off by default)
     free one of up to that many partitions for a waiting BJ the same way, or wait for the next event.  A point where
     waiting is the only legal action, or where exactly one action is legal, is not an agent step
-    (the environment takes it).  The agent never sees an actual runtime.
+    (the environment takes it).  With ``wake`` a pass that leaves a job waiting also asks for a
+    scheduling point when a running BJ becomes splittable (``RtMixPass.split_wake``: where
+    ``replan`` plans a preemption between events).  Both options are off by default (the action
+    space and the episodes of the agents trained before them).  The agent never sees an actual runtime.
 
 Action space
     ``Discrete(window + candidates + bj_candidates + 1)``; ``info["action_mask"]`` and ``action_masks()`` (sb3-contrib's
@@ -77,7 +81,8 @@ class RtMixEnv(gym.Env):
                  window: int = 8, candidates: int = 4, theta: float = 1.2, penalty: float = 10.0,
                  seed_range: tuple[int, int] = (TRAIN_SEEDS.start, TRAIN_SEEDS.stop), wcjs=None,
                  generator: dict | None = None, validate: bool = True, baseline: str | None = None,
-                 order: str = "submit", bj_candidates: int = 0) -> None:
+                 order: str = "submit", bj_candidates: int = 0, eligibility: str = "wcjs",
+                 wake: bool = False) -> None:
         super().__init__()
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
@@ -86,7 +91,8 @@ class RtMixEnv(gym.Env):
                               f".xml), not {self.machine.describe()}")
         self.checkpoint_text = checkpoint
         self.checkpoint = CheckpointModel.parse(checkpoint)
-        self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order), int(bj_candidates))
+        self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order), int(bj_candidates),
+                               str(eligibility), bool(wake))
         self.n_bj, self.n_rt = int(n_bj), int(n_rt)
         self.theta, self.penalty = float(theta), float(penalty)
         self.seed_range = (int(seed_range[0]), int(seed_range[1]))
@@ -120,7 +126,9 @@ class RtMixEnv(gym.Env):
                 "theta": self.theta, "penalty": self.penalty, "seed_range": list(self.seed_range),
                 "generator": self.generator, "baseline": self.baseline, "order": self.spec_.order,
                 # only when set: the settings (and model files) of the agents before the option stay as they were
-                **({"bj_candidates": self.spec_.bj_candidates} if self.spec_.bj_candidates else {})}
+                **({"bj_candidates": self.spec_.bj_candidates} if self.spec_.bj_candidates else {}),
+                **({"eligibility": self.spec_.eligibility} if self.spec_.eligibility != "wcjs" else {}),
+                **({"wake": True} if self.spec_.wake else {})}
 
     def make_jobs(self, seed: int) -> list[Job]:
         return random_jobs(seed, self.n_bj, self.n_rt, self.blocks, **self.generator)
@@ -153,8 +161,10 @@ class RtMixEnv(gym.Env):
     def _flush_and_advance(self) -> bool:
         """Apply the pass's decisions, move to the next scheduling point; False when the run is over."""
         sim = self.sim
-        if self.pass_ is not None and self.pass_.decisions:
-            sim.apply(self.pass_.decisions)
+        if self.pass_ is not None:
+            decisions = self.pass_.final_decisions()
+            if decisions:
+                sim.apply(decisions)
         if not sim.advance():
             self.pass_ = None
             return False

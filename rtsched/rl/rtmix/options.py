@@ -38,7 +38,8 @@ _RTMIX = (
 )
 RECIPES = ("dagger", "clone")
 # DAgger (rtsched.rl.rtmix.dagger, docs/rl.md "DAgger"): the default recipe.
-DAGGER_DEFAULTS = {"dagger_rounds": 8, "dagger_episodes": 96, "beta0": 1.0, "beta_decay": 0.5, "bj_candidates": 2}
+DAGGER_DEFAULTS = {"dagger_rounds": 8, "dagger_episodes": 96, "beta0": 1.0, "beta_decay": 0.5, "bj_candidates": 2,
+                   "eligibility": "wcjs", "wake": False}
 DAGGER_TEACHER = "replan"
 _DAGGER = (
     TrainOption(("--recipe",), "rtmix: dagger (default: roll out the agent mixed with an online expert, --teacher, "
@@ -55,6 +56,11 @@ _DAGGER = (
                 f"{DAGGER_DEFAULTS['beta_decay']:g})", kind="float[0,1]"),
     TrainOption(("--bj-candidates",), "rtmix dagger: action slots preempting running checkpointable BJs for a "
                 f"waiting BJ (default {DAGGER_DEFAULTS['bj_candidates']}; 0: none)", kind="int", bounds=(0, 64)),
+    TrainOption(("--eligibility",), "rtmix dagger: the partitions the RTJ candidate slots may free: wcjs (default: "
+                "WCJS's criteria) or any (any of the RTJ's size touching no RTJ or non-checkpointable job, as replan)",
+                choices=("wcjs", "any")),
+    TrainOption(("--wake",), "rtmix dagger: a scheduling point when a running BJ becomes splittable (ceil(W/10) s of "
+                "work) while a job waits, where replan preempts between events (default off)", kind="flag"),
 )
 _CURRICULUM = (
     TrainOption(("--curriculum-rounds",), "rtmix: run the curriculum instead of cloning + PPO: round 0 follows the "

@@ -42,7 +42,8 @@ class RtMixPolicy:
         self.default_checkpoint = str(env.get("checkpoint", "jit"))
         self.spec = RtMixSpec(int(env.get("window", 8)), int(env.get("candidates", 4)), WcjsConfig.coerce(wcjs),
                               str(env.get("order", "submit")),  # models before the option: submit order
-                              int(env.get("bj_candidates", 0)))  # models before BJ preemption: none
+                              int(env.get("bj_candidates", 0)),  # models before BJ preemption: none
+                              str(env.get("eligibility", "wcjs")), bool(env.get("wake", False)))  # before: WCJS's, no wake
         if self.spec.n_actions != int(self.model.arch["window"]):
             raise ValueError(f"{self.model.path}: the network has {self.model.arch['window']} action slots, the "
                              f"environment settings give {self.spec.n_actions}")
@@ -77,7 +78,7 @@ class RtMixPolicy:
             if a == wait:
                 break
             ps.apply(a)
-        return ps.decisions
+        return ps.final_decisions()
 
 
 __all__ = ["RtMixPolicy", "PRETRAINED_RTMIX"]
