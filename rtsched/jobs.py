@@ -139,6 +139,12 @@ class JobColumns:
             self._jobs = self._build()
         return self._jobs
 
+    def release(self) -> None:
+        """Let the columns go, keeping the built ``jobs()`` (its owner needs no more than that)."""
+        self.jobs()
+        for name in self.__slots__[:-1]:
+            setattr(self, name, None)
+
     def _build(self) -> list[Job]:
         n = len(self)
         submit, runtime, walltime, nodes = self.submit, self.runtime, self.walltime, self.nodes
@@ -171,11 +177,12 @@ class Workload:
     use (``len``, ``span``, ``columns`` and ``count`` answer from the columns meanwhile).
     """
 
-    __slots__ = ("_jobs", "_table", "name", "max_nodes", "start_time", "header")
+    __slots__ = ("_jobs", "_table", "_release", "name", "max_nodes", "start_time", "header")
 
     def __init__(self, jobs: list[Job], name: str = "workload", max_nodes: int | None = None,
                  start_time: int | None = None, header: dict[str, str] | None = None, in_order: bool = False) -> None:
         self._table: JobColumns | None = None
+        self._release = False
         self.name = name
         self.max_nodes = max_nodes
         self.start_time = start_time
@@ -198,10 +205,11 @@ class Workload:
     @classmethod
     def of_columns(cls, table: JobColumns, name: str = "workload", max_nodes: int | None = None,
                    start_time: int | None = None, header: dict[str, str] | None = None, *,
-                   unique_ids: bool = False) -> "Workload":
+                   unique_ids: bool = False, release: bool = False) -> "Workload":
         """A workload of ``table``'s jobs, sorted by (submit, id), whose ``Job`` objects are built
         on first use of ``jobs``.  Ids must be unique (checked unless ``unique_ids``: the caller
-        did, as the readers do line by line)."""
+        did, as the readers do line by line).  ``release``: the workload owns ``table`` and lets
+        its columns go once the jobs are built (``JobColumns.release``; 64 bytes a job)."""
         submit, ids = table.submit, table.id
         if not unique_ids:
             ordered = np.sort(ids)
@@ -215,6 +223,7 @@ class Workload:
         w = cls([], name, max_nodes, start_time, header, in_order=True)
         w._jobs = None
         w._table = table
+        w._release = release
         return w
 
     @property
@@ -222,7 +231,11 @@ class Workload:
         jobs = self._jobs
         if jobs is None:
             assert self._table is not None
-            jobs = self._jobs = list(self._table.jobs())  # a list of its own: callers may change it
+            table = self._table
+            jobs = self._jobs = list(table.jobs())  # a list of its own: callers may change it
+            self._table = None
+            if self._release:
+                table.release()
         return jobs
 
     @jobs.setter

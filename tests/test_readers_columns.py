@@ -107,6 +107,17 @@ def test_lazy_workload_answers_from_its_columns():
     assert eager == wl and eager.columns()["nodes"].tolist() == wl.columns()["nodes"].tolist() == [1, 4, 2]
 
 
+def test_released_columns_keep_their_jobs():
+    cols = columns_of([(1, 10, 5, 5, 1, False), (2, 20, 5, 5, 1, True)])
+    wl = Workload.of_columns(cols, name="w", release=True)
+    jobs = wl.jobs
+    assert cols.id is None and cols.submit is None and cols.jobs() == jobs == [Job(1, 10, 5, 5, 1, BATCH, -1, 7, "", False),
+                                                                               Job(2, 20, 5, 5, 1, RT, 0, 7, "1")]
+    kept = columns_of([(1, 10, 5, 5, 1, False)])
+    Workload.of_columns(kept, name="w").jobs  # noqa: B018  (not released: the caller's columns stay)
+    assert kept.id.tolist() == [1]
+
+
 def test_lazy_workload_refuses_duplicate_ids():
     cols = columns_of([(1, 10, 5, 5, 1, False), (1, 20, 5, 5, 1, False)])
     with pytest.raises(ValueError, match="duplicate job id 1"):
@@ -145,6 +156,6 @@ def test_large_file_jobs_equal_the_lines(tmp_path):
     wl = read_swf(str(path))
     assert wl.table is not None and len(wl) == 30_000 and wl.start_time == 5
     expected = [Job(j, 10 * j, 100, 200, 4, BATCH, j % 5, 1, str(j % 3)) for j in range(1, 30_001)]
-    assert wl.jobs == expected
-    assert wl.header.as_read[777] is wl.jobs[776]
+    assert wl.jobs == expected and wl.table is None
+    assert wl.header.as_read[777] is wl.jobs[776]  # the columns are let go; the Job objects stay
     assert wl.header.records[30_000] == tuple(lines[-1].split())

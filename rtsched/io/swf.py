@@ -175,7 +175,7 @@ def _read_swf(path: str | os.PathLike[str], o: SwfOptions, name: str | None) -> 
     # The scan refused duplicate job numbers, and the columns are in (submit, id) order now: the
     # Workload checks neither again, and builds the Job objects when someone needs them.
     return Workload.of_columns(jobs, name=table.name, max_nodes=table.max_nodes, start_time=table.start_time,
-                               header=th, unique_ids=True)
+                               header=th, unique_ids=True, release=True)
 
 
 def read_swf_table(path: str | os.PathLike[str], options: SwfOptions | None = None, *,
