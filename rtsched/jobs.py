@@ -132,6 +132,13 @@ class JobColumns:
         """The jobs at positions ``index`` (an int array), in that order."""
         return JobColumns(*(getattr(self, c)[index] for c in self.__slots__[:-1]))
 
+    def sort_order(self) -> np.ndarray | None:
+        """The positions that put the rows in (submit, id) order; None when they are in it already."""
+        submit, ids = self.submit, self.id
+        later = submit[1:] > submit[:-1]
+        later |= (submit[1:] == submit[:-1]) & (ids[1:] > ids[:-1])
+        return None if later.all() else np.lexsort((ids, submit))
+
     def jobs(self) -> list[Job]:
         """The ``Job`` of each row, in order; built on the first call.  Raises the ValueError
         ``Job(...)`` raises for the first row that breaks a rule."""
@@ -210,16 +217,14 @@ class Workload:
         on first use of ``jobs``.  Ids must be unique (checked unless ``unique_ids``: the caller
         did, as the readers do line by line).  ``release``: the workload owns ``table`` and lets
         its columns go once the jobs are built (``JobColumns.release``; 64 bytes a job)."""
-        submit, ids = table.submit, table.id
         if not unique_ids:
-            ordered = np.sort(ids)
+            ordered = np.sort(table.id)
             same = np.flatnonzero(ordered[1:] == ordered[:-1])
             if len(same):
                 raise ValueError(f"{name}: duplicate job id {int(ordered[same[0]])}")
-        later = submit[1:] > submit[:-1]
-        later |= (submit[1:] == submit[:-1]) & (ids[1:] > ids[:-1])
-        if not later.all():
-            table = table.take(np.lexsort((ids, submit)))
+        order = table.sort_order()
+        if order is not None:
+            table = table.take(order)
         w = cls([], name, max_nodes, start_time, header, in_order=True)
         w._jobs = None
         w._table = table

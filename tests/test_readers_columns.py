@@ -159,3 +159,17 @@ def test_large_file_jobs_equal_the_lines(tmp_path):
     assert wl.jobs == expected and wl.table is None
     assert wl.header.as_read[777] is wl.jobs[776]  # the columns are let go; the Job objects stay
     assert wl.header.records[30_000] == tuple(lines[-1].split())
+
+
+def test_out_of_order_lines_with_first_n(tmp_path):
+    """Lines out of (submit, id) order and a ``first_n`` cut: the first jobs by submit time, sorted,
+    each the very object ``as_read`` maps its id to, with its own line's record."""
+    rows = {j: f"{j} {submit} -1 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1"
+            for j, submit in [(1, 50), (2, 10), (3, 40), (4, 10), (5, 30)]}
+    path = tmp_path / "shuffled.swf"
+    path.write_text("; MaxProcs: 64\n" + "\n".join(rows.values()) + "\n")
+    wl = read_swf(str(path), first_n=3)
+    assert [(j.id, j.submit) for j in wl.jobs] == [(2, 10), (4, 10), (5, 30)]
+    assert all(wl.header.as_read[j.id] is j for j in wl.jobs)
+    assert all(wl.header.records[j.id] == tuple(rows[j.id].split()) for j in wl.jobs)
+    assert wl.header.cleaning["cut_by_first_n"] == 2
