@@ -99,6 +99,8 @@ def shared_ints(values: np.ndarray) -> list[int]:
 
 
 _JOB_SLOTS = ("id", "submit", "runtime", "walltime", "nodes", "kind", "user", "group", "queue", "checkpointable")
+_COLUMN_OF_SLOT = ("id", "submit", "runtime", "walltime", "nodes", "is_rt", "user", "group", "queue", "checkpointable")
+_SHARED_SLOTS = frozenset({"runtime", "walltime", "nodes", "user", "group"})  # small repeated values
 
 
 class JobColumns:
@@ -146,28 +148,39 @@ class JobColumns:
             self._jobs = self._build()
         return self._jobs
 
-    def release(self) -> None:
-        """Let the columns go, keeping the built ``jobs()`` (its owner needs no more than that)."""
-        self.jobs()
+    def release(self) -> list[Job]:
+        """Let the columns go, keeping (and giving back) the jobs: for an owner that needs no more
+        than that.  Built here, each column goes as soon as its field is set (a lower peak)."""
+        if self._jobs is None:
+            self._jobs = self._build(consume=True)
         for name in self.__slots__[:-1]:
             setattr(self, name, None)
+        return self._jobs
 
-    def _build(self) -> list[Job]:
+    def _build(self, consume: bool = False) -> list[Job]:
         n = len(self)
-        submit, runtime, walltime, nodes = self.submit, self.runtime, self.walltime, self.nodes
-        ok = (runtime > 0) & (runtime <= MAX_TIME_S) & (walltime >= 1) & (walltime <= MAX_TIME_S) & (nodes >= 1)
-        ok &= (submit >= 0) & (submit <= MAX_TIME_S)
+        ok = (self.runtime > 0) & (self.runtime <= MAX_TIME_S) & (self.walltime >= 1) & (self.walltime <= MAX_TIME_S)
+        ok &= (self.nodes >= 1) & (self.submit >= 0) & (self.submit <= MAX_TIME_S)
         if not ok.all():
             row = int(np.argmin(ok))
-            Job(*(col[row].item() for col in (self.id, submit, runtime, walltime, nodes)))  # raises
-        kinds = np.array([BATCH, RT], dtype=object)[self.is_rt.astype(np.intp)].tolist()
-        values = (self.id.tolist(), submit.tolist(), shared_ints(runtime), shared_ints(walltime), shared_ints(nodes),
-                  kinds, shared_ints(self.user), shared_ints(self.group), self.queue.tolist(),
-                  self.checkpointable.tolist())
+            Job(*(getattr(self, c)[row].item() for c in ("id", "submit", "runtime", "walltime", "nodes")))  # raises
+        del ok
+        kinds = np.array([BATCH, RT], dtype=object)
         jobs = list(map(object.__new__, repeat(Job, n)))
-        for name, column in zip(_JOB_SLOTS, values):
-            # The slot's own setter: what Job.__init__ does through object.__setattr__, in a C loop.
-            deque(map(getattr(Job, name).__set__, jobs, column), 0)
+        for name, column in zip(_JOB_SLOTS, _COLUMN_OF_SLOT):
+            values = getattr(self, column)
+            if name == "kind":
+                values = kinds[values.astype(np.intp)].tolist()
+            elif name in _SHARED_SLOTS:
+                values = shared_ints(values)
+            else:
+                values = values.tolist()
+            if consume:
+                setattr(self, column, None)
+            # The slot's own setter: what Job.__init__ does through object.__setattr__, in a C loop;
+            # one column's list at a time (all ten at once were 60 bytes a job more at the peak).
+            deque(map(getattr(Job, name).__set__, jobs, values), 0)
+            del values
         return jobs
 
 
@@ -237,10 +250,9 @@ class Workload:
         if jobs is None:
             assert self._table is not None
             table = self._table
-            jobs = self._jobs = list(table.jobs())  # a list of its own: callers may change it
+            built = table.release() if self._release else table.jobs()
+            jobs = self._jobs = list(built)  # a list of its own: callers may change it
             self._table = None
-            if self._release:
-                table.release()
         return jobs
 
     @jobs.setter
