@@ -7,7 +7,7 @@ estimate, the only duration an online policy may look at.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import InitVar, dataclass, field, replace
 from itertools import repeat
 from typing import Iterable, Iterator, Literal
 
@@ -184,6 +184,7 @@ class JobColumns:
         return jobs
 
 
+@dataclass(slots=True)
 class Workload:
     """An ordered collection of jobs plus what is known of the machine it came from.
 
@@ -191,24 +192,25 @@ class Workload:
     was recorded on (SWF ``MaxNodes``/``MaxProcs``), ``None`` when unknown.  ``start_time`` is the
     absolute Unix time of t = 0 when known (SWF ``UnixStartTime``, Cobalt logs).
 
-    ``in_order``: True when ``jobs`` are known to be in strict (submit, id) order already, e.g. a
-    slice of a workload that is (an RL environment builds a window per episode): the checks are
-    skipped.  ``Workload.of_columns`` keeps a reader's ``JobColumns`` and builds ``jobs`` on first
-    use (``len``, ``span``, ``columns`` and ``count`` answer from the columns meanwhile).
+    ``Workload.of_columns`` keeps a reader's ``JobColumns`` and builds ``jobs`` on first use
+    (``len``, ``span``, ``columns`` and ``count`` answer from the columns meanwhile): until then the
+    ``jobs`` slot is unset and ``__getattr__`` (called only for an unset attribute) builds it.
     """
 
-    __slots__ = ("_jobs", "_table", "_release", "name", "max_nodes", "start_time", "header")
+    jobs: list[Job]
+    name: str = "workload"
+    max_nodes: int | None = None
+    start_time: int | None = None
+    header: dict[str, str] = field(default_factory=dict)
+    # True when ``jobs`` are known to be in strict (submit, id) order already, e.g. a slice of a
+    # workload that is (an RL environment builds a window per episode): the checks are skipped.
+    in_order: InitVar[bool] = False
+    _table: JobColumns | None = field(default=None, init=False, repr=False, compare=False)
+    _release: bool = field(default=False, init=False, repr=False, compare=False)
 
-    def __init__(self, jobs: list[Job], name: str = "workload", max_nodes: int | None = None,
-                 start_time: int | None = None, header: dict[str, str] | None = None, in_order: bool = False) -> None:
-        self._table: JobColumns | None = None
-        self._release = False
-        self.name = name
-        self.max_nodes = max_nodes
-        self.start_time = start_time
-        self.header = {} if header is None else header
-        jobs = list(jobs)
-        self._jobs = jobs
+    def __post_init__(self, in_order: bool) -> None:
+        jobs = list(self.jobs)
+        self.jobs = jobs
         if in_order:
             return
         # Readers and windows hand jobs over in order already: check that before building sort keys
@@ -238,44 +240,29 @@ class Workload:
         order = table.sort_order()
         if order is not None:
             table = table.take(order)
-        w = cls([], name, max_nodes, start_time, header, in_order=True)
-        w._jobs = None
-        w._table = table
-        w._release = release
+        w = cls.__new__(cls)  # the jobs slot stays unset (__getattr__)
+        w.name, w.max_nodes, w.start_time = name, max_nodes, start_time
+        w.header = {} if header is None else header
+        w._table, w._release = table, release
         return w
 
-    @property
-    def jobs(self) -> list[Job]:
-        jobs = self._jobs
-        if jobs is None:
-            assert self._table is not None
-            table = self._table
-            built = table.release() if self._release else table.jobs()
-            jobs = self._jobs = list(built)  # a list of its own: callers may change it
-            self._table = None
-        return jobs
-
-    @jobs.setter
-    def jobs(self, jobs: list[Job]) -> None:
-        self._jobs = jobs
+    def __getattr__(self, name: str) -> list[Job]:
+        table = self._table
+        if name != "jobs" or table is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        built = table.release() if self._release else table.jobs()
+        jobs = self.jobs = list(built)  # a list of its own: callers may change it
         self._table = None
+        return jobs
 
     @property
     def table(self) -> JobColumns | None:
         """The reader's columns while ``jobs`` has not been built (None after, or without a reader)."""
-        return self._table if self._jobs is None else None
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.jobs, self.name, self.max_nodes, self.start_time, self.header) == \
-            (other.jobs, other.name, other.max_nodes, other.start_time, other.header)  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
-
-    def __repr__(self) -> str:
-        return (f"Workload(name={self.name!r}, jobs={len(self)}, max_nodes={self.max_nodes!r}, "
-                f"start_time={self.start_time!r})")
+        try:
+            object.__getattribute__(self, "jobs")
+        except AttributeError:
+            return self._table
+        return None
 
     def __len__(self) -> int:
         table = self.table
