@@ -156,7 +156,7 @@ def scan_flat(candidates: Iterable[JobState], free: int, now: int, res: Reservat
             continue
         if js is skip or js.status != WAITING:
             continue
-        end = now + js.info.walltime
+        end = now + js.walltime
         if strict:
             if end >= shadow:
                 continue

