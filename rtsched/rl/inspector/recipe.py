@@ -48,12 +48,5 @@ def prepare(trainer, probe, trace, out: str | None, *, select_every: int = 0,
     step = inspector_selection(trace, out, select_every, base=probe.base_name, backfill=probe.backfill,
                                goal=probe.goal, start_range=trainer.env_config.get("start_range"),
                                sequences=validation_sequences or DEFAULTS["sequences"])
-    report = trainer.progress
-
-    def progress(epoch, epochs, stats):
-        step(epoch, epochs, stats)
-        if report is not None:
-            report(epoch, epochs, stats)
-
-    trainer.progress = progress
+    step.attach(trainer)
     return None
