@@ -160,13 +160,14 @@ SHARED_TRAIN_OPTIONS = (
                 "model file, the rule-based kill first (default sjf); splitwindow: sjf (the shortest window job that "
                 "fits, default) or fcfs (the first that fits); rtmix dagger: the expert, a policy name (default "
                 "replan); rtmix curriculum: the policy labelling the weeks (default wcjs)"),
-    TrainOption(("--select-every",), "rlschert (vasplike), splitwindow: every N epochs score the greedy policy on "
-                "validation sequences and keep the best as OUT/best.pt (OUT/selection.json; default 0: off)",
+    TrainOption(("--select-every",), "rlschert (vasplike), splitwindow, inspector: every N epochs score the greedy "
+                "policy on validation sequences and keep the best as OUT/best.pt (OUT/selection.json; default 0: off)",
                 kind="int"),
     TrainOption(("--clone-epochs",), "rlschert, splitwindow: passes of the imitation pre-training (default 30 and 20)",
                 kind="int"),
-    TrainOption(("--until",), "rlschert, splitwindow: stop cleanly after the epoch during which this UTC time HH:MM "
-                "passes (or a file OUT/STOP appears); each step's CPU and wall seconds go to OUT/budget.json"),
+    TrainOption(("--until",), "rlschert, splitwindow, inspector: stop cleanly after the epoch during which this UTC "
+                "time HH:MM passes (or a file OUT/STOP appears); each step's CPU and wall seconds go to "
+                "OUT/budget.json"),
     TrainOption(("--no-progress",), "no progress bar", kind="flag", default=False),
     TrainOption(("--json",), "print a JSON summary (with the per-epoch history)", kind="flag", default=False),
 )

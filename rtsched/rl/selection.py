@@ -148,6 +148,17 @@ class BestOnValidation:
             return
         self.score_now(epoch, stats.get("mean_return"))
 
+    def attach(self, trainer) -> None:
+        """Score after every epoch of ``trainer`` (a ``PPOTrainer``), before its own progress callback."""
+        report = trainer.progress
+
+        def progress(epoch, epochs, stats):
+            self(epoch, epochs, stats)
+            if report is not None:
+                report(epoch, epochs, stats)
+
+        trainer.progress = progress
+
     def score_now(self, epoch: int, train_return: float | None = None) -> dict:
         """Score the checkpoint now as epoch ``epoch`` (e.g. epoch 0: a cloned start) and record it."""
         from rtsched.rl.modelfiles import CHECKPOINT, export_model

@@ -118,6 +118,7 @@ class InspectedRun:
     inspections: int
     rejections: int
     blocked_rejections: int = 0  # rejections of a job that could not start then anyway
+    values: tuple[float, ...] = ()  # the goal value of each sequence, in the order of the starts
 
 
 def inspect_sequences(model: str, trace: RLTrace, starts: Sequence[int], seq_len: int, backfill: str, base: str,
@@ -130,7 +131,7 @@ def inspect_sequences(model: str, trace: RLTrace, starts: Sequence[int], seq_len
         insp += pol.n_inspections
         rej += pol.n_rejections
         blocked += pol.n_blocked_rejections
-    return InspectedRun(_mean(vals), insp, rej, blocked)
+    return InspectedRun(_mean(vals), insp, rej, blocked, tuple(vals))
 
 
 def inspector_table(traces: Mapping[str, object], models: Mapping[tuple[str, str], str], *,

@@ -9,7 +9,7 @@ OPTIONS = (
     TrainOption(("--base",), "inspector: the inspected priority (sjf, f1, fcfs, wfp3, ...)", default="sjf"),
 )
 USES = ("trace", "goal", "backfill", "seq_len", "start_range", "init_from", "workers", "backend", "address",
-        "rollout")
+        "rollout", "select_every", "validation_sequences", "until")
 WHY_NOT = {"actor": "its networks are MLPs over the inspected pick's features",
            "critic": "its networks are MLPs over the inspected pick's features"}
 SCORE_LABEL = "gain over base"  # the relative gain over the base policy is the return
@@ -22,6 +22,13 @@ def train_options(args) -> dict:
         get_priority(args.base)
     except ValueError as exc:
         raise OptionError(f"--base: {exc}") from None
-    opts = {k: getattr(args, k) for k in ("seq_len",) if getattr(args, k) is not None}
+    opts = {k: getattr(args, k) for k in ("seq_len", "select_every", "validation_sequences")
+            if getattr(args, k) is not None}
+    if opts.get("select_every", 0) < 0:
+        raise OptionError(f"--select-every: must be at least 0, got {opts['select_every']}")
+    if "validation_sequences" in opts and not opts.get("select_every"):
+        raise OptionError("--validation-sequences: an option of --select-every (give it too)")
+    if opts.get("validation_sequences", 1) < 1:
+        raise OptionError(f"--validation-sequences: must be at least 1, got {opts['validation_sequences']}")
     opts["base"] = args.base
     return opts

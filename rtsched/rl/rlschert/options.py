@@ -19,7 +19,8 @@ OPTIONS = (
                 "kill (docs/rl.md)", default="rule", choices=("rule", "remaining")),
     TrainOption(("--clone-sequences",), "vasplike: imitation pre-training on the teacher's decisions on training "
                 "sequences 0..N-1 before PPO (default 0: none)", kind="int"),
-    TrainOption(("--validation-sequences",), "vasplike: validation sequences for --select-every (default 32)",
+    TrainOption(("--validation-sequences",), "validation sequences for --select-every (rlschert vasplike: default 32; "
+                "inspector: 256-job sequences from --start-range, default 10)",
                 kind="int"),
     TrainOption(("--pi-lr",), "rlschert: policy learning rate (default 1e-4)", kind="float>0"),
 )
