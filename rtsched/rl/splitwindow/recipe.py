@@ -63,14 +63,7 @@ def prepare(trainer, probe, trace, out: str | None, *, select_every: int = 0, va
         step = split_window_selection(trace, out, select_every, head=probe.head, tail=probe.tail,
                                       teacher=probe.teacher, start_range=trainer.env_config.get("start_range"),
                                       segments=validation_segments, jobs=validation_jobs)
-        report = trainer.progress
-
-        def progress(epoch, epochs, stats):
-            step(epoch, epochs, stats)
-            if report is not None:
-                report(epoch, epochs, stats)
-
-        trainer.progress = progress
+        step.attach(trainer)
 
     def before(resuming: bool) -> None:
         if resuming or not clone_episodes:
