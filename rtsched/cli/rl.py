@@ -163,6 +163,8 @@ SHARED_TRAIN_OPTIONS = (
     TrainOption(("--select-every",), "rlschert (vasplike), splitwindow, inspector: every N epochs score the greedy "
                 "policy on validation sequences and keep the best as OUT/best.pt (OUT/selection.json; default 0: off)",
                 kind="int"),
+    TrainOption(("--validation-sequences",), "validation sequences for --select-every (rlschert vasplike: default 32; "
+                "inspector: 256-job sequences from --start-range, default 10)", kind="int"),
     TrainOption(("--clone-epochs",), "rlschert, splitwindow: passes of the imitation pre-training (default 30 and 20)",
                 kind="int"),
     TrainOption(("--until",), "rlschert, splitwindow, inspector: stop cleanly after the epoch during which this UTC "
