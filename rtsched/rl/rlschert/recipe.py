@@ -63,6 +63,7 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
     clone_epochs = int(options.pop("clone_epochs", 30) or 30)
     select_every = int(options.pop("select_every", 0) or 0)
     n_validation = int(options.pop("validation_sequences", 32) or 32)
+    selector = None
     if select_every:
         from rtsched.rl.rlschert.select import VaspLikeSelector
 
@@ -71,12 +72,6 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
         os.makedirs(out, exist_ok=True)
         selector = VaspLikeSelector(out, trace, n_validation, select_every, units=int(options.get("units", UNITS)),
                                     overrides={k: options[k] for k in ("job_rate", "simu_len") if k in options})
-        report = progress
-
-        def progress(epoch, epochs, stats):
-            selector(epoch, epochs, stats)
-            if report is not None:
-                report(epoch, epochs, stats)
     env_opts, ppo_opts = split_options(options, ENV_OPTIONS, "train() for agent 'rlschert'")
     ppo_opts = {**PPO_DEFAULTS, **ppo_opts}
     ppo_opts["hidden"] = tuple(ppo_opts["hidden"])
@@ -94,6 +89,8 @@ def train_rlschert(trace="vasplike", epochs: int = 100, out: str | None = None, 
     trainer = PPOTrainer("rlschert", factory, cfg, env_config, {}, out=out, progress=progress, first_env=probe,
                          ray_address=ray_address)
     trainer.on_trajectory = on_trajectory
+    if selector is not None:
+        selector.step.attach(trainer)
     resuming = bool(out and resume and os.path.exists(os.path.join(out, CHECKPOINT)))
     if init_from and not resuming:
         trainer.warm_start(init_from)
