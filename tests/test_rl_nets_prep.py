@@ -184,10 +184,12 @@ def test_kernel_actor_relus_in_place_give_the_same_values_and_gradients():
     assert torch.equal(fast[0], slow[0]) and all(torch.equal(a, b) for a, b in zip(fast[1], slow[1]))
 
 
-def test_the_kernel_actor_takes_an_epoch_in_one_policy_chunk():
+def test_the_kernel_actor_takes_large_policy_chunks():
     from rtsched.rl.trainer import PI_CHUNK_SLOTS, _row_chunks
     mask = np.zeros((25_600, 128), dtype=bool)
     mask[:, :54] = True  # a paper epoch's occupied slots (1.38 x 10^6)
-    assert _row_chunks(mask, PickActor(F, 128).update_chunk_slots) == [(0, 25_600)]
+    slots = PickActor(F, 128).update_chunk_slots
+    assert len(_row_chunks(mask, slots)) == 3
+    assert _row_chunks(mask[:6_400], slots) == [(0, 6_400)]  # a quarter epoch whole
     assert not hasattr(PickActor(F, 128, "mlp_v1"), "update_chunk_slots")
     assert len(_row_chunks(mask, PI_CHUNK_SLOTS)) > 1  # other actors keep their chunks

@@ -84,12 +84,13 @@ class BatchPrep:
 PREP_MIN_ROWS = 256
 
 # Occupied slots per policy-gradient chunk for the kernel actor (read by the trainer as
-# ``actor.update_chunk_slots``).  With its rows deduplicated once per batch (``_kernel_rows``) the
-# kernel runs on ~37k distinct rows of a scale-0.25 RLScheduler batch taken whole, against ~3k per
-# 32k-slot chunk over 11 chunks (14.6 against 21.0 GFLOP of matmuls per update): the 80 policy passes took 1.30-1.44 CPU s
-# whole against 2.24-2.59 s in chunks (one thread, 2026-11-28, docs/benchmarks.md).  2^22 slots
-# (a paper epoch has 1.37 x 10^6) bound the logits' memory for larger batches (16 MB per tensor).
-KERNEL_UPDATE_CHUNK_SLOTS = 1 << 22
+# ``actor.update_chunk_slots``).  With its rows deduplicated once per chunk (``_kernel_rows``), large
+# chunks score fewer rows and issue fewer ops: a scale-0.25 RLScheduler batch (341,693 slots) taken
+# whole needed 14.6 GFLOP of matmuls in its 80 policy passes against 21.0 in 32k-slot chunks, and
+# 1.30-1.44 CPU s against 2.24-2.59.  A paper epoch (1,383,571 slots) whole was slower again
+# (6.1-7.2 s; its 13 MB logits leave the cache): 4.7-5.3 s in chunks of 2^18, 2^19 or 3 x 2^18 slots
+# (one thread, load 14, 2026-11-28, docs/benchmarks.md).
+KERNEL_UPDATE_CHUNK_SLOTS = 1 << 19
 
 
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(29))  # splitmix64 constants
