@@ -42,6 +42,14 @@ class BatchPolicy:
         self._ordered = StaticOrder(self.priority)
 
     @property
+    def live_jobs_only(self) -> bool:
+        """The core's ``Policy.live_jobs_only``: True unless the order is kept across passes
+        (``StaticOrder`` reads ``view.entry_log`` and looks started jobs up by id) or a subclass
+        decides its own way.  FCFS takes the queue as it is, in arrival order while no job
+        re-entered it, and this policy never requeues one."""
+        return type(self).decide is BatchPolicy.decide and (self.priority.arrival_order or not self.priority.static)
+
+    @property
     def flat_starts(self):
         """The core's ``Policy.flat_starts`` where this policy's pass on a flat cluster is the
         in-order one (``_FLAT_SCANS``); None otherwise, and for a subclass that decides its own way."""
@@ -71,6 +79,8 @@ class BatchPolicy:
     def decide(self, view: SimView) -> list[Decision]:
         if not view.queue:
             return []
+        if self.priority.arrival_order and not view.requeued:  # the queue is in order (_flat_starts)
+            return schedule_batch(view, view.queue, self.backfill)
         if self.priority.static:
             order = self._ordered.update(view)
         else:

@@ -23,12 +23,13 @@ from typing import Callable, Iterable, Protocol
 
 from rtsched.checkpoint import CheckpointKind, CheckpointModel, IOModel
 from rtsched.errors import DecisionError, InfeasibleError
-from rtsched.jobs import Workload
+from rtsched.jobs import Job, Workload
 from rtsched.machines.base import Machine
 from rtsched.machines.flat import FLAT
 from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, Schedule
 from rtsched.sim.decisions import Decision, Kill, Preempt, Start, WakeAt
 from rtsched.sim.result import Outcomes, SimResult
+from rtsched.sim.source import JobSource
 from rtsched.sim.state import (DONE, DRAINING, PENDING, PH_CKPT, PH_RESTART, PH_RUN, RUNNING, WAITING,
                                JobInfo, JobState)
 
@@ -54,6 +55,10 @@ class Policy(Protocol):
     never answers anything else there (no preemption, kill or wake-up).  ``Simulator.run`` calls it
     instead of ``decide`` on a flat cluster: no decision objects, and the queue is cut once per pass
     (the pass of every batch run of a long trace, about two per job).
+
+    Optional attribute ``live_jobs_only`` (bool): True when the policy looks no finished job up by
+    id (``view.job``) and never reads ``view.entry_log``; the run pipeline then lets the core drop
+    a job's state when it finishes (``Simulator(forget_done=True)``).  Without it: False.
     """
 
     name: str
@@ -76,7 +81,8 @@ class SimView:
         woken: whether a ``WakeAt`` the policy asked for fell due at this time.
         entry_log: every queue entry of the run so far, append-only: a policy that keeps its own
             ordered structure reads it from its own cursor, so it misses nothing even when it is
-            not consulted at every pass (a wrapped policy).
+            not consulted at every pass (a wrapped policy).  Not kept (RuntimeError) by a
+            simulator that lets finished jobs go (``Simulator(forget_done=True)``).
         requeued: whether some job has re-entered the queue (preempted or killed) in this run; while
             False the queue is in (submit, id) order, the workload's (every entry was an arrival).
         running: jobs holding resources, by job id (running, writing a JIT checkpoint, or bound
@@ -87,7 +93,7 @@ class SimView:
         checkpoint: the simulation's default checkpoint model; ``io`` its I/O cost model.
     """
 
-    __slots__ = ("_sim", "run_id", "now", "queue", "entered", "completed", "entry_log", "requeued", "running",
+    __slots__ = ("_sim", "run_id", "now", "queue", "entered", "completed", "_entry_log", "requeued", "running",
                  "state", "machine", "checkpoint", "io")
 
     def __init__(self, sim: "Simulator") -> None:
@@ -105,7 +111,7 @@ class SimView:
         self.queue = sim.queue
         self.entered = sim.entered
         self.completed = sim.completed
-        self.entry_log = sim.entry_log
+        self._entry_log = sim.entry_log
         self.requeued = False
 
     @property
@@ -116,9 +122,21 @@ class SimView:
     def n_done(self) -> int:
         return self._sim().n_done
 
+    @property
+    def entry_log(self) -> list[JobState]:
+        log = self._entry_log
+        if log is None:
+            raise RuntimeError("this simulation keeps no entry log: it lets finished jobs go "
+                               "(Simulator(forget_done=True)), for a policy that declares live_jobs_only")
+        return log
+
     def job(self, job_id: int) -> JobState:
-        """The state of job ``job_id`` (any job that has arrived)."""
-        return self._sim().by_id[job_id]
+        """The state of job ``job_id`` (any job that has arrived; with ``Simulator(forget_done=True)``
+        a job that waits or runs).  KeyError for another."""
+        state = self._sim().state_of(job_id)
+        if state is None:
+            raise KeyError(job_id)
+        return state
 
     def holders(self, alloc: int) -> list[JobState]:
         """Jobs holding partition ``alloc`` or a partition that conflicts with it."""
@@ -126,10 +144,12 @@ class SimView:
 
 
 _run_ids = itertools.count(1)
-_nodes_of = attrgetter("nodes")
-_runtime_of = attrgetter("runtime")
-_submit_of = attrgetter("submit")
-_id_of = attrgetter("id")
+_STATE_CHUNK = 4096  # job states built at a time with forget_done (about 1 MB of them)
+# What a finished job's place in ``Simulator.states`` holds with forget_done: a state whose version
+# no event carries (so a stale event of the job is skipped by the usual check, with no test more).
+_GONE = JobState.__new__(JobState)
+_GONE._version = -1
+_GONE.status = DONE
 
 
 class Simulator:
@@ -146,12 +166,22 @@ class Simulator:
             scheduling pass) or ``"rlscheduler"`` (seed 003's simulator, for its compatibility mode:
             events are taken one at a time, an arrival before a completion at the same time, and
             a scheduling pass follows each event).
+        forget_done: keep the state of the jobs that wait or run only: a job's ``JobState`` is
+            built when it arrives and let go when it finishes (its outcome is in ``outcomes``), so
+            that a long trace's live set is its queue and running jobs.  For a policy that looks
+            no finished job up by id and reads no ``entry_log`` (``Policy.live_jobs_only``):
+            ``by_id`` and ``view.entry_log`` are refused, ``view.job`` finds waiting and running
+            jobs only.
+
+    A workload a reader left as columns (``Workload.table``) is read from them (``JobSource``):
+    the run builds no ``Job`` object.
     """
 
     def __init__(self, workload: Workload, machine: Machine, *, checkpoint: CheckpointModel | None = None,
                  io: IOModel | None = None, record_schedule: bool = True,
                  progress: Callable[[int, int], None] | None = None, progress_every: int = 500,
-                 event_order: str = "design", job_infos: list[JobInfo] | None = None) -> None:
+                 event_order: str = "design", job_infos: list[JobInfo] | None = None,
+                 forget_done: bool = False) -> None:
         if event_order not in ("design", "rlscheduler"):
             raise ValueError(f"unknown event order {event_order!r}; use 'design' or 'rlscheduler'")
         self.one_at_a_time = event_order == "rlscheduler"
@@ -163,24 +193,20 @@ class Simulator:
         self.record_schedule = record_schedule
         self.progress = progress
         self.progress_every = max(1, progress_every)
-        jobs = workload.jobs
-        # Per-job set-up in C-level loops (map/zip): an RL environment builds one simulator per episode.
-        alloc_nodes = machine.allocated_sizes(list(map(_nodes_of, jobs)))
-        if alloc_nodes is None:
-            job = next(j for j in jobs if not machine.fits(j.nodes))
-            raise InfeasibleError(
-                f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
-        self.jobs = jobs
-        self._runtime = list(map(_runtime_of, jobs))
-        self._submit = list(map(_submit_of, jobs))  # read at every event time
-        self._alloc_nodes = alloc_nodes
-        if job_infos is None:
-            job_infos = [JobInfo.of(j) for j in jobs]
-        elif len(job_infos) != len(jobs) or (jobs and job_infos[0].id != jobs[0].id):
-            raise ValueError("job_infos must describe workload.jobs, in order")
-        self.states = list(map(JobState, range(len(job_infos)), job_infos))
+        source = self._source = JobSource(workload, machine, job_infos)
+        n = self._n = source.n
+        self._runtime = source.runtime
+        self._submit = source.submit  # read at every event time
+        self._alloc_nodes = source.alloc_nodes
+        self.forget_done = forget_done
+        if forget_done:  # built a chunk at a time as jobs arrive (_build_states)
+            self.states: list[JobState | None] = [None] * n
+            self._built = 0
+        else:
+            self.states = list(map(JobState, range(n), source.infos(0, n)))
+            self._built = n
         self._by_id: dict[int, JobState] | None = None  # built on first use (by_id)
-        self.outcomes = Outcomes(jobs, self._alloc_nodes)
+        self.outcomes = Outcomes(workload, self._alloc_nodes)
         self._first_start = self.outcomes.first_start  # columns the hot paths write
         self._end = self.outcomes.end
         self.machine_state = machine.new_state()
@@ -190,10 +216,10 @@ class Simulator:
         self.queue: list[JobState] = []
         self.entered: list[JobState] = []
         self.completed: list[JobState] = []
-        self.entry_log: list[JobState] = []
+        self.entry_log: list[JobState] | None = None if forget_done else []
         self.running: dict[int, JobState] = {}
         self.owners: dict[int, list[JobState]] = {}
-        self.now = jobs[0].submit if jobs else 0
+        self.now = self._submit[0] if n else 0
         self.start_time = self.now
         self.next_arrival = 0
         self.n_done = 0
@@ -203,13 +229,39 @@ class Simulator:
         self._woken = False
 
     @property
+    def jobs(self) -> list[Job]:
+        """The workload's jobs (a reader's workload builds its ``Job`` objects here: the run does not)."""
+        return self.workload.jobs
+
+    @property
     def by_id(self) -> dict[int, JobState]:
         """Job id -> state; built on first use: a run through ``Policy.flat_starts`` never looks a
-        job up by id (the dict is 0.1 s and about 25 MB at 500,000 jobs)."""
+        job up by id (the dict is 0.1 s and about 25 MB at 500,000 jobs).  Not with ``forget_done``
+        (``state_of`` finds the jobs that wait or run)."""
+        if self.forget_done:
+            raise RuntimeError("this simulator lets finished jobs go (forget_done): it has no state of every job; "
+                               "look a waiting or running job up with state_of (SimView.job)")
         by_id = self._by_id
         if by_id is None:
-            by_id = self._by_id = dict(zip(map(_id_of, self.jobs), self.states))
+            by_id = self._by_id = dict(zip(self._source.ids(), self.states))
         return by_id
+
+    def state_of(self, job_id: int) -> JobState | None:
+        """The state of job ``job_id``; None for an unknown job, and with ``forget_done`` for one
+        that has not arrived or has finished."""
+        if not self.forget_done:
+            return self.by_id.get(job_id)
+        idx = self._source.index_of(job_id)
+        state = None if idx is None else self.states[idx]
+        return None if state is _GONE else state
+
+    def _build_states(self, upto: int) -> None:
+        """With ``forget_done``: the states of the jobs up to ``upto`` (exclusive) and a chunk more
+        (``_STATE_CHUNK``), built in one C-level loop each."""
+        lo = self._built
+        hi = min(self._n, max(upto, lo + _STATE_CHUNK))
+        self.states[lo:hi] = map(JobState, range(lo, hi), self._source.infos(lo, hi))
+        self._built = hi
 
     # ------------------------------------------------------------------ driving the loop
     def run(self, policy: Policy) -> SimResult:
@@ -241,22 +293,25 @@ class Simulator:
         self.entered.clear()  # the policy has seen them
         self.completed.clear()
         heap = self.heap
-        jobs = self.jobs
-        n = len(jobs)
+        n = self._n
         states = self.states
+        submit = self._submit
         if self.one_at_a_time:
             while True:
                 nxt = self.next_arrival
-                if nxt < n and (not heap or jobs[nxt].submit <= heap[0][0]):
-                    t = jobs[nxt].submit
+                if nxt < n and (not heap or submit[nxt] <= heap[0][0]):
+                    t = submit[nxt]
                     self.now = self.view.now = t
                     self._woken = False
+                    if nxt >= self._built:
+                        self._build_states(nxt + 1)
                     state = states[nxt]  # _enqueue, inlined
                     state.status = WAITING
                     state.queued_since = t
                     self.queue.append(state)
                     self.entered.append(state)
-                    self.entry_log.append(state)
+                    if self.entry_log is not None:
+                        self.entry_log.append(state)
                     self.next_arrival = nxt + 1
                     return True
                 if not heap:
@@ -276,7 +331,6 @@ class Simulator:
                     self._phase_done(state, t)
                 if self.queue:
                     return True
-        submit = self._submit
         queue = self.queue
         while True:
             nxt = self.next_arrival
@@ -300,12 +354,15 @@ class Simulator:
             if nxt < n and submit[nxt] == t:
                 entered, log = self.entered, self.entry_log
                 while nxt < n and submit[nxt] == t:  # arrivals (_enqueue, inlined: once per job)
+                    if nxt >= self._built:
+                        self._build_states(nxt + 1)
                     state = states[nxt]
                     state.status = WAITING
                     state.queued_since = t
                     queue.append(state)
                     entered.append(state)
-                    log.append(state)
+                    if log is not None:
+                        log.append(state)
                     nxt += 1
                 self.next_arrival = nxt
             while heap and heap[0][0] == t:
@@ -355,7 +412,8 @@ class Simulator:
     def result(self, policy_name: str = "") -> SimResult:
         ends = self._end
         if self.n_done < len(ends):
-            unfinished = [self.jobs[i].id for i, e in enumerate(ends) if e < 0]
+            ids = self._source.ids()
+            unfinished = [ids[i] for i, e in enumerate(ends) if e < 0]
             raise DecisionError(f"the run ended with {len(unfinished)} unfinished jobs, e.g. {unfinished[:5]}")
         end = max(ends, default=self.start_time)
         return SimResult(self.outcomes, self.schedule, self.machine.total_nodes, self.machine.name, policy_name,
@@ -407,7 +465,7 @@ class Simulator:
 
     # ------------------------------------------------------------------ decisions
     def _start(self, job_id: int, alloc: int | None) -> None:
-        state = self.by_id.get(job_id)
+        state = self.state_of(job_id)
         if state is None or state.status != WAITING:
             raise DecisionError(f"t={self.now}: job {job_id} is not waiting, it cannot start")
         info = state.info
@@ -467,7 +525,7 @@ class Simulator:
             for state in started:
                 queue.remove(state)
         for state in states[pos:]:
-            self._start(state.info.id, FLAT)
+            self._start(state.id, FLAT)
 
     def _run_now(self, state: JobState, alloc: int) -> None:
         """Bind waiting ``state`` (already out of the queue) to free ``alloc`` and start it now."""
@@ -556,7 +614,7 @@ class Simulator:
                                    state._version))
 
     def _preempt(self, job_id: int, model: CheckpointModel | None) -> None:
-        state = self.by_id.get(job_id)
+        state = self.state_of(job_id)
         if state is None or state.status != RUNNING:
             raise DecisionError(f"t={self.now}: job {job_id} is not running, it cannot be preempted")
         if not state.info.checkpointable:
@@ -604,7 +662,7 @@ class Simulator:
     def _kill(self, job_id: int, estimate: int | None) -> None:
         """Kill a running job: its stint's work is lost (whatever it saved), it is re-queued now,
         with ``estimate`` s as its new requested time when given."""
-        state = self.by_id.get(job_id)
+        state = self.state_of(job_id)
         if state is None or state.status != RUNNING:
             raise DecisionError(f"t={self.now}: job {job_id} is not running, it cannot be killed")
         if estimate is not None:
@@ -641,7 +699,8 @@ class Simulator:
         state.queued_since = t
         self.queue.append(state)
         self.entered.append(state)
-        self.entry_log.append(state)
+        if self.entry_log is not None:
+            self.entry_log.append(state)
 
     # ------------------------------------------------------------------ events
     def _complete(self, state: JobState, t: int) -> None:
@@ -660,9 +719,11 @@ class Simulator:
         state.saved = runtime
         self.completed.append(state)
         self._end[state.idx] = t
+        if self.forget_done:
+            self.states[state.idx] = _GONE
         self.n_done += 1
         if self.progress is not None and self.n_done % self.progress_every == 0:
-            self.progress(self.n_done, len(self.jobs))
+            self.progress(self.n_done, self._n)
 
     def _phase_done(self, state: JobState, t: int) -> None:
         out = self.outcomes[state.idx]
