@@ -66,12 +66,12 @@ class BatchPolicy:
             return []
         priority = self.priority
         if priority.arrival_order and not view.requeued:
-            return flat_pass(queue, view.state.free_nodes, view.now, view.running, self.backfill)
+            return flat_pass(queue, view.state.free_nodes, view.now, view.busy, self.backfill)
         if priority.static:
             order = self._ordered.update(view)
         else:
             order = priority.order(queue, view.now, view.machine.total_nodes)
-        states = flat_pass(order, view.state.free_nodes, view.now, view.running, self.backfill)
+        states = flat_pass(order, view.state.free_nodes, view.now, view.busy, self.backfill)
         if priority.static:
             self._ordered.will_start([js.info.id for js in states])
         return states
@@ -208,15 +208,17 @@ _FLAT_SCANS = ("none", "easy", "ff", "rlscheduler")  # the backfillings _schedul
 def _schedule_flat(view: SimView, order: list, backfill: str) -> list[Decision]:
     """``schedule_batch`` on a flat cluster for the in-order scans (``_FLAT_SCANS``): ``flat_pass``
     as decisions."""
-    return [Start(js.info.id, FLAT) for js in flat_pass(order, view.state.free_nodes, view.now, view.running,
-                                                         backfill)]
+    return [Start(js.info.id, FLAT) for js in flat_pass(order, view.state.free_nodes, view.now,
+                                                         _sorted_busy(view.running), backfill)]
 
 
-def flat_pass(order: list, free: int, now: int, running: dict[int, JobState], backfill: str) -> list[JobState]:
+def flat_pass(order: list, free: int, now: int, busy: list[tuple[int, int, int]], backfill: str) -> list[JobState]:
     """The jobs of ``order`` to start now on a flat cluster with ``free`` processors, in order, for
     the in-order scans (``_FLAT_SCANS``), planning on the free processor count alone: no plan
-    object, no copy of the queue.  It is the pass of every batch run on the RL papers' flat traces,
-    once per event time (about two per job), hence the separate piece."""
+    object, no copy of the queue.  ``busy``: (expected end, allocation, nodes) of the running
+    jobs, sorted (``SimView.busy``; ``busy_of`` without its overdue rule).  It is the pass of every
+    batch run on the RL papers' flat traces, once per event time (about two per job), hence the
+    separate piece."""
     started: list[JobState] = []
     blocked = -1
     for pos, js in enumerate(order):
@@ -230,14 +232,13 @@ def flat_pass(order: list, free: int, now: int, running: dict[int, JobState], ba
         started.append(js)
     if blocked < 0 or backfill == "none" or blocked == len(order) - 1 or free <= 0:
         return started
-    # busy_of's triples built in C; its overdue rule (an estimate already passed ends at now + 1)
-    # changes them only when the earliest is <= now: then they are built its way.
-    started_busy = [(now + js.walltime, FLAT, js.nodes) for js in started]
-    busy = list(map(_busy_triple, running.values()))
-    busy.extend(started_busy)
-    busy.sort()
+    if started:  # this pass's starts join the running jobs
+        busy = busy + [(now + js.walltime, FLAT, js.nodes) for js in started]
+        busy.sort()
+    # busy_of's overdue rule (an estimate already passed ends at now + 1; this pass's starts end
+    # later) changes the list only when its earliest end is <= now
     if busy and busy[0][0] <= now:
-        busy = sorted(busy_of(running.values(), now, overdue_next_second=True) + started_busy)
+        busy = sorted([(end if end > now else now + 1, alloc, n) for end, alloc, n in busy])
     res = flat_reservation_sorted(order[blocked].nodes, free, busy, now)
     jobs, _, _ = scan_flat(islice(order, blocked + 1, None), free, now, res, backfill == "rlscheduler")
     started.extend(jobs)
@@ -245,6 +246,12 @@ def flat_pass(order: list, free: int, now: int, running: dict[int, JobState], ba
 
 
 _busy_triple = attrgetter("expected_end", "alloc", "alloc_nodes")
+
+
+def _sorted_busy(running: dict[int, JobState]) -> list[tuple[int, int, int]]:
+    """``flat_pass``'s ``busy`` of a view's ``running`` (a view other than the core's own: a
+    planning view has no ``busy``)."""
+    return sorted(map(_busy_triple, running.values()))
 
 
 def batch_policy(priority: str = "fcfs", backfill: str = "easy") -> BatchPolicy:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import weakref
+from bisect import bisect_left, insort
 from heapq import heappop as _heappop, heappush as _heappush
 from operator import attrgetter
 from typing import Callable, Iterable, Protocol
@@ -87,6 +88,8 @@ class SimView:
             False the queue is in (submit, id) order, the workload's (every entry was an arrival).
         running: jobs holding resources, by job id (running, writing a JIT checkpoint, or bound
             to an allocation and waiting for those writes).
+        busy: (``expected_end``, ``alloc``, ``alloc_nodes``) of every job in ``running``, sorted
+            (``heuristics.backfill.busy_of`` without its overdue rule, sorted), kept by the core.
         n_done: jobs finished so far.
         state: the machine occupancy (``MachineState``).
         machine: the machine model.
@@ -94,7 +97,7 @@ class SimView:
     """
 
     __slots__ = ("_sim", "run_id", "now", "queue", "entered", "completed", "_entry_log", "requeued", "running",
-                 "state", "machine", "checkpoint", "io")
+                 "busy", "state", "machine", "checkpoint", "io")
 
     def __init__(self, sim: "Simulator") -> None:
         # A weak reference: a strong one would make every simulator a reference cycle that only
@@ -105,6 +108,7 @@ class SimView:
         self.machine = sim.machine
         self.state = sim.machine_state
         self.running = sim.running
+        self.busy = sim.busy
         self.checkpoint = sim.checkpoint
         self.io = sim.io
         self.now = 0
@@ -218,6 +222,9 @@ class Simulator:
         self.completed: list[JobState] = []
         self.entry_log: list[JobState] | None = None if forget_done else []
         self.running: dict[int, JobState] = {}
+        # (expected end s, allocation, nodes) of every job in ``running``, sorted: kept as jobs
+        # start and end, so that a backfilling pass does not build and sort them (SimView.busy).
+        self.busy: list[tuple[int, int, int]] = []
         self.owners: dict[int, list[JobState]] = {}
         self.now = self._submit[0] if n else 0
         self.start_time = self.now
@@ -444,19 +451,26 @@ class Simulator:
             ms.allocate(alloc, nodes)
         state.alloc = alloc
         state.alloc_nodes = nodes
-        self.running[state.info.id] = state
+        self.running[state.id] = state
+        insort(self.busy, (state.expected_end, alloc, nodes))
         if self.partitioned:
             self.owners.setdefault(alloc, []).append(state)
 
     def _unbind(self, state: JobState) -> None:
         self.machine_state.release(state.alloc, state.alloc_nodes)
-        del self.running[state.info.id]
+        del self.running[state.id]
+        self._busy_remove(state)
         if self.partitioned:
             holders = self.owners[state.alloc]
             holders.remove(state)
             if not holders:
                 del self.owners[state.alloc]
         state.alloc = -2
+
+    def _busy_remove(self, state: JobState) -> None:
+        """Take running ``state``'s (expected end, allocation, nodes) out of ``busy``."""
+        busy = self.busy
+        del busy[bisect_left(busy, (state.expected_end, state.alloc, state.alloc_nodes))]
 
     def _record(self, state: JobState, start: int, end: int, kind: str, p_from: int, p_to: int) -> None:
         if self.record_schedule and end > start:
@@ -541,6 +555,7 @@ class Simulator:
         state.alloc_nodes = nodes
         self.running[state.id] = state
         if self._periodic or state.saved > 0:
+            insort(self.busy, (state.expected_end, alloc, nodes))  # as _bind: _begin re-files it
             self._begin(state, self.now)
             return
         # _begin without checkpoints or a restart, inlined (the hot path of every batch run):
@@ -559,7 +574,8 @@ class Simulator:
         seq = self.seq = self.seq + 1
         _heappush(self.heap, (t + self._runtime[idx], EV_COMPLETE, seq, EV_COMPLETE, idx, version))
         w = state.walltime
-        state.expected_end = t + (w if w > 1 else 1)
+        end = state.expected_end = t + (w if w > 1 else 1)
+        insort(self.busy, (end, alloc, nodes))
 
     def _begin(self, state: JobState, t: int) -> None:
         """Start a stint of ``state`` on its (already bound) allocation at time ``t``."""
@@ -595,7 +611,9 @@ class Simulator:
             k0 = state.saved // interval
             k1 = (info.walltime - 1) // interval
             writes = max(0, min(k1, state._ckpt_limit) - k0) * self.io.write_seconds(state.alloc_nodes)
+        self._busy_remove(state)  # (a state in ``running`` is in ``busy`` by its estimate)
         state.expected_end = t + read + remaining + writes
+        insort(self.busy, (state.expected_end, state.alloc, state.alloc_nodes))
 
     def _enter_run(self, state: JobState, t: int, progress: int) -> None:
         state._phase = PH_RUN
@@ -714,6 +732,8 @@ class Simulator:
         else:  # _unbind on a flat cluster (its state a node counter: FlatState.release), inlined
             self.machine_state.free_nodes += state.alloc_nodes
             del self.running[state.id]
+            busy = self.busy
+            del busy[bisect_left(busy, (state.expected_end, state.alloc, state.alloc_nodes))]
             state.alloc = -2
         state.status = DONE
         state.saved = runtime
