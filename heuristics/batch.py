@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter
 
-from heuristics.backfill import (best_fit, busy_of, flat_reservation_sorted, normalize_backfill, reserve, rule_of,
-                                scan_flat, scan_partitioned)
+from heuristics.backfill import (best_fit, busy_of, flat_shadow, normalize_backfill, reserve, rule_of, scan_flat,
+                                scan_flat_at, scan_partitioned)
 from heuristics.priorities import Priority, get_priority
 from rtsched.machines.flat import FLAT
 from rtsched.sim.core import SimView
@@ -239,8 +239,8 @@ def flat_pass(order: list, free: int, now: int, busy: list[tuple[int, int, int]]
     # later) changes the list only when its earliest end is <= now
     if busy and busy[0][0] <= now:
         busy = sorted([(end if end > now else now + 1, alloc, n) for end, alloc, n in busy])
-    res = flat_reservation_sorted(order[blocked].nodes, free, busy, now)
-    jobs, _, _ = scan_flat(islice(order, blocked + 1, None), free, now, res, backfill == "rlscheduler")
+    shadow, extra = flat_shadow(order[blocked].nodes, free, busy, now)
+    jobs, _, _ = scan_flat_at(islice(order, blocked + 1, None), free, now, shadow, extra, backfill == "rlscheduler")
     started.extend(jobs)
     return started
 

@@ -27,7 +27,7 @@ from rtsched.errors import DecisionError, InfeasibleError
 from rtsched.jobs import Job, Workload
 from rtsched.machines.base import Machine
 from rtsched.machines.flat import FLAT
-from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, Schedule
+from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, Schedule, pack_row
 from rtsched.sim.decisions import Decision, Kill, Preempt, Start, WakeAt
 from rtsched.sim.result import Outcomes, SimResult
 from rtsched.sim.source import JobSource
@@ -724,9 +724,9 @@ class Simulator:
     def _complete(self, state: JobState, t: int) -> None:
         runtime = self._runtime[state.idx]
         if self.record_schedule and t > state._phase_start:  # _record, inlined (once per job)
-            self.schedule.segments.rows.extend((state.id, state._phase_start, t, RUN_CODE,
-                                                state.alloc if self.partitioned else -1, state.alloc_nodes,
-                                                state._progress_at_phase_start, runtime))
+            self.schedule.segments.rows.frombytes(pack_row(state.id, state._phase_start, t, RUN_CODE,
+                                                           state.alloc if self.partitioned else -1,
+                                                           state.alloc_nodes, state._progress_at_phase_start, runtime))
         if self.partitioned:
             self._unbind(state)
         else:  # _unbind on a flat cluster (its state a node counter: FlatState.release), inlined
