@@ -310,11 +310,10 @@ class Workload:
         """Job attribute ``name`` (``JOB_COLUMNS``) of every job, in order, read-only: the reader's
         column itself while ``jobs`` has not been built (no copy, no ``Job`` object), else built
         from the jobs."""
+        if name not in JOB_COLUMNS:
+            raise KeyError(f"no job column {name!r}; the columns are {', '.join(JOB_COLUMNS)}")
         table = self.table
-        if table is not None and name in JOB_COLUMNS:
-            col = getattr(table, name).view()
-        else:
-            col = job_attribute_column(self.jobs, name)
+        col = getattr(table, name).view() if table is not None else job_attribute_column(self.jobs, name)
         col.flags.writeable = False
         return col
 
