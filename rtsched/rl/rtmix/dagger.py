@@ -158,6 +158,7 @@ def run_dagger(out: str, *, teacher: str = "replan", rounds: int = 6, episodes: 
                 if record.get("recipe") != "dagger":
                     raise OptionError(f"--out: {ckpt} is not a DAgger run (its first phase is "
                                       f"{record.get('recipe', 'cloning')}); choose another folder")
+                init_from = record.get("init_from")  # a resumed run keeps the model it started from
             elif init_from is not None:
                 init_actor(trainer.actor, init_from)
             done = list(record.get("rounds", []))
