@@ -29,8 +29,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-import numpy as np
-
 from heuristics.registry import SCHEMES, available_policies, describe_policy, make_policy, scheme, scheme_checkpoint
 from rtsched import metrics
 from rtsched.version import __version__
@@ -43,6 +41,7 @@ from rtsched.machines import Machine, check_machine_spec, machine_from_spec
 from rtsched.rtmarking import MARKING_MODES, RtMarking, mark_realtime
 from rtsched.sim.core import Simulator
 from rtsched.sim.result import SimResult
+from rtsched.sim.source import first_too_big
 from rtsched.validate import validate_schedule
 from rtsched.window import WindowSpec, check_selects
 
@@ -543,10 +542,8 @@ def _run_workload(spec: RunSpec, trace: LoadedTrace, machine: Machine) -> tuple[
     results window in s (None: all)."""
     marked = _mark(spec, _slice(trace.workload, spec.jobs))
     nodes = marked.column("nodes")  # columns: a reader's workload builds no Job object here
-    sizes = np.unique(nodes)
-    fits = np.array([machine.fits(n) for n in sizes.tolist()], dtype=bool)
-    if not fits.all():
-        first = int(np.flatnonzero(~fits[np.searchsorted(sizes, nodes)])[0])  # the first job in order
+    first = first_too_big(machine, nodes)
+    if first is not None:
         raise InputError(f"job {int(marked.column('id')[first])} requests {int(nodes[first])} nodes, more than "
                          f"{machine.describe()} has; choose a larger --machine", path=trace.path, field="nodes")
     window = spec.window.seconds(marked.start_time) if spec.window else None

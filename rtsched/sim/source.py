@@ -114,13 +114,22 @@ def _machine_ints(column: np.ndarray) -> array:
     return array("q", np.ascontiguousarray(column, dtype=np.int64).tobytes())
 
 
+def first_too_big(machine: Machine, nodes: np.ndarray) -> int | None:
+    """The position of the first job of a nodes column that ``machine`` cannot hold (None: every
+    job fits); one ``machine.fits`` call per distinct size."""
+    distinct = np.unique(nodes)
+    fits = np.array([machine.fits(n) for n in distinct.tolist()], dtype=bool)
+    if fits.all():
+        return None
+    return int(np.flatnonzero(~fits[np.searchsorted(distinct, nodes)])[0])
+
+
 def _allocated_sizes(workload: Workload, machine: Machine, nodes: np.ndarray) -> array:
     """``machine.allocated_sizes`` of a nodes column: computed once per distinct size."""
     distinct = np.unique(nodes)
     sizes = machine.allocated_sizes(distinct.tolist())
     if sizes is None:
-        fits = np.array([machine.fits(n) for n in distinct.tolist()], dtype=bool)
-        first = int(np.flatnonzero(~fits[np.searchsorted(distinct, nodes)])[0])
+        first = first_too_big(machine, nodes)
         raise InfeasibleError(f"{workload.name}: job {int(workload.table.id[first])} requests {int(nodes[first])} "
                               f"nodes, more than {machine.describe()} has")
     return _machine_ints(np.asarray(sizes, dtype=np.int64)[np.searchsorted(distinct, nodes)])
