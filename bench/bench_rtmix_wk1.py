@@ -30,9 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from heuristics.registry import SCHEMES  # noqa: E402
-from rtsched.experiments.weeks import (REFERENCE, RT_PERCENT, TAU, WEEKS, outcome_row, run_week,  # noqa: E402
-                                       week_named, week_paths, week_workload)
+from rtsched.experiments.weeks import (REFERENCE, RT_PERCENT, TAU, WEEKS, outcome_row, policy_fields,  # noqa: E402
+                                       run_week, week_named, week_paths, week_workload)
 from rtsched.files import atomic_write_text  # noqa: E402
 from rtsched.pipeline import RunSpec, execute  # noqa: E402
 
@@ -55,9 +54,7 @@ def run_miralike(name: str, seed: int, args) -> dict:
     """``name`` on the generated Mira-like week of ``seed`` (every job in the results)."""
     from rtsched.generators import generate_miralike
 
-    is_scheme = name.strip().lower() in SCHEMES
-    spec = RunSpec(machine=args.machine, scheme=name if is_scheme else None, policy=None if is_scheme else name,
-                   checkpoint=None if is_scheme else "jit", rt_percent=args.rt_percent, marking="random",
+    spec = RunSpec(machine=args.machine, **policy_fields(name), rt_percent=args.rt_percent, marking="random",
                    seed=seed, tau=args.tau)
     t = time.perf_counter()
     rec = execute(spec, workload=generate_miralike(days=7.0, seed=seed), time_decisions=True)

@@ -89,11 +89,8 @@ def run_week(week: Week, policy: str, seed: int, data_dir: str | Path, *, days: 
     ``progress(policy, view)`` is called after each of replan's scheduling passes."""
     log, partitions = week_paths(data_dir, week)
     wl = workload if workload is not None else week_workload(log, week, days)
-    is_scheme = policy.strip().lower() in SCHEMES
-    spec = RunSpec(trace=str(log), trace_format="cobalt", machine=str(partitions),
-                   scheme=policy if is_scheme else None, policy=None if is_scheme else policy,
-                   checkpoint=None if is_scheme else "jit", rt_percent=rt_percent, marking="random", seed=seed,
-                   tau=tau, window=week.window(days))
+    spec = RunSpec(trace=str(log), trace_format="cobalt", machine=str(partitions), **policy_fields(policy),
+                   rt_percent=rt_percent, marking="random", seed=seed, tau=tau, window=week.window(days))
     pol = make_policy(policy) if policy.startswith("replan") else None
     if pol is not None and progress is not None:
         decide = pol.decide
@@ -114,6 +111,14 @@ def run_week(week: Week, policy: str, seed: int, data_dir: str | Path, *, days: 
     if pol is not None and hasattr(pol, "stats"):
         row.update(decision_times(pol))
     return row
+
+
+def policy_fields(name: str) -> dict[str, Any]:
+    """The ``RunSpec`` fields that run ``name``: a seed-002 scheme as itself (its own checkpoint
+    model), anything else (an rtmix model, ``replan``) as a policy under JIT checkpointing."""
+    if name.strip().lower() in SCHEMES:
+        return {"scheme": name, "policy": None, "checkpoint": None}
+    return {"scheme": None, "policy": name, "checkpoint": "jit"}
 
 
 def outcome_row(rec, what: str) -> dict[str, Any]:
@@ -167,5 +172,5 @@ def paired_weeks(rows: Sequence[dict[str, Any]], policy: str, reference: str = R
     return out
 
 
-__all__ = ["Week", "WEEKS", "week_named", "week_paths", "week_workload", "run_week", "outcome_row", "decision_times",
+__all__ = ["Week", "WEEKS", "week_named", "week_paths", "week_workload", "run_week", "policy_fields", "outcome_row", "decision_times",
            "paired_weeks", "REFERENCE", "DAYS", "RT_PERCENT", "TAU"]
