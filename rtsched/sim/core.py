@@ -255,7 +255,8 @@ class Simulator:
 
     def state_of(self, job_id: int) -> JobState | None:
         """The state of job ``job_id``; None for an unknown job, and with ``forget_done`` for one
-        that has not arrived or has finished."""
+        that has finished or whose state is not built yet (a job due to arrive within the chunk
+        built ahead (``_STATE_CHUNK``) gives its pending state, as every job does without it)."""
         if not self.forget_done:
             return self.by_id.get(job_id)
         idx = self._source.index_of(job_id)
