@@ -21,6 +21,12 @@ passes while it waited (first matching class, in this order):
   jobs were RTJs, non-checkpointable, or started in the same pass).
 
     PYTHONPATH=. nice -n 10 python bench/bench_rtmix_theta.py --n 100 --models training/rtmix-dagger-theta16/round-10.pt
+
+``--with KEY=V1,V2,...`` (repeatable) runs each model once per combination of environment settings
+written into a temporary copy of its file (e.g. ``--with shield=risk --with conserve=0 --with
+shield_theta=1.3,1.45``: the shield's parameter swept on validation), and prints beside the
+classes the means and the paired intervals against WCJS-JIT.  ``--miralike SEED`` instead prints
+why each model leaves that Mira-like week's machine idle.
 """
 from __future__ import annotations
 
@@ -148,6 +154,32 @@ def idle_report(model: str, seed: int, machine: str) -> str:
             f"start while a job outside the window fitted on {no_start_hidden}")
 
 
+def variants(models: list[str], settings: list[str], folder: str) -> list[str]:
+    """Each model, once per combination of ``settings`` ("KEY=V1,V2"): copies with those environment
+    settings in ``folder`` (numbers as floats, other values as text)."""
+    import itertools
+
+    import torch
+
+    if not settings:
+        return models
+    keys, values = [], []
+    for item in settings:
+        k, _, v = item.partition("=")
+        keys.append(k)
+        values.append([float(x) if x.replace(".", "", 1).isdigit() else x for x in v.split(",")])
+    out = []
+    for m in models:
+        from rtsched.rl.modelfiles import model_file
+        st = torch.load(model_file(m), map_location="cpu", weights_only=True)
+        for combo in itertools.product(*values):
+            tag = "-".join(f"{k}{v}" for k, v in zip(keys, combo))
+            path = os.path.join(folder, f"{os.path.basename(m).removesuffix('.pt')}-{tag}.pt")
+            torch.save({**st, "env": {**st["env"], **dict(zip(keys, combo))}}, path)
+            out.append(path)
+    return out
+
+
 def main() -> None:
     from bench_rtmix_dagger import VALIDATION_EXACT_SEED, VALIDATION_SEED, instances
 
@@ -160,7 +192,11 @@ def main() -> None:
     ap.add_argument("--miralike", type=int, help="instead: the idle diagnosis on this Mira-like week (validation)")
     ap.add_argument("--machine", default=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), "shared", "data", "mira", "mira-partitions.xml"))
+    ap.add_argument("--with", dest="settings", action="append", default=[], help="KEY=V1,V2: environment settings")
     args = ap.parse_args()
+    import tempfile
+    tmp = tempfile.TemporaryDirectory()
+    args.models = ",".join(variants([m.strip() for m in args.models.split(",") if m.strip()], args.settings, tmp.name))
     if args.miralike is not None:
         for model in [m.strip() for m in args.models.split(",") if m.strip()]:
             print(idle_report(model, args.miralike, args.machine), flush=True)
@@ -181,7 +217,16 @@ def main() -> None:
         sds = [j["sd"] for j in jobs.values() if j["rt"]]
         return sum(sds) / len(sds)
 
+    from milp.compare import PolicyRun, paired, run_online
+
+    rbj = [sum(j["sd"] for j in jobs.values() if not j["rt"]) / sum(1 for j in jobs.values() if not j["rt"])
+           for jobs in rp.values()]
+    print(f"{args.replan}: BJ {sum(rbj) / len(rbj):.3f}, RTJ {sum(rt_mean(j) for j in rp.values()) / len(rp):.3f} "
+          f"over {len(rp)} validation instances")
+
+    wcjs = [run_online(i, "wcjs-jit") for i in insts]
     for model in [m.strip() for m in args.models.split(",") if m.strip()]:
+        runs: list = list(wcjs)
         plog = PassLog()
         plog.install()
         counts: Counter = Counter()
@@ -190,6 +235,8 @@ def main() -> None:
         for inst in insts:
             plog.steps.clear()
             mine = per_job(inst, model)
+            bj = [j["sd"] for j in mine.values() if not j["rt"]]
+            runs.append(PolicyRun(inst.name, model, sum(bj) / len(bj), rt_mean(mine)))
             theirs = rp[inst.name]
             vm, vr = rt_mean(mine) > THETA + 1e-9, rt_mean(theirs) > THETA + 1e-9
             viol_model += vm
@@ -208,6 +255,11 @@ def main() -> None:
                           f"{j['start']} (SD {j['sd']:.2f}, JIT wait {j['jit_delay']}), replan start "
                           f"{theirs[jid]['start']} (SD {theirs[jid]['sd']:.2f}) → {c}")
             printed += 1
+        from bench_rtmix_dagger import _ci
+        v = paired(runs, model, "wcjs-jit")
+        me = [r for r in runs if r.policy == model]
+        print(f"{model}: BJ {sum(r.bj_sd_mean for r in me) / len(me):.3f}, RTJ {sum(r.rtj_sd_mean for r in me) / len(me):.3f}; "
+              f"vs WCJS-JIT ΔBJ {_ci(v, 'bj')}, ΔRTJ {_ci(v, 'rtj')}")
         print(f"{model}: RTJ mean > {THETA} on {viol_model}/{len(insts)} (replan {viol_replan}); only the model: "
               f"{only_model}, only replan: {only_replan}; RTJs the model delays more there, by class: "
               + ", ".join(f"{c} {counts[c]}" for c in CLASSES), flush=True)

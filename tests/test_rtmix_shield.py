@@ -75,6 +75,16 @@ def test_preempt_shield_leaves_only_the_rtjs_candidates_when_it_is_blocked():
     assert not _pass_at_50(shield="preempt").has_choice()
 
 
+def test_risk_shield_forces_the_candidates_only_when_waiting_would_break_its_bound():
+    # A (walltime 2000 s, from 0) holds the whole machine: the earliest a 512-node half frees is
+    # 2000, so B (submit 50, walltime 300) waiting for it has estimated slowdown (2000 - 50 + 300) / 300 = 7.5
+    forced = _pass_at_50(eligibility="any", shield="risk", shield_theta=7.4)
+    assert np.flatnonzero(forced.mask()).tolist() == [CAND0, CAND0 + 1]
+    free = _pass_at_50(eligibility="any", shield="risk", shield_theta=7.6)
+    assert np.flatnonzero(free.mask()).tolist() == [CAND0, CAND0 + 1, WAIT]
+    assert _pass_at_50(eligibility="any", shield="risk").spec.shield_theta == 1.2  # the default bound
+
+
 def test_conserve_forbids_waiting_beside_a_legal_bj_start_on_an_empty_enough_machine():
     # the BJ 3 (512 nodes) fits beside the running 512-node BJ 4
     from rtsched.sim.core import Simulator
@@ -107,9 +117,9 @@ def test_shielded_dagger_labels_stay_legal_and_the_model_file_keeps_the_rules(tm
     from rtsched.rl.rtmix.dagger import episode_jobs
     from rtsched.rl.rtmix.teacher import policy_teacher_episode
 
-    env = RtMixEnv("mira:16", "jit", bj_candidates=2, eligibility="any", shield="preempt", conserve=0.0)
+    env = RtMixEnv("mira:16", "jit", bj_candidates=2, eligibility="any", shield="risk", conserve=0.0, shield_theta=1.4)
     cfg = env.config()
-    assert cfg["shield"] == "preempt" and cfg["conserve"] == 0.0
+    assert cfg["shield"] == "risk" and cfg["conserve"] == 0.0 and cfg["shield_theta"] == 1.4
     assert "shield" not in RtMixEnv("mira:16").config() and "conserve" not in RtMixEnv("mira:16").config()
     for i, seed in enumerate((200004, 200005)):
         ep = policy_teacher_episode(env, episode_jobs(seed, i, env), make_policy("replan:theta=1.6"),
@@ -130,12 +140,12 @@ def test_cli_passes_the_shield_and_conserve_to_dagger(tmp_path, monkeypatch, cap
         raise KeyboardInterrupt
 
     monkeypatch.setattr(dagger, "run_dagger", fake_run_dagger)
-    assert main(["rl", "train", "--agent", "rtmix", "--shield", "preempt", "--conserve", "0.5", "--out",
-                 str(tmp_path / "d"), "--no-progress"]) != 0
-    assert seen["shield"] == "preempt" and seen["conserve"] == 0.5
+    assert main(["rl", "train", "--agent", "rtmix", "--shield", "risk", "--shield-theta", "1.45", "--conserve", "0.5",
+                 "--out", str(tmp_path / "d"), "--no-progress"]) != 0
+    assert seen["shield"] == "risk" and seen["conserve"] == 0.5 and seen["shield_theta"] == 1.45
     seen.clear()
     assert main(["rl", "train", "--agent", "rtmix", "--out", str(tmp_path / "e"), "--no-progress"]) != 0
-    assert seen["shield"] == "none" and seen["conserve"] is None  # off by default
+    assert seen["shield"] == "none" and seen["conserve"] is None and seen["shield_theta"] == 1.2  # off by default
     capsys.readouterr()
     with pytest.raises(SystemExit) as exc:
         main(["rl", "train", "--agent", "rtmix", "--shield", "always", "--out", str(tmp_path / "g")])

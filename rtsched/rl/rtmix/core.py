@@ -42,7 +42,10 @@ With ``shield`` (``RtMixSpec.shield``, issue 23; "none" by default, the agents t
 safety rule is part of the action mask, so it acts identically in training and in evaluation:
 ``"start"`` — when a visible RTJ has a free partition, only RTJ starts are legal (no BJ start, no
 preemption, no wait); ``"preempt"`` — that, and when the target RTJ has no free partition but
-preemption candidates, only those candidates are legal (the agent still picks which partition).
+preemption candidates, only those candidates are legal (the agent still picks which partition);
+``"risk"`` — ``"start"``, and the candidates are compulsory only when waiting for the earliest
+walltime-based completion that frees a partition of the RTJ's size would give it an estimated
+slowdown above ``shield_theta`` (default 1.2; otherwise the agent may still wait for that completion).
 Measured cause (docs/benchmarks.md, issue 23 fifth session): the θ-1.6 DAgger model's θ violations
 that ``replan`` does not have came from RTJs it left waiting beside a free partition (starting a BJ
 first) or beside offered candidates.
@@ -104,7 +107,10 @@ ELIGIBILITIES = ("wcjs", "any")
 # The safety shield on RTJs (``RtMixSpec.shield``; module docstring): "none" (the agents before it),
 # "start" (an RTJ with a free partition is always started before anything else), "preempt" (that, and
 # an RTJ with no free partition but a preemption candidate is always given one).
-SHIELDS = ("none", "start", "preempt")
+# "risk": "start", and the candidates are compulsory only when waiting for the earliest walltime-based
+# completion that frees a partition of the RTJ's size would give it an estimated slowdown above
+# ``RtMixSpec.shield_theta`` (default 1.2, the compare default θ).
+SHIELDS = ("none", "start", "preempt", "risk")
 _F = {name: i for i, name in enumerate(FEATURES)}
 
 
@@ -128,6 +134,7 @@ class RtMixSpec:
     wake: bool = False
     shield: str = "none"
     conserve: float | None = None
+    shield_theta: float = 1.2
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
@@ -185,6 +192,7 @@ class RtMixPass:
         self.backfill_only = False
         self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
         self._leaving: dict[int, int] = {}
+        self._pass_ends: list[tuple[int, int]] = []  # (partition, walltime-based end) of this pass's starts
         if spec.order == "backfill" and bjs:
             order = _WFP2.order(bjs, self.now, machine.total_nodes)
             self._bj_order = order
@@ -267,9 +275,25 @@ class RtMixPass:
         if rt_starts:
             mask[:] = False
             mask[rt_starts] = True
-        elif spec.shield == "preempt" and target is not None and cands:
+        elif target is not None and cands and (spec.shield == "preempt"
+                                               or (spec.shield == "risk" and self._at_risk(target))):
             mask[:] = False
             mask[spec.window:spec.window + len(cands)] = True
+
+    def _at_risk(self, target: JobState) -> bool:
+        """Whether waiting for the earliest walltime-based completion that frees a partition of the
+        target RTJ's size gives it an estimated slowdown above ``spec.shield_theta`` (walltimes only)."""
+        conflict = self.machine.conflict_mask
+        ends = [(conflict[js.alloc], js.expected_end) for js in self.view.running.values()]
+        ends += [(conflict[p], end) for p, end in self._pass_ends]
+        free_at = None
+        for p in _bits(self.machine.candidate_mask(target.info.nodes)):
+            t = max([self.now] + [end for c, end in ends if c >> p & 1])
+            free_at = t if free_at is None else min(free_at, t)
+        if free_at is None:
+            return True
+        info = target.info
+        return (free_at - info.submit + info.walltime) / info.walltime > self.spec.shield_theta
 
     def _bj_state(self, vis: list[JobState], mask: np.ndarray) -> tuple[JobState | None, list]:
         """(BJ target, its candidates [(partition, victims, cost)]) and their mask bits (module docstring)."""
@@ -390,6 +414,7 @@ class RtMixPass:
             else:  # JIT hand-over: bound now on hardware still being written
                 plan.force_allocate(p, n)
             self.decisions.append(Start(js.info.id, p))
+        self._pass_ends.append((p, start_at + js.info.walltime))
         self.queue.remove(js)
         self.n_started += 1
         self._cache = None

@@ -84,7 +84,8 @@ class RtMixEnv(gym.Env):
                  seed_range: tuple[int, int] = (TRAIN_SEEDS.start, TRAIN_SEEDS.stop), wcjs=None,
                  generator: dict | None = None, validate: bool = True, baseline: str | None = None,
                  order: str = "submit", bj_candidates: int = 0, eligibility: str = "wcjs",
-                 wake: bool = False, shield: str = "none", conserve: float | None = None) -> None:
+                 wake: bool = False, shield: str = "none", conserve: float | None = None,
+                 shield_theta: float = 1.2) -> None:
         super().__init__()
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
@@ -95,7 +96,7 @@ class RtMixEnv(gym.Env):
         self.checkpoint = CheckpointModel.parse(checkpoint)
         self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order), int(bj_candidates),
                                str(eligibility), bool(wake), str(shield),
-                               None if conserve is None else float(conserve))
+                               None if conserve is None else float(conserve), float(shield_theta))
         self.n_bj, self.n_rt = int(n_bj), int(n_rt)
         self.theta, self.penalty = float(theta), float(penalty)
         self.seed_range = (int(seed_range[0]), int(seed_range[1]))
@@ -133,7 +134,8 @@ class RtMixEnv(gym.Env):
                 **({"eligibility": self.spec_.eligibility} if self.spec_.eligibility != "wcjs" else {}),
                 **({"wake": True} if self.spec_.wake else {}),
                 **({"shield": self.spec_.shield} if self.spec_.shield != "none" else {}),
-                **({"conserve": self.spec_.conserve} if self.spec_.conserve is not None else {})}
+                **({"conserve": self.spec_.conserve} if self.spec_.conserve is not None else {}),
+                **({"shield_theta": self.spec_.shield_theta} if self.spec_.shield_theta != 1.2 else {})}
 
     def make_jobs(self, seed: int) -> list[Job]:
         return random_jobs(seed, self.n_bj, self.n_rt, self.blocks, **self.generator)
