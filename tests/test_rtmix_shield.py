@@ -31,19 +31,24 @@ def _first_pass(jobs: list[Job], **spec) -> RtMixPass:
     return RtMixPass(sim.view, RtMixSpec(**spec))
 
 
-def _pass_at_50(**spec) -> RtMixPass:
-    """A (BJ, 1024 nodes, checkpointable) runs from 0 on the whole machine; B (RTJ, 512 nodes)
-    arrives at 50 and finds nothing free; C (BJ, 512 nodes) waits too."""
+def _pass_after_a_start(jobs: list[Job], first: Start, **spec) -> RtMixPass:
+    """The pass at 50 on Mira:2 with ``jobs`` after ``first`` was applied at time 0."""
     from rtsched.sim.core import Simulator
 
     machine = machine_from_spec("mira:2")
-    jobs = [Job(1, 0, 1000, 2000, 1024), Job(2, 50, 300, 300, 512, kind="rt"), Job(3, 50, 400, 800, 512)]
     sim = Simulator(Workload(jobs, name="shield", max_nodes=machine.total_nodes), machine,
                     checkpoint=CheckpointModel.parse("jit"))
     assert sim.advance()
-    sim.apply([Start(1, 2)])
+    sim.apply([first])
     assert sim.advance() and sim.view.now == 50
     return RtMixPass(sim.view, RtMixSpec(**spec))
+
+
+def _pass_at_50(**spec) -> RtMixPass:
+    """A (BJ, 1024 nodes, checkpointable) runs from 0 on the whole machine; B (RTJ, 512 nodes)
+    arrives at 50 and finds nothing free; C (BJ, 512 nodes) waits too."""
+    jobs = [Job(1, 0, 1000, 2000, 1024), Job(2, 50, 300, 300, 512, kind="rt"), Job(3, 50, 400, 800, 512)]
+    return _pass_after_a_start(jobs, Start(1, 2), **spec)
 
 
 def _rt_and_bj() -> list[Job]:
@@ -87,18 +92,10 @@ def test_risk_shield_forces_the_candidates_only_when_waiting_would_break_its_bou
 
 def test_conserve_forbids_waiting_beside_a_legal_bj_start_on_an_empty_enough_machine():
     # the BJ 3 (512 nodes) fits beside the running 512-node BJ 4
-    from rtsched.sim.core import Simulator
-
-    machine = machine_from_spec("mira:2")
     jobs = [Job(4, 0, 1000, 2000, 512), Job(3, 50, 400, 800, 512)]
 
     def pass_at_50(**spec) -> RtMixPass:
-        sim = Simulator(Workload(jobs, name="conserve", max_nodes=machine.total_nodes), machine,
-                        checkpoint=CheckpointModel.parse("jit"))
-        assert sim.advance()
-        sim.apply([Start(4, 0)])
-        assert sim.advance() and sim.view.now == 50
-        return RtMixPass(sim.view, RtMixSpec(**spec))
+        return _pass_after_a_start(jobs, Start(4, 0), **spec)
 
     assert np.flatnonzero(pass_at_50().mask()).tolist() == [0, WAIT]
     # half the nodes are free: with conserve 0.5 (or 0) waiting is illegal, with 0.75 it stays legal
