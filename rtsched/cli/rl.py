@@ -9,8 +9,10 @@
 after every epoch; ``--epochs`` is the *total*, so after an interruption the same command with
 ``--resume`` runs the missing epochs and ends with the weights an uninterrupted run would have.
 ``evaluate`` follows seed 003's test protocol (10 sequences of 1,024 jobs, greedy actions) in the
-compatibility mode; ``--json`` prints what ran (``trace``, ``machine``, ``seq_len``, ``starts``, ...)
-and ``"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]``.  ``export``
+compatibility mode; ``--sample`` samples the models' actions as the authors' test script does
+(``--sample-seed S``, ``--repeats R``: run r of a sequence draws with seed S + r); ``--json`` prints
+what ran (``trace``, ``machine``, ``seq_len``, ``starts``, ...) and ``"results": [{"policy",
+"backfill", "start", "avg_bsld", "avg_wait"}, ...]``.  ``export``
 writes a trained model's policy alone (about 20 KiB; loads like any model, cannot resume training).
 """
 from __future__ import annotations
