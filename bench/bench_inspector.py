@@ -25,6 +25,10 @@ fall: the share of inspections and of rejections whose job could not start then 
 §4.4.1: such a rejection "does not impact the performance"), the ratio among the inspections of jobs
 that could start, rejections per job and the jobs accepted at the 72-rejection cap.
 
+``--validate MODEL`` (repeatable): each model's score on validation sequences only (``--n-validation``
+x 256 jobs drawn with ``--validation-seed`` from ``--train-range``), to choose among runs' chosen
+snapshots before one of them sees the test sequences.
+
 ``--select RUN``: every exported snapshot ``RUN/snapshots/epoch-NNNN.pt`` (as ``--select-every 1``
 would score them during training) is scored on the validation sequences of
 ``rtsched.rl.inspector.select`` (10 x 256 jobs drawn with seed 2 from ``--train-range``, default the
@@ -177,6 +181,10 @@ def main(argv=None) -> int:
     ap.add_argument("--select", action="append", default=[], help="a run folder to score (repeatable)")
     ap.add_argument("--against", help="shipped, or BASE=MODEL,...: compare each model with this reference on the "
                     "same sequences (paired)")
+    ap.add_argument("--validate", action="append", default=[], help="a model to score on validation sequences "
+                    "only (repeatable)")
+    ap.add_argument("--n-validation", type=int, default=DEFAULTS["sequences"], help="--validate: sequences")
+    ap.add_argument("--validation-seed", type=int, default=DEFAULTS["seed"], help="--validate: their seed")
     ap.add_argument("--whole-trace", action="store_true", help="seed 000 §5: each model over the whole trace in "
                     "one run, with the rejections' breakdown")
     ap.add_argument("--json", help="write the rows to this file")
@@ -185,6 +193,20 @@ def main(argv=None) -> int:
         print(f"{args.trace}: trace not found (../shared/data)", file=sys.stderr)
         return 1
     trace = load_trace(args.trace)
+    if args.validate:
+        starts = validation_starts(len(trace), DEFAULTS["seq_len"], args.n_validation, [], seed=args.validation_seed,
+                                   start_range=_range(args.train_range))
+        score = inspector_validation(trace, starts, DEFAULTS["seq_len"])
+        print(f"validation: {len(starts)} x {DEFAULTS['seq_len']} jobs drawn with seed {args.validation_seed} "
+              f"from {args.train_range}")
+        rows = []
+        for model in args.validate:
+            r = {"model": model, **score(model)}
+            rows.append(r)
+            print(f"{r['value']:9.2f} bsld  gain {100 * r['gain']:5.1f} %  rejection {r['rejection_ratio']:.3f}  {model}")
+        if args.json:
+            atomic_write_text(args.json, json.dumps({"starts": starts, "rows": rows}, indent=1) + "\n")
+        return 0
     if args.select:
         for run in args.select:
             doc = select_run(run, trace, _range(args.train_range))

@@ -176,3 +176,25 @@ def test_whole_trace_mode_runs_every_job_once(tmp_path):
     assert row["base_bsld"] == pytest.approx(run_sequence(tr, 0, len(tr), "sjf", goals=("bsld",))["bsld"])
     assert row["rejections_per_job"] == pytest.approx(row["rejections"] / len(tr))
     assert 0 <= row["runnable_rejection_ratio"] <= 1 and 0 < row["inspections"]
+
+
+@pytest.mark.skipif(not (PRETRAINED / "inspector-lublin-1-sjf.pt").exists(), reason="shipped models absent")
+def test_validate_mode_scores_validation_sequences_only(tmp_path):
+    """``bench_inspector.py --validate MODEL`` scores a model on validation sequences drawn from the training
+    range (never the test part): the same mean as inspecting those sequences directly."""
+    from rtsched.rl.selection import validation_starts
+    from rtsched.rl.tables import inspect_sequences
+    from rtsched.rl.trace import load_trace
+
+    out = tmp_path / "val.json"
+    model = str(PRETRAINED / "inspector-lublin-1-sjf.pt")
+    res = subprocess.run([sys.executable, str(REPO / "bench" / "bench_inspector.py"), "--trace", SAMPLE,
+                          "--validate", model, "--n-validation", "2", "--validation-seed", "5", "--train-range",
+                          "0,0.8", "--json", str(out)], capture_output=True, text=True, cwd=REPO,
+                         env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    tr = load_trace(SAMPLE)
+    starts = validation_starts(len(tr), 256, 2, [], seed=5, start_range=(0.0, 0.8))
+    assert doc["starts"] == starts and all(s + 256 <= 0.8 * len(tr) + 1 for s in starts)
+    assert doc["rows"][0]["value"] == pytest.approx(inspect_sequences(model, tr, starts, 256, "none", None).value)
