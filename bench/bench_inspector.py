@@ -12,10 +12,22 @@ means), its paired 95 % percentile bootstrap interval over the sequences, the me
     PYTHONPATH=. python bench/bench_inspector.py --models sjf=RUN/best.pt,f1=...
     PYTHONPATH=. python bench/bench_inspector.py --select RUN ...          # score RUN/snapshots/epoch-*.pt
     PYTHONPATH=. python bench/bench_inspector.py --models sjf=NEW.pt --against shipped   # NEW against the shipped
+    PYTHONPATH=. python bench/bench_inspector.py --whole-trace [--trace T --models sjf=M]  # seed 000 §5's ratio
 
 ``--against shipped`` (or ``BASE=MODEL,...``): each model is also compared with the reference model of its
 base on the same sequences: 1 - sum(model) / sum(reference) and mean(model - reference), paired 95 %
 intervals, and the sequences the model wins (the evidence a replacement of a shipped model needs).
+
+``--whole-trace``: seed 000 §5's measurement ("schedule the whole SDSC-SP2 job trace from beginning
+to the end", SJF, bsld, no backfilling: 30.57 % of 24,044,629 inspections were rejections): each model
+inspects its base over the trace's every job in one run; the rejection ratio, then where the rejections
+fall: the share of inspections and of rejections whose job could not start then anyway (seed 000
+§4.4.1: such a rejection "does not impact the performance"), the ratio among the inspections of jobs
+that could start, rejections per job and the jobs accepted at the 72-rejection cap.
+
+``--validate MODEL`` (repeatable): each model's score on validation sequences only (``--n-validation``
+x 256 jobs drawn with ``--validation-seed`` from ``--train-range``), to choose among runs' chosen
+snapshots before one of them sees the test sequences.
 
 ``--select RUN``: every exported snapshot ``RUN/snapshots/epoch-NNNN.pt`` (as ``--select-every 1``
 would score them during training) is scored on the validation sequences of
@@ -38,21 +50,14 @@ import numpy as np
 from rtsched.files import atomic_write_text
 from rtsched.rl.inspector.select import DEFAULTS, inspector_validation
 from rtsched.rl.selection import SELECTION, best_row, validation_starts
-from rtsched.rl.sequences import run_sequence, start_bounds
-from rtsched.rl.tables import inspect_sequences
+from rtsched.rl.sequences import run_sequence
+from rtsched.rl.tables import draw_test_starts, inspect_sequences
 from rtsched.rl.trace import load_trace
 
 LUBLIN = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "traces", "swf", "lublin_256.swf")
 SHIPPED = os.path.join(os.path.dirname(__file__), "..", "rtsched", "rl", "pretrained", "table5")
 PAPER_GAIN = {"sjf": 0.916, "f1": 0.88}  # seed 000 Table 4 / §4.4.6, Lublin
 BOOT = 10_000
-
-
-def test_starts(trace, n: int, seq_len: int, seed: int, start_range) -> list[int]:
-    """``n`` first jobs drawn uniformly (``seed``) among the starts ``start_range`` allows (None: the
-    authors' whole-trace bounds), as ``rtsched rl evaluate`` draws them."""
-    lo, hi = start_bounds(len(trace), seq_len, start_range)
-    return [int(s) for s in np.random.default_rng(seed).integers(lo, hi + 1, size=n)]
 
 
 def paired_gain(base: np.ndarray, insp: np.ndarray, samples: int = BOOT, seed: int = 0) -> dict:
@@ -68,6 +73,23 @@ def paired_gain(base: np.ndarray, insp: np.ndarray, samples: int = BOOT, seed: i
             "wins": int((insp < base).sum())}
 
 
+def rejection_breakdown(run) -> dict:
+    """The rejection ratio (rejections / inspections) of an ``InspectedRun`` and where the rejections
+    fall: the share of inspections and of rejections whose job could not start then anyway, and the
+    ratio among the inspections of jobs that could start."""
+    runnable = run.inspections - run.blocked_inspections
+
+    def share(a, b):
+        return a / b if b else 0.0
+
+    return {"inspections": run.inspections, "rejections": run.rejections,
+            "rejection_ratio": share(run.rejections, run.inspections),
+            "blocked_inspection_share": share(run.blocked_inspections, run.inspections),
+            "blocked_share": share(run.blocked_rejections, run.rejections),
+            "runnable_rejection_ratio": share(run.rejections - run.blocked_rejections, runnable),
+            "forced": run.forced}
+
+
 def evaluate_models(models: dict[str, str], trace, starts: list[int], seq_len: int,
                     backfill: str = "none") -> list[dict]:
     """One row per (base name -> model path): the test protocol of the module docstring."""
@@ -80,11 +102,36 @@ def evaluate_models(models: dict[str, str], trace, starts: list[int], seq_len: i
         i = np.array(run.values)
         rows.append({"base": base, "model": path, "base_bsld": float(b.mean()), "inspected_bsld": float(i.mean()),
                      **paired_gain(b, i),
-                     "rejection_ratio": run.rejections / run.inspections if run.inspections else 0.0,
-                     "blocked_share": run.blocked_rejections / run.rejections if run.rejections else 0.0,
-                     "inspections": run.inspections, "seconds": round(time.perf_counter() - t, 1),
+                     **rejection_breakdown(run), "seconds": round(time.perf_counter() - t, 1),
                      "base_per_sequence": b.tolist(), "inspected_per_sequence": i.tolist()})
     return rows
+
+
+def whole_trace_rows(models: dict[str, str], trace, backfill: str = "none") -> list[dict]:
+    """One row per (base name -> model path): the base and the inspected base over the whole trace in
+    one run (module docstring, ``--whole-trace``), with the rejections' breakdown."""
+    n = len(trace)
+    rows = []
+    for base, path in models.items():
+        t = time.perf_counter()
+        b = run_sequence(trace, 0, n, base, backfill=backfill, goals=("bsld",))["bsld"]
+        run = inspect_sequences(path, trace, [0], n, backfill, base, "bsld")
+        rows.append({"base": base, "model": path, "jobs": n, "base_bsld": float(b), "inspected_bsld": run.value,
+                     "gain": 1.0 - run.value / b if b else 0.0, **rejection_breakdown(run),
+                     "rejections_per_job": run.rejections / n, "seconds": round(time.perf_counter() - t, 1)})
+    return rows
+
+
+def print_whole_trace(rows: list[dict], trace_path: str) -> None:
+    print(f"{os.path.basename(trace_path)}: the whole trace in one run (seed 000 §5), greedy, no backfilling")
+    print(f"{'base':5} {'jobs':>6} {'base bsld':>10} {'inspected':>10} {'gain':>7} {'inspections':>11} "
+          f"{'reject':>7} {'blocked insp':>12} {'blocked rej':>11} {'reject|runnable':>15} {'rej/job':>7} "
+          f"{'capped':>6}  model")
+    for r in rows:
+        print(f"{r['base']:5} {r['jobs']:6d} {r['base_bsld']:10.2f} {r['inspected_bsld']:10.2f} "
+              f"{100 * r['gain']:6.1f}% {r['inspections']:11d} {r['rejection_ratio']:7.3f} "
+              f"{r['blocked_inspection_share']:12.3f} {r['blocked_share']:11.3f} {r['runnable_rejection_ratio']:15.3f} "
+              f"{r['rejections_per_job']:7.2f} {r['forced']:6d}  {os.path.relpath(r['model'])}")
 
 
 def select_run(run: str, trace, train_range, n_val: int = DEFAULTS["sequences"], seq_len: int = DEFAULTS["seq_len"],
@@ -134,12 +181,32 @@ def main(argv=None) -> int:
     ap.add_argument("--select", action="append", default=[], help="a run folder to score (repeatable)")
     ap.add_argument("--against", help="shipped, or BASE=MODEL,...: compare each model with this reference on the "
                     "same sequences (paired)")
+    ap.add_argument("--validate", action="append", default=[], help="a model to score on validation sequences "
+                    "only (repeatable)")
+    ap.add_argument("--n-validation", type=int, default=DEFAULTS["sequences"], help="--validate: sequences")
+    ap.add_argument("--validation-seed", type=int, default=DEFAULTS["seed"], help="--validate: their seed")
+    ap.add_argument("--whole-trace", action="store_true", help="seed 000 §5: each model over the whole trace in "
+                    "one run, with the rejections' breakdown")
     ap.add_argument("--json", help="write the rows to this file")
     args = ap.parse_args(argv)
     if not os.path.exists(args.trace):
         print(f"{args.trace}: trace not found (../shared/data)", file=sys.stderr)
         return 1
     trace = load_trace(args.trace)
+    if args.validate:
+        starts = validation_starts(len(trace), DEFAULTS["seq_len"], args.n_validation, [], seed=args.validation_seed,
+                                   start_range=_range(args.train_range))
+        score = inspector_validation(trace, starts, DEFAULTS["seq_len"])
+        print(f"validation: {len(starts)} x {DEFAULTS['seq_len']} jobs drawn with seed {args.validation_seed} "
+              f"from {args.train_range}")
+        rows = []
+        for model in args.validate:
+            r = {"model": model, **score(model)}
+            rows.append(r)
+            print(f"{r['value']:9.2f} bsld  gain {100 * r['gain']:5.1f} %  rejection {r['rejection_ratio']:.3f}  {model}")
+        if args.json:
+            atomic_write_text(args.json, json.dumps({"starts": starts, "rows": rows}, indent=1) + "\n")
+        return 0
     if args.select:
         for run in args.select:
             doc = select_run(run, trace, _range(args.train_range))
@@ -155,17 +222,24 @@ def main(argv=None) -> int:
     refs = (None if not args.against else
             {b: shipped[b] for b in models if b in shipped} if args.against == "shipped" else
             dict(p.split("=", 1) for p in args.against.split(",")))
-    starts = test_starts(trace, args.n_sequences, args.seq_len, args.seed, _range(args.test_range))
+    if args.whole_trace:
+        rows = whole_trace_rows(models, trace)
+        print_whole_trace(rows, args.trace)
+        if args.json:
+            atomic_write_text(args.json, json.dumps({"trace": args.trace, "rows": rows}, indent=1) + "\n")
+        return 0
+    starts = draw_test_starts(trace, args.n_sequences, args.seq_len, args.seed, _range(args.test_range))
     rows = evaluate_models(models, trace, starts, args.seq_len)
     print(f"{os.path.basename(args.trace)}: {len(starts)} x {args.seq_len} jobs, starts drawn with seed {args.seed} "
           f"from {args.test_range}; greedy; paired 95 % bootstrap intervals over the sequences")
     print(f"{'base':5} {'base bsld':>10} {'inspected':>10} {'gain [95 %]':>26} {'insp - base [95 %]':>32} "
-          f"{'wins':>5} {'reject':>7} {'paper':>6}  model")
+          f"{'wins':>5} {'reject':>7} {'blocked rej':>11} {'rej|runnable':>12} {'paper':>6}  model")
     for r in rows:
         print(f"{r['base']:5} {r['base_bsld']:10.2f} {r['inspected_bsld']:10.2f} "
               f"{100 * r['gain']:7.1f} % [{100 * r['gain_ci'][0]:5.1f}, {100 * r['gain_ci'][1]:5.1f}] "
               f"{r['diff']:9.2f} [{r['diff_ci'][0]:8.2f}, {r['diff_ci'][1]:8.2f}] "
-              f"{r['wins']:3d}/{len(starts)} {r['rejection_ratio']:7.3f} "
+              f"{r['wins']:3d}/{len(starts)} {r['rejection_ratio']:7.3f} {r['blocked_share']:11.3f} "
+              f"{r['runnable_rejection_ratio']:12.3f} "
               f"{100 * PAPER_GAIN.get(r['base'], float('nan')):5.1f}%"
               f"  {os.path.relpath(r['model'])}")
     against = []

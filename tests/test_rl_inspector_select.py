@@ -120,3 +120,81 @@ def test_authors_reward_is_bounded_by_hand():
     assert relative_reward("percentage", 10.0, 1000.0, "bsld") == pytest.approx(-99.0)  # unbounded below
     assert relative_reward("authors", 10.0, 1000.0, "bsld") == pytest.approx(-0.99)  # in [-1, 1]
     assert relative_reward("authors", 0.5, 0.25, "bsld") == pytest.approx(0.25)  # the max(.., 1) floor
+
+
+@pytest.mark.skipif(not (PRETRAINED / "inspector-lublin-1-sjf.pt").exists(), reason="shipped models absent")
+def test_rejection_breakdown_counts_what_the_network_saw(monkeypatch):
+    """The inspected policy's blocked-inspection count is the number of observations whose "runnable"
+    feature says no (recorded independently around the feature builder), its inspection count the
+    number of observations; blocked rejections are among the blocked inspections; a job reaching the
+    cap is accepted without an inspection (``n_forced``).  The bench's breakdown divides those counts."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_inspector import rejection_breakdown
+    from rtsched.rl.inspector.env import InspectorFeatures
+    from rtsched.rl.sequences import run_sequence
+    from rtsched.rl.tables import InspectedRun, _model_policy
+    from rtsched.rl.trace import load_trace
+
+    seen = []
+    inner = InspectorFeatures.observe
+
+    def recording(self, *a, **k):
+        obs = inner(self, *a, **k)
+        seen.append(float(obs[4]))
+        return obs
+
+    monkeypatch.setattr(InspectorFeatures, "observe", recording)
+    tr = load_trace(SAMPLE)
+    pol = _model_policy(str(PRETRAINED / "inspector-lublin-1-sjf.pt"), tr, 0, 256, "none", base="sjf")
+    run_sequence(tr, 0, 256, pol, backfill="none", goals=("bsld",))
+    assert pol.n_inspections == len(seen) > 0
+    assert pol.n_blocked_inspections == sum(v < 0.5 for v in seen) > 0
+    assert 0 < pol.n_rejections <= pol.n_inspections
+    assert pol.n_blocked_rejections <= min(pol.n_blocked_inspections, pol.n_rejections)
+    run = InspectedRun(1.0, 10, 4, 3, (1.0,), 5, 2)
+    got = rejection_breakdown(run)
+    assert got["rejection_ratio"] == pytest.approx(0.4) and got["blocked_share"] == pytest.approx(0.75)
+    assert got["blocked_inspection_share"] == pytest.approx(0.5)
+    assert got["runnable_rejection_ratio"] == pytest.approx(1 / 5) and got["forced"] == 2
+
+
+@pytest.mark.skipif(not (PRETRAINED / "inspector-lublin-1-sjf.pt").exists(), reason="shipped models absent")
+def test_whole_trace_mode_runs_every_job_once(tmp_path):
+    """``bench_inspector.py --whole-trace`` (seed 000 §5) inspects the base over every job of the trace in
+    one run: its base bsld is the base policy's over the whole trace, and the counts are consistent."""
+    from rtsched.rl.sequences import run_sequence
+    from rtsched.rl.trace import load_trace
+
+    out = tmp_path / "whole.json"
+    res = subprocess.run([sys.executable, str(REPO / "bench" / "bench_inspector.py"), "--whole-trace", "--trace",
+                          SAMPLE, "--models", f"sjf={PRETRAINED / 'inspector-lublin-1-sjf.pt'}", "--json", str(out)],
+                         capture_output=True, text=True, cwd=REPO, env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert res.returncode == 0, res.stderr
+    (row,) = json.loads(out.read_text())["rows"]
+    tr = load_trace(SAMPLE)
+    assert row["jobs"] == len(tr)
+    assert row["base_bsld"] == pytest.approx(run_sequence(tr, 0, len(tr), "sjf", goals=("bsld",))["bsld"])
+    assert row["rejections_per_job"] == pytest.approx(row["rejections"] / len(tr))
+    assert 0 <= row["runnable_rejection_ratio"] <= 1 and 0 < row["inspections"]
+
+
+@pytest.mark.skipif(not (PRETRAINED / "inspector-lublin-1-sjf.pt").exists(), reason="shipped models absent")
+def test_validate_mode_scores_validation_sequences_only(tmp_path):
+    """``bench_inspector.py --validate MODEL`` scores a model on validation sequences drawn from the training
+    range (never the test part): the same mean as inspecting those sequences directly."""
+    from rtsched.rl.selection import validation_starts
+    from rtsched.rl.tables import inspect_sequences
+    from rtsched.rl.trace import load_trace
+
+    out = tmp_path / "val.json"
+    model = str(PRETRAINED / "inspector-lublin-1-sjf.pt")
+    res = subprocess.run([sys.executable, str(REPO / "bench" / "bench_inspector.py"), "--trace", SAMPLE,
+                          "--validate", model, "--n-validation", "2", "--validation-seed", "5", "--train-range",
+                          "0,0.8", "--json", str(out)], capture_output=True, text=True, cwd=REPO,
+                         env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    tr = load_trace(SAMPLE)
+    starts = validation_starts(len(tr), 256, 2, [], seed=5, start_range=(0.0, 0.8))
+    assert doc["starts"] == starts and all(s + 256 <= 0.8 * len(tr) + 1 for s in starts)
+    assert doc["rows"][0]["value"] == pytest.approx(inspect_sequences(model, tr, starts, 256, "none", None).value)

@@ -63,9 +63,11 @@ def heuristic_priority(column: str, authors_defect: bool = True) -> str:
     return key
 
 
-def draw_test_starts(trace: RLTrace, n: int, seq_len: int, seed: int = 1) -> list[int]:
-    """``n`` first jobs drawn uniformly from [seq_len, N − seq_len − 1) (the authors' test script)."""
-    lo, hi = start_bounds(len(trace), seq_len)
+def draw_test_starts(trace: RLTrace, n: int, seq_len: int, seed: int = 1, start_range=None) -> list[int]:
+    """``n`` first jobs drawn uniformly (``seed``) from [seq_len, N − seq_len − 1) (the authors' test
+    script), or from the part ``start_range`` allows (``rtsched.rl.sequences.start_bounds``; seed 000's
+    test part: (0.2, 1), the last 80 %)."""
+    lo, hi = start_bounds(len(trace), seq_len, start_range)
     return np.random.default_rng(seed).integers(lo, hi + 1, size=n).tolist()
 
 
@@ -119,19 +121,23 @@ class InspectedRun:
     rejections: int
     blocked_rejections: int = 0  # rejections of a job that could not start then anyway
     values: tuple[float, ...] = ()  # the goal value of each sequence, in the order of the starts
+    blocked_inspections: int = 0  # inspections of a job that could not start then anyway
+    forced: int = 0  # jobs accepted without asking (rejected 72 times already)
 
 
 def inspect_sequences(model: str, trace: RLTrace, starts: Sequence[int], seq_len: int, backfill: str, base: str,
                       goal: str = "bsld") -> InspectedRun:
     """A base priority inspected by ``model`` on each sequence (greedy), with the rejection counts."""
-    vals, insp, rej, blocked = [], 0, 0, 0
+    vals, insp, rej, blocked, blocked_insp, forced = [], 0, 0, 0, 0, 0
     for s in starts:
         pol = _model_policy(model, trace, s, seq_len, backfill, base=base)
         vals.append(run_sequence(trace, s, seq_len, pol, backfill=backfill, goals=(goal,))[goal])
         insp += pol.n_inspections
         rej += pol.n_rejections
         blocked += pol.n_blocked_rejections
-    return InspectedRun(_mean(vals), insp, rej, blocked, tuple(vals))
+        blocked_insp += pol.n_blocked_inspections
+        forced += pol.n_forced
+    return InspectedRun(_mean(vals), insp, rej, blocked, tuple(vals), blocked_insp, forced)
 
 
 def inspector_table(traces: Mapping[str, object], models: Mapping[tuple[str, str], str], *,

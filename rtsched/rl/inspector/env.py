@@ -118,7 +118,10 @@ class Inspection:
         self.n_inspections = 0
         self.n_rejections = 0
         self.n_blocked_rejections = 0  # rejections of a job that could not start then anyway
-        self.n_forced = 0
+        # inspections of a job that could not start then (counted by the trained policy, InspectedPolicy;
+        # the environment leaves it 0: its steps do not look up whether the job fits)
+        self.n_blocked_inspections = 0
+        self.n_forced = 0  # jobs accepted without asking: rejected max_rejections times already
 
     def new_run(self) -> None:
         """Forget the previous run's rejections and wake-up (the counts add up across runs)."""

@@ -55,6 +55,14 @@ class InspectedPolicy:
     def n_blocked_rejections(self) -> int:
         return self.inspection.n_blocked_rejections
 
+    @property
+    def n_blocked_inspections(self) -> int:
+        return self.inspection.n_blocked_inspections
+
+    @property
+    def n_forced(self) -> int:
+        return self.inspection.n_forced
+
     def decide(self, view: SimView) -> list[Decision]:
         d = self.driver
         insp = self.inspection
@@ -80,16 +88,19 @@ class InspectedPolicy:
         top = self.base.pick(q, view)
         insp = self.inspection
         if insp.capped(top):
+            insp.n_forced += 1
             return top
         e = self.extras.get(top.info.id)
         obs = self.feat.observe(view, top, q, insp.count(top), e[0] if e else top.info.nodes,
                                 self.driver.state_now(view))
         a = choose_action(self.fast.logits(obs, _BOTH_ACTIONS), self.greedy, self.gen)
+        blocked = bool(obs[4] < 0.5)  # "runnable" said no: the job could not start now anyway
         insp.n_inspections += 1
+        insp.n_blocked_inspections += blocked
         if a == ACCEPT:
             return top
         self._rejected = top
-        self._blocked = obs[4] < 0.5  # "runnable" said no
+        self._blocked = blocked
         return None
 
 
