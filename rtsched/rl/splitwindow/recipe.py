@@ -18,7 +18,8 @@ PPO_DEFAULTS = {"gamma": 0.99, "lam": 0.95, "hidden": (1024, 512, 256), "train_p
 
 
 # Options of ``rtsched.rl.api.train`` that go to ``prepare`` (not the environment, not PPO).
-RUN_OPTIONS = ("select_every", "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs", "clone_lr")
+RUN_OPTIONS = ("select_every", "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs", "clone_lr",
+               "clone_from")
 CLONE = "clone.json"  # the imitation pre-stage's record, in the run folder
 CLONE_DEFAULTS = {"clone_epochs": 20, "clone_lr": 1e-3}
 
@@ -45,12 +46,13 @@ def describe(probe, env_config: dict) -> None:
 
 def prepare(trainer, probe, trace, out: str | None, *, select_every: int = 0, validation_segments: int = 4,
             validation_jobs: int = 1000, clone_episodes: int = 0, clone_epochs: int = CLONE_DEFAULTS["clone_epochs"],
-            clone_lr: float = CLONE_DEFAULTS["clone_lr"]) -> Callable[[bool], None]:
+            clone_lr: float = CLONE_DEFAULTS["clone_lr"], clone_from: str | None = None) -> Callable[[bool], None]:
     """A long run's extras (``rtsched.rl.api.train`` calls it with the ``RUN_OPTIONS`` given):
     ``select_every`` = k > 0 puts the selection step (``split_window_selection``) before the
     trainer's progress callback; the returned ``before(resuming)`` runs, on a new run, the imitation
-    pre-stage of ``clone_episodes`` teacher episodes (``clone_teacher``), saves the clone as the
-    run's epoch 0 and scores it (``selection.json``'s epoch 0)."""
+    pre-stage of ``clone_episodes`` teacher episodes (``clone_teacher``), or takes the actor of the
+    model file ``clone_from`` (an earlier run's clone: ``actor_from``), saves it as the run's epoch 0
+    and scores it (``selection.json``'s epoch 0)."""
     from rtsched.errors import OptionError
     from rtsched.rl.modelfiles import CHECKPOINT
 
@@ -65,16 +67,36 @@ def prepare(trainer, probe, trace, out: str | None, *, select_every: int = 0, va
                                       segments=validation_segments, jobs=validation_jobs)
         step.attach(trainer)
 
+    if clone_from and clone_episodes:
+        raise OptionError("clone_from: the actor comes from a file or from clone_episodes, not both")
+
     def before(resuming: bool) -> None:
-        if resuming or not clone_episodes:
+        if resuming or not (clone_episodes or clone_from):
             return
-        clone_teacher(trainer, probe, clone_episodes, clone_epochs, clone_lr)
+        if clone_from:
+            actor_from(trainer, clone_from)
+        else:
+            clone_teacher(trainer, probe, clone_episodes, clone_epochs, clone_lr)
         if out:  # the clone is the run's epoch 0: a --resume continues from it
             trainer.save(os.path.join(out, CHECKPOINT))
             if step is not None:
                 step.score_now(0)
 
     return before
+
+
+def actor_from(trainer, path: str) -> None:
+    """The actor's weights from the model file ``path`` (a policy-only ``best.pt`` will do; same agent
+    and architecture), the critic left as it is: the start of a PPO run from an earlier run's clone."""
+    from rtsched.rl.modelfiles import ModelFileError, read_model_file
+
+    st = read_model_file(path)
+    if st.get("agent") != trainer.agent:
+        raise ModelFileError(f"{path}: a {st.get('agent')} model cannot start a {trainer.agent} run")
+    try:
+        trainer.actor.load_state_dict(st["actor"])
+    except (RuntimeError, KeyError) as exc:
+        raise ModelFileError(f"{path}: its actor does not match this run's network: {exc}") from exc
 
 
 def clone_teacher(trainer, env, episodes: int, epochs: int, lr: float) -> dict:
