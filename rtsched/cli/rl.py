@@ -151,6 +151,8 @@ SHARED_TRAIN_OPTIONS = (
     TrainOption(("--address",), "--backend ray: the cluster to join (auto, HOST:PORT; default: a local Ray)"),
     TrainOption(("--rollout",), "lockstep (default: the trainer samples every step) or trajectories (each worker "
                 "samples whole trajectories; scales better, other random stream)", choices=ROLLOUT_MODES),
+    TrainOption(("--pi-lr",), "rlschert, splitwindow: the policy's Adam learning rate (rlschert default 1e-4, "
+                "splitwindow 3e-4)", kind="float>0"),
     TrainOption(("--imitation",), "rlschert, splitwindow: imitation weight α_t at the start (rlschert's paper 0.5; "
                 "default 0: none)", kind="float[0,1]"),
     TrainOption(("--imitation-hold",), "rlschert, splitwindow: epochs at full α_t (rlschert default 50)", kind="int"),

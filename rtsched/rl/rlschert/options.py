@@ -19,10 +19,9 @@ OPTIONS = (
                 "kill (docs/rl.md)", default="rule", choices=("rule", "remaining")),
     TrainOption(("--clone-sequences",), "vasplike: imitation pre-training on the teacher's decisions on training "
                 "sequences 0..N-1 before PPO (default 0: none)", kind="int"),
-    TrainOption(("--pi-lr",), "rlschert: policy learning rate (default 1e-4)", kind="float>0"),
 )
 USES = ("trace", "seq_len", "start_range", "minibatch", "teacher", "imitation", "imitation_hold", "imitation_end",
-        "init_from", "workers", "backend", "address", "rollout", "select_every", "clone_epochs", "until",
+        "pi_lr", "init_from", "workers", "backend", "address", "rollout", "select_every", "clone_epochs", "until",
         "validation_sequences")
 _EQ9 = "seed 001's reward is Eq. 9; the agent selects, kills and waits itself"
 WHY_NOT = {"goal": _EQ9, "backfill": _EQ9, "actor": "its networks are 64-64 MLPs (the paper's)",

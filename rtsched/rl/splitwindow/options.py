@@ -23,13 +23,12 @@ OPTIONS = (
                 kind="float>0"),
     TrainOption(("--clone-from",), "splitwindow: a new run's actor taken from this model file (an earlier run's "
                 "clone, e.g. its best.pt) instead of cloning; the critic starts afresh"),
-    TrainOption(("--pi-lr",), "splitwindow: the policy's Adam learning rate (default 3e-4)", kind="float>0"),
     TrainOption(("--critic-warmup",), "splitwindow: the run's first N epochs train only the value network "
                 "(default 0)", kind="int", bounds=(0, 1_000_000)),
     TrainOption(("--anchor-kl",), "splitwindow: weight β of KL(π_start ‖ π) in the policy loss, π_start the "
                 "actor PPO started from (the clone; default 0: none)", kind="float>=0"),
 )
-USES = ("trace", "start_range", "minibatch", "imitation", "imitation_hold", "imitation_end", "teacher", "init_from",
+USES = ("trace", "start_range", "minibatch", "pi_lr", "imitation", "imitation_hold", "imitation_end", "teacher", "init_from",
         "workers", "backend", "address", "rollout", "select_every", "clone_epochs", "until")
 _EQ2 = "seed 004's reward is Eq. 2: utilization, queue length and waiting time; the agent back-fills itself"
 _EPISODES = "its episodes end after --placements starts; its networks are --hidden MLPs"
