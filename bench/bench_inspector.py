@@ -11,6 +11,11 @@ means), its paired 95 % percentile bootstrap interval over the sequences, the me
     PYTHONPATH=. python bench/bench_inspector.py                          # the shipped Lublin-1 inspectors
     PYTHONPATH=. python bench/bench_inspector.py --models sjf=RUN/best.pt,f1=...
     PYTHONPATH=. python bench/bench_inspector.py --select RUN ...          # score RUN/snapshots/epoch-*.pt
+    PYTHONPATH=. python bench/bench_inspector.py --models sjf=NEW.pt --against shipped   # NEW against the shipped
+
+``--against shipped`` (or ``BASE=MODEL,...``): each model is also compared with the reference model of its
+base on the same sequences: 1 - sum(model) / sum(reference) and mean(model - reference), paired 95 %
+intervals, and the sequences the model wins (the evidence a replacement of a shipped model needs).
 
 ``--select RUN``: every exported snapshot ``RUN/snapshots/epoch-NNNN.pt`` (as ``--select-every 1``
 would score them during training) is scored on the validation sequences of
@@ -127,6 +132,8 @@ def main(argv=None) -> int:
     ap.add_argument("--test-range", default="0.2,1", help="LO,HI fractions of the trace, or all (default 0.2,1)")
     ap.add_argument("--train-range", default="0,0.2", help="--select: where validation sequences lie (default 0,0.2)")
     ap.add_argument("--select", action="append", default=[], help="a run folder to score (repeatable)")
+    ap.add_argument("--against", help="shipped, or BASE=MODEL,...: compare each model with this reference on the "
+                    "same sequences (paired)")
     ap.add_argument("--json", help="write the rows to this file")
     args = ap.parse_args(argv)
     if not os.path.exists(args.trace):
@@ -143,8 +150,11 @@ def main(argv=None) -> int:
             print(f"{run}: best epoch {best['epoch'] if best else None} "
                   f"(validation {best['validation'] if best else float('nan'):.2f})")
         return 0
-    models = (dict(p.split("=", 1) for p in args.models.split(",")) if args.models else
-              {b: os.path.join(SHIPPED, f"inspector-lublin-1-{b}.pt") for b in ("sjf", "f1")})
+    shipped = {b: os.path.join(SHIPPED, f"inspector-lublin-1-{b}.pt") for b in ("sjf", "f1")}
+    models = dict(p.split("=", 1) for p in args.models.split(",")) if args.models else shipped
+    refs = (None if not args.against else
+            {b: shipped[b] for b in models if b in shipped} if args.against == "shipped" else
+            dict(p.split("=", 1) for p in args.against.split(",")))
     starts = test_starts(trace, args.n_sequences, args.seq_len, args.seed, _range(args.test_range))
     rows = evaluate_models(models, trace, starts, args.seq_len)
     print(f"{os.path.basename(args.trace)}: {len(starts)} x {args.seq_len} jobs, starts drawn with seed {args.seed} "
@@ -158,9 +168,24 @@ def main(argv=None) -> int:
               f"{r['wins']:3d}/{len(starts)} {r['rejection_ratio']:7.3f} "
               f"{100 * PAPER_GAIN.get(r['base'], float('nan')):5.1f}%"
               f"  {os.path.relpath(r['model'])}")
+    against = []
+    if refs:
+        ref_rows = {r["base"]: r for r in evaluate_models(refs, trace, starts, args.seq_len)}
+        print(f"against the reference (paired over the same {len(starts)} sequences; gain = 1 - model / reference)")
+        for r in rows:
+            ref = ref_rows.get(r["base"])
+            if ref is None:
+                continue
+            cmp = paired_gain(np.array(ref["inspected_per_sequence"]), np.array(r["inspected_per_sequence"]))
+            against.append({"base": r["base"], "model": r["model"], "reference": ref["model"],
+                            "reference_bsld": ref["inspected_bsld"], **cmp})
+            print(f"{r['base']:5} model {r['inspected_bsld']:9.2f} reference {ref['inspected_bsld']:9.2f} "
+                  f"gain {100 * cmp['gain']:6.1f} % [{100 * cmp['gain_ci'][0]:6.1f}, {100 * cmp['gain_ci'][1]:6.1f}] "
+                  f"model - reference {cmp['diff']:8.2f} [{cmp['diff_ci'][0]:8.2f}, {cmp['diff_ci'][1]:8.2f}] "
+                  f"wins {cmp['wins']}/{len(starts)}  {os.path.relpath(ref['model'])}")
     if args.json:
         atomic_write_text(args.json, json.dumps({"trace": args.trace, "starts": starts, "seq_len": args.seq_len,
-                                                 "rows": rows}, indent=1) + "\n")
+                                                 "rows": rows, "against": against}, indent=1) + "\n")
     return 0
 
 

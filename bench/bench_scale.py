@@ -107,10 +107,19 @@ def run_worker(kind: str, trace: str) -> dict:
 
 
 def _self_usage() -> dict:
+    """CPU s and peak resident MB of this process.  The peak is VmHWM where /proc has it: Linux keeps
+    ``ru_maxrss`` across exec, so a worker would report its parent's resident set at the fork when
+    that was larger (the parent holds the readers part's 500,000-job trace when the Mira year runs)."""
     import resource
 
     r = resource.getrusage(resource.RUSAGE_SELF)
-    return {"cpu_s": r.ru_utime + r.ru_stime, "peak_mb": r.ru_maxrss / 1024}  # ru_maxrss: KiB on Linux
+    peak_kib = r.ru_maxrss  # KiB on Linux
+    try:
+        with open("/proc/self/status") as fh:
+            peak_kib = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        pass
+    return {"cpu_s": r.ru_utime + r.ru_stime, "peak_mb": peak_kib / 1024}
 
 
 def generate(directory: Path, model: str, size: int) -> Path:

@@ -96,12 +96,19 @@ def flat_reservation(nodes: int, free_now: int, busy: list[tuple[int, int, int]]
 
 def flat_reservation_sorted(nodes: int, free_now: int, busy: list[tuple[int, int, int]], now: int) -> Reservation:
     """``flat_reservation`` of ``busy`` sorted already."""
+    shadow, extra = flat_shadow(nodes, free_now, busy, now)
+    return Reservation(shadow, extra, FLAT)
+
+
+def flat_shadow(nodes: int, free_now: int, busy: list[tuple[int, int, int]], now: int) -> tuple[int, int]:
+    """(shadow time s, extra processors) of ``flat_reservation_sorted``, as a plain pair (the
+    flat pass's, once per backfilling pass: no ``Reservation`` object)."""
     free = free_now
     for end, _alloc, n in busy:
         free += n
         if free >= nodes:
-            return Reservation(end if end > now else now, free - nodes, FLAT)
-    return Reservation(NEVER, 0, FLAT)  # more than the machine: rejected at load, never reached
+            return (end if end > now else now), free - nodes
+    return NEVER, 0  # more than the machine: rejected at load, never reached
 
 
 def partition_reservation(machine, nodes: int, busy: list[tuple[int, int, int]], now: int) -> Reservation:
@@ -142,11 +149,15 @@ def scan_flat(candidates: Iterable[JobState], free: int, now: int, res: Reservat
     while the head waits and time only grows, so a later scan of the same candidates against
     the same reservation with fewer than ``low`` processors free starts nothing.
     """
+    return scan_flat_at(candidates, free, now, res.shadow, res.extra, strict, skip)
+
+
+def scan_flat_at(candidates: Iterable[JobState], free: int, now: int, shadow: int, extra: int, strict: bool,
+                 skip: JobState | None = None) -> tuple[list[JobState], int, int]:
+    """``scan_flat`` against the reservation's shadow time (s) and extra processors given apart."""
     started: list[JobState] = []
     if free <= 0:
         return started, free, 0
-    shadow = res.shadow
-    extra = res.extra
     low = NEVER
     for js in candidates:
         n = js.nodes
@@ -251,6 +262,6 @@ def count_strict_backfillable(candidates: Iterable[JobState], head: JobState, fr
     return count
 
 
-__all__ = ["BACKFILLS", "BACKFILL_WORDS", "NEVER", "Reservation", "normalize_backfill", "rule_of", "busy_of", "flat_reservation", "flat_reservation_sorted",
-           "partition_reservation", "reserve", "scan_flat", "scan_partitioned", "best_fit",
+__all__ = ["BACKFILLS", "BACKFILL_WORDS", "NEVER", "Reservation", "normalize_backfill", "rule_of", "busy_of", "flat_reservation", "flat_reservation_sorted", "flat_shadow",
+           "partition_reservation", "reserve", "scan_flat", "scan_flat_at", "scan_partitioned", "best_fit",
            "count_strict_backfillable"]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter
 
-from heuristics.backfill import (best_fit, busy_of, flat_reservation_sorted, normalize_backfill, reserve, rule_of,
-                                scan_flat, scan_partitioned)
+from heuristics.backfill import (best_fit, busy_of, flat_shadow, normalize_backfill, reserve, rule_of, scan_flat,
+                                scan_flat_at, scan_partitioned)
 from heuristics.priorities import Priority, get_priority
 from rtsched.machines.flat import FLAT
 from rtsched.sim.core import SimView
@@ -42,6 +42,14 @@ class BatchPolicy:
         self._ordered = StaticOrder(self.priority)
 
     @property
+    def live_jobs_only(self) -> bool:
+        """The core's ``Policy.live_jobs_only``: True unless the order is kept across passes
+        (``StaticOrder`` reads ``view.entry_log`` and looks started jobs up by id) or a subclass
+        decides its own way.  FCFS takes the queue as it is, in arrival order while no job
+        re-entered it, and this policy never requeues one."""
+        return type(self).decide is BatchPolicy.decide and (self.priority.arrival_order or not self.priority.static)
+
+    @property
     def flat_starts(self):
         """The core's ``Policy.flat_starts`` where this policy's pass on a flat cluster is the
         in-order one (``_FLAT_SCANS``); None otherwise, and for a subclass that decides its own way."""
@@ -58,12 +66,12 @@ class BatchPolicy:
             return []
         priority = self.priority
         if priority.arrival_order and not view.requeued:
-            return flat_pass(queue, view.state.free_nodes, view.now, view.running, self.backfill)
+            return flat_pass(queue, view.state.free_nodes, view.now, view.busy, self.backfill)
         if priority.static:
             order = self._ordered.update(view)
         else:
             order = priority.order(queue, view.now, view.machine.total_nodes)
-        states = flat_pass(order, view.state.free_nodes, view.now, view.running, self.backfill)
+        states = flat_pass(order, view.state.free_nodes, view.now, view.busy, self.backfill)
         if priority.static:
             self._ordered.will_start([js.info.id for js in states])
         return states
@@ -71,6 +79,8 @@ class BatchPolicy:
     def decide(self, view: SimView) -> list[Decision]:
         if not view.queue:
             return []
+        if self.priority.arrival_order and not view.requeued:  # the queue is in order (_flat_starts)
+            return schedule_batch(view, view.queue, self.backfill)
         if self.priority.static:
             order = self._ordered.update(view)
         else:
@@ -198,15 +208,17 @@ _FLAT_SCANS = ("none", "easy", "ff", "rlscheduler")  # the backfillings _schedul
 def _schedule_flat(view: SimView, order: list, backfill: str) -> list[Decision]:
     """``schedule_batch`` on a flat cluster for the in-order scans (``_FLAT_SCANS``): ``flat_pass``
     as decisions."""
-    return [Start(js.info.id, FLAT) for js in flat_pass(order, view.state.free_nodes, view.now, view.running,
-                                                         backfill)]
+    return [Start(js.info.id, FLAT) for js in flat_pass(order, view.state.free_nodes, view.now,
+                                                         _sorted_busy(view.running), backfill)]
 
 
-def flat_pass(order: list, free: int, now: int, running: dict[int, JobState], backfill: str) -> list[JobState]:
+def flat_pass(order: list, free: int, now: int, busy: list[tuple[int, int, int]], backfill: str) -> list[JobState]:
     """The jobs of ``order`` to start now on a flat cluster with ``free`` processors, in order, for
     the in-order scans (``_FLAT_SCANS``), planning on the free processor count alone: no plan
-    object, no copy of the queue.  It is the pass of every batch run on the RL papers' flat traces,
-    once per event time (about two per job), hence the separate piece."""
+    object, no copy of the queue.  ``busy``: (expected end, allocation, nodes) of the running
+    jobs, sorted (``SimView.busy``; ``busy_of`` without its overdue rule).  It is the pass of every
+    batch run on the RL papers' flat traces, once per event time (about two per job), hence the
+    separate piece."""
     started: list[JobState] = []
     blocked = -1
     for pos, js in enumerate(order):
@@ -220,21 +232,26 @@ def flat_pass(order: list, free: int, now: int, running: dict[int, JobState], ba
         started.append(js)
     if blocked < 0 or backfill == "none" or blocked == len(order) - 1 or free <= 0:
         return started
-    # busy_of's triples built in C; its overdue rule (an estimate already passed ends at now + 1)
-    # changes them only when the earliest is <= now: then they are built its way.
-    started_busy = [(now + js.walltime, FLAT, js.nodes) for js in started]
-    busy = list(map(_busy_triple, running.values()))
-    busy.extend(started_busy)
-    busy.sort()
+    if started:  # this pass's starts join the running jobs
+        busy = busy + [(now + js.walltime, FLAT, js.nodes) for js in started]
+        busy.sort()
+    # busy_of's overdue rule (an estimate already passed ends at now + 1; this pass's starts end
+    # later) changes the list only when its earliest end is <= now
     if busy and busy[0][0] <= now:
-        busy = sorted(busy_of(running.values(), now, overdue_next_second=True) + started_busy)
-    res = flat_reservation_sorted(order[blocked].nodes, free, busy, now)
-    jobs, _, _ = scan_flat(islice(order, blocked + 1, None), free, now, res, backfill == "rlscheduler")
+        busy = sorted([(end if end > now else now + 1, alloc, n) for end, alloc, n in busy])
+    shadow, extra = flat_shadow(order[blocked].nodes, free, busy, now)
+    jobs, _, _ = scan_flat_at(islice(order, blocked + 1, None), free, now, shadow, extra, backfill == "rlscheduler")
     started.extend(jobs)
     return started
 
 
 _busy_triple = attrgetter("expected_end", "alloc", "alloc_nodes")
+
+
+def _sorted_busy(running: dict[int, JobState]) -> list[tuple[int, int, int]]:
+    """``flat_pass``'s ``busy`` of a view's ``running`` (a view other than the core's own: a
+    planning view has no ``busy``)."""
+    return sorted(map(_busy_triple, running.values()))
 
 
 def batch_policy(priority: str = "fcfs", backfill: str = "easy") -> BatchPolicy:

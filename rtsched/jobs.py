@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import InitVar, dataclass, field, replace
 from itertools import repeat
-from typing import Iterable, Iterator, Literal
+from operator import attrgetter
+from typing import Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 
@@ -141,6 +142,15 @@ class JobColumns:
         later |= (submit[1:] == submit[:-1]) & (ids[1:] > ids[:-1])
         return None if later.all() else np.lexsort((ids, submit))
 
+    def row(self, index: int) -> Job:
+        """The ``Job`` of row ``index`` alone (built every call; ``jobs()`` builds them all)."""
+        if self._jobs is not None:
+            return self._jobs[index]
+        values = [getattr(self, c)[index] for c in _COLUMN_OF_SLOT]
+        values = [v.item() if isinstance(v, np.generic) else v for v in values]  # NumPy scalars to ints, bools
+        values[5] = RT if values[5] else BATCH
+        return Job(*values)
+
     def jobs(self) -> list[Job]:
         """The ``Job`` of each row, in order; built on the first call.  Raises the ValueError
         ``Job(...)`` raises for the first row that breaks a rule."""
@@ -182,6 +192,23 @@ class JobColumns:
             deque(map(getattr(Job, name).__set__, jobs, values), 0)
             del values
         return jobs
+
+
+# The job attributes that ``Workload.column`` (and ``Outcomes.job_column``) give as columns.
+JOB_COLUMNS = ("id", "submit", "runtime", "walltime", "nodes", "user", "group", "is_rt", "checkpointable")
+
+
+def job_attribute_column(jobs: Sequence[Job], name: str) -> np.ndarray:
+    """Attribute ``name`` (``JOB_COLUMNS``) of every job of ``jobs``, in order (built every call):
+    int64, or bool for ``is_rt`` and ``checkpointable``."""
+    n = len(jobs)
+    if name == "is_rt":
+        return np.fromiter((j.kind == RT for j in jobs), dtype=bool, count=n)
+    if name == "checkpointable":
+        return np.fromiter((j.checkpointable for j in jobs), dtype=bool, count=n)
+    if name not in JOB_COLUMNS:
+        raise KeyError(f"no job column {name!r}")
+    return np.fromiter(map(attrgetter(name), jobs), dtype=np.int64, count=n)
 
 
 @dataclass(slots=True)
@@ -247,8 +274,10 @@ class Workload:
         return w
 
     def __getattr__(self, name: str) -> list[Job]:
+        if name != "jobs":  # (an unset slot, or a look-up such as unpickling's __setstate__)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         table = self._table
-        if name != "jobs" or table is None:
+        if table is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         built = table.release() if self._release else table.jobs()
         jobs = self.jobs = list(built)  # a list of its own: callers may change it
@@ -272,7 +301,21 @@ class Workload:
         return iter(self.jobs)
 
     def __getitem__(self, index: int) -> Job:
+        table = self.table
+        if table is not None:  # one job: no need to build them all
+            return table.row(index)
         return self.jobs[index]
+
+    def column(self, name: str) -> np.ndarray:
+        """Job attribute ``name`` (``JOB_COLUMNS``) of every job, in order, read-only: the reader's
+        column itself while ``jobs`` has not been built (no copy, no ``Job`` object), else built
+        from the jobs."""
+        if name not in JOB_COLUMNS:
+            raise KeyError(f"no job column {name!r}; the columns are {', '.join(JOB_COLUMNS)}")
+        table = self.table
+        col = getattr(table, name).view() if table is not None else job_attribute_column(self.jobs, name)
+        col.flags.writeable = False
+        return col
 
     def by_id(self) -> dict[int, Job]:
         return {job.id: job for job in self.jobs}

@@ -41,6 +41,7 @@ from rtsched.machines import Machine, check_machine_spec, machine_from_spec
 from rtsched.rtmarking import MARKING_MODES, RtMarking, mark_realtime
 from rtsched.sim.core import Simulator
 from rtsched.sim.result import SimResult
+from rtsched.sim.source import first_too_big
 from rtsched.validate import validate_schedule
 from rtsched.window import WindowSpec, check_selects
 
@@ -238,7 +239,7 @@ def _load_file(path: str, fmt: str | None, options: dict) -> LoadedTrace:
     hit = _TRACES.get(key)
     if hit is None:
         workload = read_workload(path, fmt, **options)
-        if not workload.jobs:
+        if not len(workload):
             raise InputError("the trace has no jobs", path=path)
         hit = _TRACES[key] = LoadedTrace(workload, path, file_sha256(path), fmt or _format_of(workload))
     return hit
@@ -490,9 +491,12 @@ def execute(spec: RunSpec, *, workload: Workload | None = None, policy: Any = No
     t = time.perf_counter()
     # The core makes no reference cycles: collections would only walk the job objects (building
     # the simulator's three objects per job with the collector on takes 3x as long at 500,000 jobs).
+    # A policy that looks only at waiting and running jobs lets the core drop each job's state
+    # when it finishes: the live set is then the queue and the running jobs, not the trace.
     with gc_paused():
         sim = Simulator(marked, machine, checkpoint=ckpt, io=spec.io, progress=progress,
-                        progress_every=progress_every, event_order=spec.event_order)
+                        progress_every=progress_every, event_order=spec.event_order,
+                        forget_done=getattr(policy, "live_jobs_only", False) is True)
         try:
             result = sim.run(policy)
         except DecisionError as exc:  # a policy asked for the impossible: say which one
@@ -537,13 +541,14 @@ def _run_workload(spec: RunSpec, trace: LoadedTrace, machine: Machine) -> tuple[
     """The jobs that run (the spec's slice, RT-marked), checked against the machine, and the
     results window in s (None: all)."""
     marked = _mark(spec, _slice(trace.workload, spec.jobs))
-    too_big = next((j for j in marked.jobs if not machine.fits(j.nodes)), None)
-    if too_big is not None:
-        raise InputError(f"job {too_big.id} requests {too_big.nodes} nodes, more than {machine.describe()} has; "
-                         "choose a larger --machine", path=trace.path, field="nodes")
+    nodes = marked.column("nodes")  # columns: a reader's workload builds no Job object here
+    first = first_too_big(machine, nodes)
+    if first is not None:
+        raise InputError(f"job {int(marked.column('id')[first])} requests {int(nodes[first])} nodes, more than "
+                         f"{machine.describe()} has; choose a larger --machine", path=trace.path, field="nodes")
     window = spec.window.seconds(marked.start_time) if spec.window else None
     if window is not None:
-        check_selects(spec.window, window, (j.submit for j in marked.jobs), marked.start_time)
+        check_selects(spec.window, window, marked.column("submit").tolist(), marked.start_time)
     return marked, window
 
 

@@ -32,7 +32,7 @@ from rtsched.errors import ScheduleError
 from rtsched.jobs import Workload
 from rtsched.machines.base import Machine
 from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, SEGMENT_COLUMNS, Schedule, SegmentList
-from rtsched.sim.result import Outcomes, job_attribute_column
+from rtsched.sim.result import Outcomes
 
 _RUN_CODE = KIND_CODE[RUN]
 
@@ -62,14 +62,13 @@ def validate_schedule(schedule: Schedule, workload: Workload, machine: Machine, 
 def _first_error(schedule: Schedule, workload: Workload, machine: Machine, io: IOModel, forbid_rt_preemption: bool,
                  max_preemptions: int | None, outcomes: Iterable | None) -> str | None:
     """``validate_schedule``'s check: the message of the first broken rule, or None."""
-    jobs = workload.jobs
     segs = schedule.segments
     table = _segment_table(segs)  # a view of the segment array: (segments, 8) int64
     seg_job = table[:, _COL["job_id"]]
-    columns = _job_columns(jobs, outcomes)
+    columns = _job_columns(workload, outcomes)
     try:
-        job_of = _job_positions(columns("id"), seg_job, jobs)  # segment -> position of its job in ``jobs``
-        count = np.bincount(job_of, minlength=len(jobs))  # segments per job
+        job_of = _job_positions(columns("id"), seg_job)  # segment -> position of its job in the workload
+        count = np.bincount(job_of, minlength=len(workload))  # segments per job
         acct = _accounting(outcomes, columns("id")) if outcomes is not None else None
         ok = _one_run_ok(table, job_of, count, columns, machine, None if acct is _ALL_ZERO else acct)
         bad = np.flatnonzero(~ok[job_of])  # the segments of the jobs walked one by one, in produced order
@@ -86,8 +85,8 @@ def _first_error(schedule: Schedule, workload: Workload, machine: Machine, io: I
                 job_acct = (None if acct is None else (0, 0, 0) if acct is _ALL_ZERO
                             else (int(acct[0][pos]), int(acct[1][pos]), int(acct[2][pos])))
                 job_segs = [segs[i] for i in order[lows[k]:highs[k]].tolist()]
-                _check_job(jobs[pos].id, job_segs, jobs[pos], machine, io, forbid_rt_preemption, max_preemptions,
-                           job_acct)
+                job = workload[pos]  # one Job (a reader's columns build no other)
+                _check_job(job.id, job_segs, job, machine, io, forbid_rt_preemption, max_preemptions, job_acct)
         if machine.partitioned:
             _check_partitions(schedule, machine)
         else:
@@ -108,16 +107,16 @@ def _segment_table(segs: SegmentList) -> np.ndarray:
     return np.frombuffer(segs.rows, dtype=np.int64).reshape(-1, SegmentList.WIDTH)
 
 
-def _job_columns(jobs, outcomes) -> Callable[[str], np.ndarray]:
+def _job_columns(workload: Workload, outcomes) -> Callable[[str], np.ndarray]:
     """A job attribute as a column (``Outcomes.job_column``): the run's own columns, built once for
-    the validator and the metrics, when ``outcomes`` are those of these very jobs."""
-    if isinstance(outcomes, Outcomes) and outcomes.jobs is jobs:
+    the validator and the metrics, when ``outcomes`` are those of this very workload."""
+    if isinstance(outcomes, Outcomes) and outcomes.describes(workload):
         return outcomes.job_column
     cache: dict[str, np.ndarray] = {}
 
     def column(name: str) -> np.ndarray:
         if name not in cache:
-            cache[name] = job_attribute_column(jobs, name)
+            cache[name] = workload.column(name)
         return cache[name]
 
     return column
@@ -143,14 +142,14 @@ def _positions(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndar
     return by_id[at], sorted_ids[at] == wanted
 
 
-def _job_positions(ids: np.ndarray, seg_job: np.ndarray, jobs) -> np.ndarray:
-    """The position in ``jobs`` of each segment's job; ScheduleError for a job without a segment
-    (in workload order) or a segment of an unknown job (in order of appearance)."""
+def _job_positions(ids: np.ndarray, seg_job: np.ndarray) -> np.ndarray:
+    """The position in ``ids`` (the workload's) of each segment's job; ScheduleError for a job
+    without a segment (in workload order) or a segment of an unknown job (in order of appearance)."""
     job_of, known = _positions(ids, seg_job)
     seen = np.zeros(len(ids), dtype=bool)
     seen[job_of[known]] = True
     if not seen.all():
-        missing = [jobs[i].id for i in np.flatnonzero(~seen).tolist()]
+        missing = ids[~seen].tolist()
         raise ScheduleError(f"{len(missing)} jobs never ran, e.g. {missing[:5]}")
     if not known.all():
         extra = list(dict.fromkeys(seg_job[~known].tolist()))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rtsched.experiments.weeks import WEEKS, paired_weeks, week_named
+from rtsched.experiments.weeks import WEEKS, outcome_row, paired_weeks, week_named
 
 
 def rows(week, policy, rtj, bj):
@@ -40,3 +40,25 @@ def test_the_four_weeks_and_their_windows():
     assert week_named("dec").window().days == 7.0
     with pytest.raises(ValueError, match="unknown week 'wk3'"):
         week_named("wk3")
+
+
+class _Outcome:
+    def __init__(self, n_preemptions: int) -> None:
+        self.n_preemptions = n_preemptions
+
+
+class _Record:
+    """The two fields of a pipeline record that ``outcome_row`` reads."""
+
+    def __init__(self, unfinished: int) -> None:
+        group = {"rt": {"mean_bsld_seed002": 1.5, "mean_sd": 2.5, "n": 3},
+                 "batch": {"mean_bsld_seed002": 4.0, "mean_sd": 6.0, "n": 7}}
+        self.summary = {"unfinished": unfinished, "utilization": 0.75, "summary": group}
+        self.outcomes = [_Outcome(2), _Outcome(0), _Outcome(1)]
+
+
+def test_outcome_row_reads_the_window_groups_and_counts_preemptions():
+    assert outcome_row(_Record(0), "x") == {"rtj_bsld": 1.5, "bj_bsld": 4.0, "n_rt": 3, "n_bj": 7, "rtj_sd": 2.5,
+                                            "bj_sd": 6.0, "utilization": 0.75, "preemptions": 3}
+    with pytest.raises(RuntimeError, match="^rtmix on wk1, seed 2: 4 window jobs never finished$"):
+        outcome_row(_Record(4), "rtmix on wk1, seed 2")

@@ -83,3 +83,40 @@ def test_shipped_inspectors_load_and_evaluate(base):
     manifest = json.loads((PRETRAINED / "manifest.json").read_text())
     entry = next(m for m in manifest["models"] if m["file"] == Path(path).name)
     assert entry["base"] == base and entry["agent"] == "inspector"
+
+
+def test_reward_and_learning_rate_are_options_stored_in_the_model_file(tmp_path):
+    """``--reward authors --pi-lr 1e-3`` (the authors' code's bounded reward, seed 000's stated learning
+    rate) reach the environment and PPO and are recorded in the checkpoint and best.pt; a run without
+    them records the defaults (percentage, 3e-4); --resume with another --reward is refused naming it."""
+    from rtsched.rl.modelfiles import read_model_file
+
+    def run(out, *extra):
+        cmd = [sys.executable, "-m", "rtsched", "rl", "train", "--agent", "inspector", "--trace", SAMPLE,
+               "--epochs", "1", "--trajs-per-epoch", "2", "--n-envs", "2", "--seq-len", "32", "--no-progress",
+               "--out", str(out), *extra]
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+
+    res = run(tmp_path / "code", "--reward", "authors", "--pi-lr", "1e-3", "--select-every", "1",
+              "--validation-sequences", "1", "--start-range", "0,0.6")
+    assert res.returncode == 0, res.stderr
+    for name in ("checkpoint.pt", "best.pt"):
+        doc = read_model_file(str(tmp_path / "code" / name))
+        assert doc["env"]["reward"] == "authors" and doc["ppo"]["pi_lr"] == 1e-3, name
+    res = run(tmp_path / "plain")
+    assert res.returncode == 0, res.stderr
+    doc = read_model_file(str(tmp_path / "plain" / "checkpoint.pt"))
+    assert doc["env"]["reward"] == "percentage" and doc["ppo"]["pi_lr"] == 3e-4
+    res = run(tmp_path / "plain", "--resume", "--epochs", "2", "--reward", "winloss")
+    assert res.returncode == 1 and "reward" in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_authors_reward_is_bounded_by_hand():
+    """seed 000 §3.4: (orig − insp) / orig; the authors' code: (orig − insp) / max(orig, insp, 1)."""
+    from rtsched.rl.inspector.env import relative_reward
+
+    assert relative_reward("percentage", 200.0, 50.0, "bsld") == pytest.approx(0.75)
+    assert relative_reward("authors", 200.0, 50.0, "bsld") == pytest.approx(0.75)
+    assert relative_reward("percentage", 10.0, 1000.0, "bsld") == pytest.approx(-99.0)  # unbounded below
+    assert relative_reward("authors", 10.0, 1000.0, "bsld") == pytest.approx(-0.99)  # in [-1, 1]
+    assert relative_reward("authors", 0.5, 0.25, "bsld") == pytest.approx(0.25)  # the max(.., 1) floor

@@ -151,3 +151,45 @@ def test_unique_rows_falls_back_to_torch_where_bits_and_values_disagree(monkeypa
     ref_uniq, ref_inverse = _torch_unique(rows)
     assert torch.equal(uniq, ref_uniq) or (case == "nan" and len(uniq) == len(ref_uniq))
     assert torch.equal(inverse, ref_inverse)
+
+
+def test_slot_gather_gives_the_plain_gathers_values_and_row_gradients_bit_for_bit():
+    obs, mask = _batch(500, seed=5)
+    uniq, index, occupied, rows = nets._kernel_slots(obs, mask, WINDOW, F)
+    torch.manual_seed(1)
+    scores = torch.randn(len(uniq), requires_grad=True)
+    grad = torch.randn(mask.shape)
+    grad[~mask] = torch.randn(int((~mask).sum()))  # whatever reaches a masked slot must not matter
+    plain_scores = scores.detach().clone().requires_grad_(True)
+    plain = torch.cat([plain_scores, plain_scores.new_full((1,), nets.MASKED_LOGIT)]).index_select(
+        0, index.view(-1)).view(index.shape)
+    (plain * grad).sum().backward()
+    fast = nets._SlotGather.apply(scores, index, occupied, rows)
+    (fast * grad).sum().backward()
+    assert torch.equal(fast, plain) and bool((fast[~mask] == nets.MASKED_LOGIT).all())
+    assert torch.equal(scores.grad, plain_scores.grad)
+    assert torch.equal(rows, index[mask])  # the occupied slots in slot order
+
+
+def test_kernel_actor_relus_in_place_give_the_same_values_and_gradients():
+    torch.manual_seed(2)
+    actor = PickActor(F, WINDOW)
+    assert all(m.inplace for m in actor.net if isinstance(m, torch.nn.ReLU))
+    obs, mask = _batch()
+    fast = _fwd_bwd(actor, obs, mask)
+    for m in actor.net:
+        if isinstance(m, torch.nn.ReLU):
+            m.inplace = False
+    slow = _fwd_bwd(actor, obs, mask)
+    assert torch.equal(fast[0], slow[0]) and all(torch.equal(a, b) for a, b in zip(fast[1], slow[1]))
+
+
+def test_the_kernel_actor_takes_large_policy_chunks():
+    from rtsched.rl.trainer import PI_CHUNK_SLOTS, _row_chunks
+    mask = np.zeros((25_600, 128), dtype=bool)
+    mask[:, :54] = True  # a paper epoch's occupied slots (1.38 x 10^6)
+    slots = PickActor(F, 128).update_chunk_slots
+    assert len(_row_chunks(mask, slots)) == 3
+    assert _row_chunks(mask[:6_400], slots) == [(0, 6_400)]  # a quarter epoch whole
+    assert not hasattr(PickActor(F, 128, "mlp_v1"), "update_chunk_slots")
+    assert len(_row_chunks(mask, PI_CHUNK_SLOTS)) > 1  # other actors keep their chunks

@@ -213,3 +213,27 @@ def test_the_wcjs_teacher_reproduces_wcjs_without_rtjs(seed):
     mine = {o.job.id: (o.first_start, o.end) for o in env.result().outcomes}
     ref = Simulator(env.workload, env.machine, checkpoint=env.checkpoint).run(make_policy("wcjs"))
     assert mine == {o.job.id: (o.first_start, o.end) for o in ref.outcomes}
+
+
+def test_the_curriculum_keeps_a_dagger_models_bj_slots(tmp_path):
+    # a DAgger model (BJ slots, any eligibility, wake-ups) as the curriculum's start: the data have its
+    # observation width (the default environment's is narrower), and the round's model keeps its options
+    from rtsched.rl.modelfiles import read_model_file
+    from rtsched.rl.rtmix.dagger import run_dagger
+    from rtsched.rl.rtmix.train import curriculum_data, model_slots, run_curriculum
+
+    dag = str(tmp_path / "dagger")
+    run_dagger(dag, teacher="wcjs", rounds=1, episodes=1, bc_epochs=1, eligibility="any", wake=True)
+    init = str(tmp_path / "dagger" / "round-0.pt")
+    st = read_model_file(init)
+    assert model_slots(init) == {"bj_candidates": 2, "eligibility": "any", "wake": True}
+    assert model_slots(PRETRAINED_RTMIX) == {}
+    d = curriculum_data(init, small_episodes=2, weeks=0)
+    window, n_features = st["arch"]["window"], st["arch"]["n_features"]
+    assert d["obs"].shape[1] == window * n_features and len(d["act"]) > 0
+    assert np.all(d["mask"][np.arange(len(d["act"])), d["act"]])
+    res = run_curriculum(str(tmp_path / "cur"), init, rounds=0, weeks=1, small_episodes=2, epochs=1,
+                         progress=None, days=0.5)
+    out = read_model_file(res["model"])
+    assert {k: out["env"][k] for k in ("bj_candidates", "eligibility", "wake")} == model_slots(init)
+    assert out["arch"] == st["arch"]

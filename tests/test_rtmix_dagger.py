@@ -1,12 +1,15 @@
 """rtmix's BJ-for-BJ preemption action (golden, hand-worked) and DAgger with an online expert (issue 23 §3)."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 pytest.importorskip("gymnasium")
 pytest.importorskip("torch")
 
+import rtsched  # noqa: E402
 from rtsched.checkpoint import CheckpointModel  # noqa: E402
 from rtsched.jobs import Job, Workload  # noqa: E402
 from rtsched.machines import machine_from_spec  # noqa: E402
@@ -145,3 +148,15 @@ def test_dagger_rounds_resume_and_record_their_seeds(tmp_path):
     shutil.copy(tmp_path / "d" / "round-1.pt", copy / "checkpoint.pt")
     again = run_dagger(str(copy), teacher="wcjs", rounds=2, episodes=2, bc_epochs=2)
     assert again["rounds"] == rounds and not list(copy.glob("dagger-data-*"))
+
+
+def test_a_resumed_dagger_run_keeps_the_model_it_started_from(tmp_path):
+    from rtsched.rl.modelfiles import read_model_file
+    from rtsched.rl.rtmix.dagger import run_dagger
+
+    shipped = os.path.join(os.path.dirname(rtsched.__file__), "rl", "pretrained", "rtmix", "rtmix.pt")
+    out = str(tmp_path / "d")
+    run_dagger(out, teacher="wcjs", rounds=1, episodes=1, bc_epochs=1, init_from=shipped)
+    run_dagger(out, teacher="wcjs", rounds=2, episodes=1, bc_epochs=1)  # resumed without --init-from
+    for name in ("checkpoint.pt", "round-0.pt", "round-1.pt"):
+        assert read_model_file(os.path.join(out, name))["history"][0]["init_from"] == "rtmix.pt"

@@ -89,11 +89,8 @@ def run_week(week: Week, policy: str, seed: int, data_dir: str | Path, *, days: 
     ``progress(policy, view)`` is called after each of replan's scheduling passes."""
     log, partitions = week_paths(data_dir, week)
     wl = workload if workload is not None else week_workload(log, week, days)
-    is_scheme = policy.strip().lower() in SCHEMES
-    spec = RunSpec(trace=str(log), trace_format="cobalt", machine=str(partitions),
-                   scheme=policy if is_scheme else None, policy=None if is_scheme else policy,
-                   checkpoint=None if is_scheme else "jit", rt_percent=rt_percent, marking="random", seed=seed,
-                   tau=tau, window=week.window(days))
+    spec = RunSpec(trace=str(log), trace_format="cobalt", machine=str(partitions), **policy_fields(policy),
+                   rt_percent=rt_percent, marking="random", seed=seed, tau=tau, window=week.window(days))
     pol = make_policy(policy) if policy.startswith("replan") else None
     if pol is not None and progress is not None:
         decide = pol.decide
@@ -107,17 +104,34 @@ def run_week(week: Week, policy: str, seed: int, data_dir: str | Path, *, days: 
     t, cpu = time.perf_counter(), time.process_time()
     rec = execute(spec, workload=wl, policy=pol, time_decisions=True)
     wall, cpu = time.perf_counter() - t, time.process_time() - cpu
-    s = rec.summary
-    if s["unfinished"]:
-        raise RuntimeError(f"{policy} on {week.name}, seed {seed}: {s['unfinished']} window jobs never finished")
-    rt, bj = s["summary"]["rt"], s["summary"]["batch"]
     label = week.name if days == DAYS else f"{week.name}/{days:g}d"  # a shorter window is another week
-    row: dict[str, Any] = {"week": label, "policy": policy, "seed": seed, "rtj_bsld": rt["mean_bsld_seed002"],
-                           "bj_bsld": bj["mean_bsld_seed002"], "n_rt": rt["n"], "n_bj": bj["n"], "wall_s": wall,
-                           "cpu_s": cpu, "decide_s": rec.timings.get("decide_s")}
+    row: dict[str, Any] = {"week": label, "policy": policy, "seed": seed,
+                           **outcome_row(rec, f"{policy} on {week.name}, seed {seed}"),
+                           "wall_s": wall, "cpu_s": cpu, "decide_s": rec.timings.get("decide_s")}
     if pol is not None and hasattr(pol, "stats"):
         row.update(decision_times(pol))
     return row
+
+
+def policy_fields(name: str) -> dict[str, Any]:
+    """The ``RunSpec`` fields that run ``name``: a seed-002 scheme as itself (its own checkpoint
+    model), anything else (an rtmix model, ``replan``) as a policy under JIT checkpointing."""
+    if name.strip().lower() in SCHEMES:
+        return {"scheme": name, "policy": None, "checkpoint": None}
+    return {"scheme": None, "policy": name, "checkpoint": "jit"}
+
+
+def outcome_row(rec, what: str) -> dict[str, Any]:
+    """A pipeline run's results-window figures (``rtsched.pipeline.execute``'s record): mean bounded
+    slowdown (seed 002 form) and mean slowdown of the RTJs and BJs, their counts, the utilization and
+    the preemptions; ``what`` names the run in the error raised when a window job never finished."""
+    s = rec.summary
+    if s["unfinished"]:
+        raise RuntimeError(f"{what}: {s['unfinished']} window jobs never finished")
+    rt, bj = s["summary"]["rt"], s["summary"]["batch"]
+    return {"rtj_bsld": rt["mean_bsld_seed002"], "bj_bsld": bj["mean_bsld_seed002"], "n_rt": rt["n"], "n_bj": bj["n"],
+            "rtj_sd": rt["mean_sd"], "bj_sd": bj["mean_sd"], "utilization": s["utilization"],
+            "preemptions": sum(o.n_preemptions for o in rec.outcomes)}
 
 
 def decision_times(pol) -> dict[str, Any]:
@@ -158,5 +172,5 @@ def paired_weeks(rows: Sequence[dict[str, Any]], policy: str, reference: str = R
     return out
 
 
-__all__ = ["Week", "WEEKS", "week_named", "week_paths", "week_workload", "run_week", "decision_times",
+__all__ = ["Week", "WEEKS", "week_named", "week_paths", "week_workload", "run_week", "policy_fields", "outcome_row", "decision_times",
            "paired_weeks", "REFERENCE", "DAYS", "RT_PERCENT", "TAU"]

@@ -120,7 +120,8 @@ def split_options(options: dict, env_names, who: str) -> tuple[dict, dict]:
     return env_opts, ppo_opts
 
 
-# Occupied job slots per policy-gradient chunk.  The kernel actor's MLP runs once per occupied slot
+# Occupied job slots per policy-gradient chunk, unless the actor sets ``update_chunk_slots`` (the kernel
+# actor, whose rows are deduplicated per batch: ``nets.KERNEL_UPDATE_CHUNK_SLOTS``).  The kernel actor's MLP runs once per occupied slot
 # (about 10^6 of them in a 25,600-sample epoch without backfilling); chunks of ~32k slots keep its
 # activations in cache: forward + backward took 0.35 s per iteration against 1.15 s full-batch on a
 # synthetic batch of that size (development machine, one thread).
@@ -421,7 +422,7 @@ class PPOTrainer:
         pi_iters = 0
         loss_pi = torch.tensor(0.0)
         n = len(act)
-        chunks = _row_chunks(batch.mask, PI_CHUNK_SLOTS)
+        chunks = _row_chunks(batch.mask, getattr(self.actor, "update_chunk_slots", PI_CHUNK_SLOTS))
         for _ in range(self._pi_passes()):
             # The clipped loss is a mean over samples, so it is summed chunk by chunk (whole samples
             # each) with a backward per chunk; the KL test then uses every sample's new log-prob, and

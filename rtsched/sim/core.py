@@ -17,18 +17,20 @@ from __future__ import annotations
 import heapq
 import itertools
 import weakref
+from bisect import bisect_left, insort
 from heapq import heappop as _heappop, heappush as _heappush
 from operator import attrgetter
 from typing import Callable, Iterable, Protocol
 
 from rtsched.checkpoint import CheckpointKind, CheckpointModel, IOModel
 from rtsched.errors import DecisionError, InfeasibleError
-from rtsched.jobs import Workload
+from rtsched.jobs import Job, Workload
 from rtsched.machines.base import Machine
 from rtsched.machines.flat import FLAT
-from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, Schedule
+from rtsched.schedule import CKPT, KIND_CODE, RESTART, RUN, Schedule, pack_row
 from rtsched.sim.decisions import Decision, Kill, Preempt, Start, WakeAt
 from rtsched.sim.result import Outcomes, SimResult
+from rtsched.sim.source import JobSource
 from rtsched.sim.state import (DONE, DRAINING, PENDING, PH_CKPT, PH_RESTART, PH_RUN, RUNNING, WAITING,
                                JobInfo, JobState)
 
@@ -54,6 +56,10 @@ class Policy(Protocol):
     never answers anything else there (no preemption, kill or wake-up).  ``Simulator.run`` calls it
     instead of ``decide`` on a flat cluster: no decision objects, and the queue is cut once per pass
     (the pass of every batch run of a long trace, about two per job).
+
+    Optional attribute ``live_jobs_only`` (bool): True when the policy looks no finished job up by
+    id (``view.job``) and never reads ``view.entry_log``; the run pipeline then lets the core drop
+    a job's state when it finishes (``Simulator(forget_done=True)``).  Without it: False.
     """
 
     name: str
@@ -76,19 +82,22 @@ class SimView:
         woken: whether a ``WakeAt`` the policy asked for fell due at this time.
         entry_log: every queue entry of the run so far, append-only: a policy that keeps its own
             ordered structure reads it from its own cursor, so it misses nothing even when it is
-            not consulted at every pass (a wrapped policy).
+            not consulted at every pass (a wrapped policy).  Not kept (RuntimeError) by a
+            simulator that lets finished jobs go (``Simulator(forget_done=True)``).
         requeued: whether some job has re-entered the queue (preempted or killed) in this run; while
             False the queue is in (submit, id) order, the workload's (every entry was an arrival).
         running: jobs holding resources, by job id (running, writing a JIT checkpoint, or bound
             to an allocation and waiting for those writes).
+        busy: (``expected_end``, ``alloc``, ``alloc_nodes``) of every job in ``running``, sorted
+            (``heuristics.backfill.busy_of`` without its overdue rule, sorted), kept by the core.
         n_done: jobs finished so far.
         state: the machine occupancy (``MachineState``).
         machine: the machine model.
         checkpoint: the simulation's default checkpoint model; ``io`` its I/O cost model.
     """
 
-    __slots__ = ("_sim", "run_id", "now", "queue", "entered", "completed", "entry_log", "requeued", "running",
-                 "state", "machine", "checkpoint", "io")
+    __slots__ = ("_sim", "run_id", "now", "queue", "entered", "completed", "_entry_log", "requeued", "running",
+                 "busy", "state", "machine", "checkpoint", "io")
 
     def __init__(self, sim: "Simulator") -> None:
         # A weak reference: a strong one would make every simulator a reference cycle that only
@@ -99,13 +108,14 @@ class SimView:
         self.machine = sim.machine
         self.state = sim.machine_state
         self.running = sim.running
+        self.busy = sim.busy
         self.checkpoint = sim.checkpoint
         self.io = sim.io
         self.now = 0
         self.queue = sim.queue
         self.entered = sim.entered
         self.completed = sim.completed
-        self.entry_log = sim.entry_log
+        self._entry_log = sim.entry_log
         self.requeued = False
 
     @property
@@ -116,9 +126,21 @@ class SimView:
     def n_done(self) -> int:
         return self._sim().n_done
 
+    @property
+    def entry_log(self) -> list[JobState]:
+        log = self._entry_log
+        if log is None:
+            raise RuntimeError("this simulation keeps no entry log: it lets finished jobs go "
+                               "(Simulator(forget_done=True)), for a policy that declares live_jobs_only")
+        return log
+
     def job(self, job_id: int) -> JobState:
-        """The state of job ``job_id`` (any job that has arrived)."""
-        return self._sim().by_id[job_id]
+        """The state of job ``job_id`` (any job that has arrived; with ``Simulator(forget_done=True)``
+        a job that waits or runs).  KeyError for another."""
+        state = self._sim().state_of(job_id)
+        if state is None:
+            raise KeyError(job_id)
+        return state
 
     def holders(self, alloc: int) -> list[JobState]:
         """Jobs holding partition ``alloc`` or a partition that conflicts with it."""
@@ -126,10 +148,12 @@ class SimView:
 
 
 _run_ids = itertools.count(1)
-_nodes_of = attrgetter("nodes")
-_runtime_of = attrgetter("runtime")
-_submit_of = attrgetter("submit")
-_id_of = attrgetter("id")
+_STATE_CHUNK = 4096  # job states built at a time with forget_done (about 1 MB of them)
+# What a finished job's place in ``Simulator.states`` holds with forget_done: a state whose version
+# no event carries (so a stale event of the job is skipped by the usual check, with no test more).
+_GONE = JobState.__new__(JobState)
+_GONE._version = -1
+_GONE.status = DONE
 
 
 class Simulator:
@@ -146,12 +170,22 @@ class Simulator:
             scheduling pass) or ``"rlscheduler"`` (seed 003's simulator, for its compatibility mode:
             events are taken one at a time, an arrival before a completion at the same time, and
             a scheduling pass follows each event).
+        forget_done: keep the state of the jobs that wait or run only: a job's ``JobState`` is
+            built when it arrives and let go when it finishes (its outcome is in ``outcomes``), so
+            that a long trace's live set is its queue and running jobs.  For a policy that looks
+            no finished job up by id and reads no ``entry_log`` (``Policy.live_jobs_only``):
+            ``by_id`` and ``view.entry_log`` are refused, ``view.job`` finds waiting and running
+            jobs only.
+
+    A workload a reader left as columns (``Workload.table``) is read from them (``JobSource``):
+    the run builds no ``Job`` object.
     """
 
     def __init__(self, workload: Workload, machine: Machine, *, checkpoint: CheckpointModel | None = None,
                  io: IOModel | None = None, record_schedule: bool = True,
                  progress: Callable[[int, int], None] | None = None, progress_every: int = 500,
-                 event_order: str = "design", job_infos: list[JobInfo] | None = None) -> None:
+                 event_order: str = "design", job_infos: list[JobInfo] | None = None,
+                 forget_done: bool = False) -> None:
         if event_order not in ("design", "rlscheduler"):
             raise ValueError(f"unknown event order {event_order!r}; use 'design' or 'rlscheduler'")
         self.one_at_a_time = event_order == "rlscheduler"
@@ -163,24 +197,20 @@ class Simulator:
         self.record_schedule = record_schedule
         self.progress = progress
         self.progress_every = max(1, progress_every)
-        jobs = workload.jobs
-        # Per-job set-up in C-level loops (map/zip): an RL environment builds one simulator per episode.
-        alloc_nodes = machine.allocated_sizes(list(map(_nodes_of, jobs)))
-        if alloc_nodes is None:
-            job = next(j for j in jobs if not machine.fits(j.nodes))
-            raise InfeasibleError(
-                f"{workload.name}: job {job.id} requests {job.nodes} nodes, more than {machine.describe()} has")
-        self.jobs = jobs
-        self._runtime = list(map(_runtime_of, jobs))
-        self._submit = list(map(_submit_of, jobs))  # read at every event time
-        self._alloc_nodes = alloc_nodes
-        if job_infos is None:
-            job_infos = [JobInfo.of(j) for j in jobs]
-        elif len(job_infos) != len(jobs) or (jobs and job_infos[0].id != jobs[0].id):
-            raise ValueError("job_infos must describe workload.jobs, in order")
-        self.states = list(map(JobState, range(len(job_infos)), job_infos))
+        source = self._source = JobSource(workload, machine, job_infos)
+        n = self._n = source.n
+        self._runtime = source.runtime
+        self._submit = source.submit  # read at every event time
+        self._alloc_nodes = source.alloc_nodes
+        self.forget_done = forget_done
+        if forget_done:  # built a chunk at a time as jobs arrive (_build_states)
+            self.states: list[JobState | None] = [None] * n
+            self._built = 0
+        else:
+            self.states = list(map(JobState, range(n), source.infos(0, n)))
+            self._built = n
         self._by_id: dict[int, JobState] | None = None  # built on first use (by_id)
-        self.outcomes = Outcomes(jobs, self._alloc_nodes)
+        self.outcomes = Outcomes(workload, self._alloc_nodes)
         self._first_start = self.outcomes.first_start  # columns the hot paths write
         self._end = self.outcomes.end
         self.machine_state = machine.new_state()
@@ -190,10 +220,13 @@ class Simulator:
         self.queue: list[JobState] = []
         self.entered: list[JobState] = []
         self.completed: list[JobState] = []
-        self.entry_log: list[JobState] = []
+        self.entry_log: list[JobState] | None = None if forget_done else []
         self.running: dict[int, JobState] = {}
+        # (expected end s, allocation, nodes) of every job in ``running``, sorted: kept as jobs
+        # start and end, so that a backfilling pass does not build and sort them (SimView.busy).
+        self.busy: list[tuple[int, int, int]] = []
         self.owners: dict[int, list[JobState]] = {}
-        self.now = jobs[0].submit if jobs else 0
+        self.now = self._submit[0] if n else 0
         self.start_time = self.now
         self.next_arrival = 0
         self.n_done = 0
@@ -203,13 +236,40 @@ class Simulator:
         self._woken = False
 
     @property
+    def jobs(self) -> list[Job]:
+        """The workload's jobs (a reader's workload builds its ``Job`` objects here: the run does not)."""
+        return self.workload.jobs
+
+    @property
     def by_id(self) -> dict[int, JobState]:
         """Job id -> state; built on first use: a run through ``Policy.flat_starts`` never looks a
-        job up by id (the dict is 0.1 s and about 25 MB at 500,000 jobs)."""
+        job up by id (the dict is 0.1 s and about 25 MB at 500,000 jobs).  Not with ``forget_done``
+        (``state_of`` finds the jobs that wait or run)."""
+        if self.forget_done:
+            raise RuntimeError("this simulator lets finished jobs go (forget_done): it has no state of every job; "
+                               "look a waiting or running job up with state_of (SimView.job)")
         by_id = self._by_id
         if by_id is None:
-            by_id = self._by_id = dict(zip(map(_id_of, self.jobs), self.states))
+            by_id = self._by_id = dict(zip(self._source.ids(), self.states))
         return by_id
+
+    def state_of(self, job_id: int) -> JobState | None:
+        """The state of job ``job_id``; None for an unknown job, and with ``forget_done`` for one
+        that has finished or whose state is not built yet (a job due to arrive within the chunk
+        built ahead (``_STATE_CHUNK``) gives its pending state, as every job does without it)."""
+        if not self.forget_done:
+            return self.by_id.get(job_id)
+        idx = self._source.index_of(job_id)
+        state = None if idx is None else self.states[idx]
+        return None if state is _GONE else state
+
+    def _build_states(self, upto: int) -> None:
+        """With ``forget_done``: the states of the jobs up to ``upto`` (exclusive) and a chunk more
+        (``_STATE_CHUNK``), built in one C-level loop each."""
+        lo = self._built
+        hi = min(self._n, max(upto, lo + _STATE_CHUNK))
+        self.states[lo:hi] = map(JobState, range(lo, hi), self._source.infos(lo, hi))
+        self._built = hi
 
     # ------------------------------------------------------------------ driving the loop
     def run(self, policy: Policy) -> SimResult:
@@ -241,22 +301,25 @@ class Simulator:
         self.entered.clear()  # the policy has seen them
         self.completed.clear()
         heap = self.heap
-        jobs = self.jobs
-        n = len(jobs)
+        n = self._n
         states = self.states
+        submit = self._submit
         if self.one_at_a_time:
             while True:
                 nxt = self.next_arrival
-                if nxt < n and (not heap or jobs[nxt].submit <= heap[0][0]):
-                    t = jobs[nxt].submit
+                if nxt < n and (not heap or submit[nxt] <= heap[0][0]):
+                    t = submit[nxt]
                     self.now = self.view.now = t
                     self._woken = False
+                    if nxt >= self._built:
+                        self._build_states(nxt + 1)
                     state = states[nxt]  # _enqueue, inlined
                     state.status = WAITING
                     state.queued_since = t
                     self.queue.append(state)
                     self.entered.append(state)
-                    self.entry_log.append(state)
+                    if self.entry_log is not None:
+                        self.entry_log.append(state)
                     self.next_arrival = nxt + 1
                     return True
                 if not heap:
@@ -276,7 +339,6 @@ class Simulator:
                     self._phase_done(state, t)
                 if self.queue:
                     return True
-        submit = self._submit
         queue = self.queue
         while True:
             nxt = self.next_arrival
@@ -300,12 +362,15 @@ class Simulator:
             if nxt < n and submit[nxt] == t:
                 entered, log = self.entered, self.entry_log
                 while nxt < n and submit[nxt] == t:  # arrivals (_enqueue, inlined: once per job)
+                    if nxt >= self._built:
+                        self._build_states(nxt + 1)
                     state = states[nxt]
                     state.status = WAITING
                     state.queued_since = t
                     queue.append(state)
                     entered.append(state)
-                    log.append(state)
+                    if log is not None:
+                        log.append(state)
                     nxt += 1
                 self.next_arrival = nxt
             while heap and heap[0][0] == t:
@@ -355,7 +420,8 @@ class Simulator:
     def result(self, policy_name: str = "") -> SimResult:
         ends = self._end
         if self.n_done < len(ends):
-            unfinished = [self.jobs[i].id for i, e in enumerate(ends) if e < 0]
+            ids = self._source.ids()
+            unfinished = [ids[i] for i, e in enumerate(ends) if e < 0]
             raise DecisionError(f"the run ended with {len(unfinished)} unfinished jobs, e.g. {unfinished[:5]}")
         end = max(ends, default=self.start_time)
         return SimResult(self.outcomes, self.schedule, self.machine.total_nodes, self.machine.name, policy_name,
@@ -386,19 +452,26 @@ class Simulator:
             ms.allocate(alloc, nodes)
         state.alloc = alloc
         state.alloc_nodes = nodes
-        self.running[state.info.id] = state
+        self.running[state.id] = state
+        insort(self.busy, (state.expected_end, alloc, nodes))
         if self.partitioned:
             self.owners.setdefault(alloc, []).append(state)
 
     def _unbind(self, state: JobState) -> None:
         self.machine_state.release(state.alloc, state.alloc_nodes)
-        del self.running[state.info.id]
+        del self.running[state.id]
+        self._busy_remove(state)
         if self.partitioned:
             holders = self.owners[state.alloc]
             holders.remove(state)
             if not holders:
                 del self.owners[state.alloc]
         state.alloc = -2
+
+    def _busy_remove(self, state: JobState) -> None:
+        """Take running ``state``'s (expected end, allocation, nodes) out of ``busy``."""
+        busy = self.busy
+        del busy[bisect_left(busy, (state.expected_end, state.alloc, state.alloc_nodes))]
 
     def _record(self, state: JobState, start: int, end: int, kind: str, p_from: int, p_to: int) -> None:
         if self.record_schedule and end > start:
@@ -407,7 +480,7 @@ class Simulator:
 
     # ------------------------------------------------------------------ decisions
     def _start(self, job_id: int, alloc: int | None) -> None:
-        state = self.by_id.get(job_id)
+        state = self.state_of(job_id)
         if state is None or state.status != WAITING:
             raise DecisionError(f"t={self.now}: job {job_id} is not waiting, it cannot start")
         info = state.info
@@ -467,7 +540,7 @@ class Simulator:
             for state in started:
                 queue.remove(state)
         for state in states[pos:]:
-            self._start(state.info.id, FLAT)
+            self._start(state.id, FLAT)
 
     def _run_now(self, state: JobState, alloc: int) -> None:
         """Bind waiting ``state`` (already out of the queue) to free ``alloc`` and start it now."""
@@ -483,6 +556,7 @@ class Simulator:
         state.alloc_nodes = nodes
         self.running[state.id] = state
         if self._periodic or state.saved > 0:
+            insort(self.busy, (state.expected_end, alloc, nodes))  # as _bind: _begin re-files it
             self._begin(state, self.now)
             return
         # _begin without checkpoints or a restart, inlined (the hot path of every batch run):
@@ -501,7 +575,8 @@ class Simulator:
         seq = self.seq = self.seq + 1
         _heappush(self.heap, (t + self._runtime[idx], EV_COMPLETE, seq, EV_COMPLETE, idx, version))
         w = state.walltime
-        state.expected_end = t + (w if w > 1 else 1)
+        end = state.expected_end = t + (w if w > 1 else 1)
+        insort(self.busy, (end, alloc, nodes))
 
     def _begin(self, state: JobState, t: int) -> None:
         """Start a stint of ``state`` on its (already bound) allocation at time ``t``."""
@@ -537,7 +612,9 @@ class Simulator:
             k0 = state.saved // interval
             k1 = (info.walltime - 1) // interval
             writes = max(0, min(k1, state._ckpt_limit) - k0) * self.io.write_seconds(state.alloc_nodes)
+        self._busy_remove(state)  # (a state in ``running`` is in ``busy`` by its estimate)
         state.expected_end = t + read + remaining + writes
+        insort(self.busy, (state.expected_end, state.alloc, state.alloc_nodes))
 
     def _enter_run(self, state: JobState, t: int, progress: int) -> None:
         state._phase = PH_RUN
@@ -556,7 +633,7 @@ class Simulator:
                                    state._version))
 
     def _preempt(self, job_id: int, model: CheckpointModel | None) -> None:
-        state = self.by_id.get(job_id)
+        state = self.state_of(job_id)
         if state is None or state.status != RUNNING:
             raise DecisionError(f"t={self.now}: job {job_id} is not running, it cannot be preempted")
         if not state.info.checkpointable:
@@ -604,7 +681,7 @@ class Simulator:
     def _kill(self, job_id: int, estimate: int | None) -> None:
         """Kill a running job: its stint's work is lost (whatever it saved), it is re-queued now,
         with ``estimate`` s as its new requested time when given."""
-        state = self.by_id.get(job_id)
+        state = self.state_of(job_id)
         if state is None or state.status != RUNNING:
             raise DecisionError(f"t={self.now}: job {job_id} is not running, it cannot be killed")
         if estimate is not None:
@@ -641,28 +718,33 @@ class Simulator:
         state.queued_since = t
         self.queue.append(state)
         self.entered.append(state)
-        self.entry_log.append(state)
+        if self.entry_log is not None:
+            self.entry_log.append(state)
 
     # ------------------------------------------------------------------ events
     def _complete(self, state: JobState, t: int) -> None:
         runtime = self._runtime[state.idx]
         if self.record_schedule and t > state._phase_start:  # _record, inlined (once per job)
-            self.schedule.segments.rows.extend((state.id, state._phase_start, t, RUN_CODE,
-                                                state.alloc if self.partitioned else -1, state.alloc_nodes,
-                                                state._progress_at_phase_start, runtime))
+            self.schedule.segments.rows.frombytes(pack_row(state.id, state._phase_start, t, RUN_CODE,
+                                                           state.alloc if self.partitioned else -1,
+                                                           state.alloc_nodes, state._progress_at_phase_start, runtime))
         if self.partitioned:
             self._unbind(state)
         else:  # _unbind on a flat cluster (its state a node counter: FlatState.release), inlined
             self.machine_state.free_nodes += state.alloc_nodes
             del self.running[state.id]
+            busy = self.busy
+            del busy[bisect_left(busy, (state.expected_end, state.alloc, state.alloc_nodes))]
             state.alloc = -2
         state.status = DONE
         state.saved = runtime
         self.completed.append(state)
         self._end[state.idx] = t
+        if self.forget_done:
+            self.states[state.idx] = _GONE
         self.n_done += 1
         if self.progress is not None and self.n_done % self.progress_every == 0:
-            self.progress(self.n_done, len(self.jobs))
+            self.progress(self.n_done, self._n)
 
     def _phase_done(self, state: JobState, t: int) -> None:
         out = self.outcomes[state.idx]

@@ -4,12 +4,11 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 from itertools import repeat
-from operator import attrgetter
 from typing import Iterator, Sequence
 
 import numpy as np
 
-from rtsched.jobs import Job
+from rtsched.jobs import Job, Workload, job_attribute_column
 from rtsched.schedule import Schedule
 
 # The per-job fields of an outcome, in order (all integers; times in s).
@@ -29,27 +28,48 @@ class Outcomes(Sequence["JobOutcome"]):
     JIT delay) take no room until one of them is set.  The core writes ``first_start``, ``end``
     (``array('q')``) in place; every other writer goes through a ``JobOutcome`` view.
 
+    ``jobs``: the jobs (a list of ``Job``), or the ``Workload`` they are in: then a reader's
+    columns serve ``job_column`` and no ``Job`` object is built until one is asked for
+    (``JobOutcome.job``, ``jobs``).
+
     A sequence of ``JobOutcome`` views to its readers (built on demand: ``outcomes[i]``,
     iteration); ``column(name)`` is one field as a NumPy array, ``job_column(name)`` one job
     attribute (built once), for the metrics and the validator.
     """
 
-    __slots__ = ("jobs", "first_start", "end", "allocated_nodes", "_sparse", "_job_columns")
+    __slots__ = ("_jobs", "workload", "first_start", "end", "allocated_nodes", "_sparse", "_job_columns")
 
-    def __init__(self, jobs: Sequence[Job], allocated_nodes: Sequence[int]) -> None:
+    def __init__(self, jobs: Sequence[Job] | Workload, allocated_nodes: Sequence[int]) -> None:
         n = len(jobs)
         if len(allocated_nodes) != n:
             raise ValueError(f"Outcomes: {len(allocated_nodes)} allocation sizes for {n} jobs")
-        self.jobs = jobs
+        self.workload = jobs if isinstance(jobs, Workload) else None  # the jobs' workload, when given
+        self._jobs = None if self.workload is not None else jobs
         self.first_start = array("q", (-1,)) * n  # s, -1 until the job starts
         self.end = array("q", (-1,)) * n  # s, -1 until it finishes
         self.allocated_nodes = array("q", allocated_nodes)
         self._sparse: dict[str, array] = {}  # field -> its column, once some job's value is not 0
         self._job_columns: dict[str, np.ndarray] = {}
 
+    @property
+    def jobs(self) -> Sequence[Job]:
+        """The jobs, in order (a workload's ``Job`` objects are built on first use)."""
+        return self._jobs if self.workload is None else self.workload.jobs
+
+    def job(self, index: int) -> Job:
+        """Job ``index`` (from a workload's columns: that one alone, not all of them)."""
+        return self._jobs[index] if self.workload is None else self.workload[index]
+
+    def describes(self, workload: Workload) -> bool:
+        """Whether these are the outcomes of ``workload``'s jobs (the run's own job columns then
+        serve a reader of ``workload``); does not build its ``Job`` objects."""
+        if self.workload is not None:
+            return self.workload is workload
+        return workload.table is None and self._jobs is workload.jobs
+
     # ------------------------------------------------------------------ the sequence of views
     def __len__(self) -> int:
-        return len(self.jobs)
+        return len(self.end)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -116,21 +136,13 @@ class Outcomes(Sequence["JobOutcome"]):
         and kept (read-only): the validator and the metrics of one run read the same columns."""
         col = self._job_columns.get(name)
         if col is None:
-            col = self._job_columns[name] = job_attribute_column(self.jobs, name)
-            col.flags.writeable = False
+            if self.workload is not None:
+                col = self.workload.column(name)  # read-only already
+            else:
+                col = job_attribute_column(self._jobs, name)
+                col.flags.writeable = False
+            self._job_columns[name] = col
         return col
-
-
-def job_attribute_column(jobs: Sequence[Job], name: str) -> np.ndarray:
-    """``Outcomes.job_column``'s column of ``jobs`` (built every call)."""
-    n = len(jobs)
-    if name == "is_rt":
-        return np.fromiter((j.kind == "rt" for j in jobs), dtype=bool, count=n)
-    if name == "checkpointable":
-        return np.fromiter((j.checkpointable for j in jobs), dtype=bool, count=n)
-    if name not in ("id", "submit", "runtime", "walltime", "nodes", "user", "group"):
-        raise KeyError(f"no job column {name!r}")
-    return np.fromiter(map(attrgetter(name), jobs), dtype=np.int64, count=n)
 
 
 class JobOutcome:
@@ -153,7 +165,7 @@ class JobOutcome:
 
     @property
     def job(self) -> Job:
-        return self._store.jobs[self._index]
+        return self._store.job(self._index)
 
     @property
     def finished(self) -> bool:
@@ -162,7 +174,7 @@ class JobOutcome:
     def values(self) -> tuple:
         """(job, *OUTCOME_FIELDS) of this outcome."""
         store, i = self._store, self._index
-        return (store.jobs[i], *(store.get(name, i) for name in OUTCOME_FIELDS))
+        return (store.job(i), *(store.get(name, i) for name in OUTCOME_FIELDS))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, JobOutcome):

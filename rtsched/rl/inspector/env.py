@@ -28,6 +28,7 @@ from heuristics.committed import COMMITTED_BACKFILLS, CommittedHead, CommittedHe
 from rtsched.machines import FlatCluster
 from rtsched.metrics import sequence_metric
 from rtsched.rl.features import HI, INSPECT_FEATURE_SETS, LO, MAX_WAIT
+from rtsched.rl.inspector.options import REWARDS
 from rtsched.rl.rewards import GOALS, lower_is_better
 from rtsched.rl.sequences import heuristic_score, requested_start, start_bounds
 from rtsched.rl.trace import default_rl_trace, load_trace
@@ -35,7 +36,6 @@ from rtsched.sim.core import Simulator
 from rtsched.sim.decisions import WakeAt
 
 ACCEPT, REJECT = 0, 1
-REWARDS = ("percentage", "authors", "native", "winloss")
 
 
 def relative_reward(kind: str, base: float, value: float, goal: str) -> float:

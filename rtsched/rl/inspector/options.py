@@ -4,12 +4,19 @@ from __future__ import annotations
 from rtsched.errors import OptionError
 from rtsched.rl.options import TrainOption
 
+# The inspector environment's terminal rewards (``env.relative_reward``); declared here, where the command
+# line reads them without importing NumPy or Gymnasium.
+REWARDS = ("percentage", "authors", "native", "winloss")
+
 GROUP = "inspector (seed 000)"
 OPTIONS = (
     TrainOption(("--base",), "inspector: the inspected priority (sjf, f1, fcfs, wfp3, ...)", default="sjf"),
+    TrainOption(("--reward",), "inspector: terminal reward against the base policy: percentage (seed 000's text, "
+                "default), authors (its code: divided by max(base, inspected, 1)), native, winloss",
+                choices=REWARDS),
 )
 USES = ("trace", "goal", "backfill", "seq_len", "start_range", "init_from", "workers", "backend", "address",
-        "rollout", "select_every", "validation_sequences", "until")
+        "rollout", "select_every", "validation_sequences", "until", "pi_lr")
 WHY_NOT = {"actor": "its networks are MLPs over the inspected pick's features",
            "critic": "its networks are MLPs over the inspected pick's features"}
 SCORE_LABEL = "gain over base"  # the relative gain over the base policy is the return
@@ -22,7 +29,7 @@ def train_options(args) -> dict:
         get_priority(args.base)
     except ValueError as exc:
         raise OptionError(f"--base: {exc}") from None
-    opts = {k: getattr(args, k) for k in ("seq_len", "select_every", "validation_sequences")
+    opts = {k: getattr(args, k) for k in ("seq_len", "select_every", "validation_sequences", "reward", "pi_lr")
             if getattr(args, k) is not None}
     if opts.get("select_every", 0) < 0:
         raise OptionError(f"--select-every: must be at least 0, got {opts['select_every']}")

@@ -22,6 +22,7 @@ def describe(probe, env_config: dict) -> None:
     """Complete ``env_config`` (stored in the checkpoint) with the environment's resolved settings."""
     env_config.setdefault("base", probe.base_name)
     env_config.setdefault("features", "paper")
+    env_config.setdefault("reward", probe.reward_kind)  # the model file states its reward (--reward)
     env_config.setdefault("max_interval", probe.max_interval)
     env_config.setdefault("max_rejections", probe.max_rejections)
 

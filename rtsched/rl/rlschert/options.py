@@ -21,8 +21,8 @@ OPTIONS = (
                 "sequences 0..N-1 before PPO (default 0: none)", kind="int"),
 )
 USES = ("trace", "seq_len", "start_range", "minibatch", "teacher", "imitation", "imitation_hold", "imitation_end",
-        "pi_lr", "init_from", "workers", "backend", "address", "rollout", "select_every", "clone_epochs", "until",
-        "validation_sequences")
+        "init_from", "workers", "backend", "address", "rollout", "select_every", "clone_epochs", "until",
+        "validation_sequences", "pi_lr")
 _EQ9 = "seed 001's reward is Eq. 9; the agent selects, kills and waits itself"
 WHY_NOT = {"goal": _EQ9, "backfill": _EQ9, "actor": "its networks are 64-64 MLPs (the paper's)",
            "critic": "its networks are 64-64 MLPs (the paper's)"}

@@ -106,6 +106,17 @@ def miralike_jobs(seed: int, days: float = 7.0, rt_percent: float = 10.0, max_no
     return [j for j in jobs if max_nodes is None or j.nodes <= max_nodes]
 
 
+# The environment options that shape a model's observation and actions beside the window order
+# (rtsched.rl.rtmix.env): a curriculum starting from a model must keep them (a DAgger model has BJ slots).
+SLOT_OPTIONS = ("bj_candidates", "eligibility", "wake")
+
+
+def model_slots(path) -> dict:
+    """The ``SLOT_OPTIONS`` model ``path`` was trained with (those its file records)."""
+    env = read_model_file(path)["env"]
+    return {k: env[k] for k in SLOT_OPTIONS if k in env}
+
+
 def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mira",), days: float = 7.0,
                     rt_percent: float = 10.0, teacher: str = "wcjs", order: str = "backfill",
                     small_seed: int = TRAIN_SEEDS.start, week_seed: int = CURRICULUM_WEEK_SEEDS.start,
@@ -125,7 +136,8 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
     episodes = []
     pol = RtMixPolicy(init)
     follow = None if learner is None else RtMixPolicy(learner)
-    env = RtMixEnv("mira:16", checkpoint, order=order, validate=True)
+    slots = model_slots(init)
+    env = RtMixEnv("mira:16", checkpoint, order=order, validate=True, **slots)
     small = []
     for i in range(small_episodes):
         s = small_seed + i
@@ -135,7 +147,7 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
     parts["small"] = {"episodes": len(small), "decisions": sum(len(e.actions) for e in small)}
     episodes += small
     for machine in week_machines:
-        benv = RtMixEnv(machine, checkpoint, order=order, validate=True)
+        benv = RtMixEnv(machine, checkpoint, order=order, validate=True, **slots)
         big = []
         for k in range(weeks):
             s = week_seed + k
@@ -283,5 +295,5 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
     return {"model": learner, "rounds": rows}
 
 
-__all__ = ["behaviour_clone", "curriculum_data", "miralike_jobs", "run_curriculum", "train_curriculum", "train_rtmix", "ENV_OPTIONS",
+__all__ = ["behaviour_clone", "curriculum_data", "miralike_jobs", "model_slots", "run_curriculum", "train_curriculum", "train_rtmix", "ENV_OPTIONS",
            "FINE_TUNE", "CURRICULUM_WEEK_SEEDS", "CURRICULUM_VALIDATION_SEEDS"]
