@@ -237,18 +237,23 @@ def test_dagger_moves_the_learner_towards_the_teacher_on_its_own_states(tmp_path
     assert shares[-1] > shares[0]
 
 
-def test_cli_dagger_options(tmp_path, capsys):
+def _cli(*extra: str) -> int:
+    """``rtsched rl train`` of a tiny split window with ``extra`` options."""
     from rtsched.cli import main
 
-    base = ["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--no-progress", "--head", "4", "--tail",
-            "2", "--placements", "30", "--hidden", "8"]
-    assert main([*base, "--out", str(tmp_path / "a"), "--dagger-episodes", "2"]) == 2
+    return main(["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--no-progress", "--head", "4",
+                 "--tail", "2", "--placements", "30", "--hidden", "8", *extra])
+
+
+def test_cli_dagger_options(tmp_path, capsys):
+    """DAgger's flags need --dagger-rounds; --epochs 0 needs a pre-stage; a run records β₀."""
+    assert _cli("--out", str(tmp_path / "a"), "--dagger-episodes", "2") == 2
     assert "--dagger-episodes: an option of --dagger-rounds" in capsys.readouterr().err
-    assert main([*base, "--out", str(tmp_path / "b"), "--epochs", "0"]) == 2
+    assert _cli("--out", str(tmp_path / "b"), "--epochs", "0") == 2
     assert "--epochs: must be at least 1" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "b")
     out = str(tmp_path / "c")
-    assert main([*base, "--out", out, "--epochs", "0", "--dagger-rounds", "1", "--dagger-episodes", "1",
-                 "--bc-epochs", "1", "--beta0", "0.5", "--json"]) == 0
+    assert _cli("--out", out, "--epochs", "0", "--dagger-rounds", "1", "--dagger-episodes", "1", "--bc-epochs", "1",
+                "--beta0", "0.5", "--json") == 0
     rec = json.loads(open(os.path.join(out, "dagger.json")).read())
     assert rec["settings"]["beta0"] == 0.5 and rec["rounds"][0]["beta"] == 0.5
