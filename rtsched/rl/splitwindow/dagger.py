@@ -97,18 +97,23 @@ def run_rounds(trainer, env, out: str, rounds: int, *, episodes: int = DEFAULTS[
         torch.manual_seed(trainer.config.seed + r)
         rows = behaviour_clone(trainer.actor, data, epochs, lr=lr, seed=trainer.config.seed + r)
         trainer.actor.eval()
-        trainer.save(os.path.join(out, CHECKPOINT))
         row = {**info, "samples": int(len(data["act"])), "loss": rows[-1]["loss"], "accuracy": rows[-1]["accuracy"],
                "collect_s": round(collect_s, 1), "fit_s": round(time.perf_counter() - t1, 1)}
+        done.append(row)
+        # the round's actor and record together (a step killed while scoring keeps the round, unscored)
+        trainer.save(os.path.join(out, CHECKPOINT))
+        _write(out, settings, done)
         if after_round is not None:
             after_round(r, row)
         row["cpu_s"] = round(time.process_time() - cpu0, 1)  # the round's collection, fit and scoring
-        done.append(row)
-        atomic_write_text(os.path.join(out, DAGGER),
-                          json.dumps({"settings": settings, "rounds": done}, indent=1) + "\n")
+        _write(out, settings, done)
         if should_stop is not None and r < rounds and should_stop():
             break
     return done
+
+
+def _write(out: str, settings: dict, rounds: list[dict]) -> None:
+    atomic_write_text(os.path.join(out, DAGGER), json.dumps({"settings": settings, "rounds": rounds}, indent=1) + "\n")
 
 
 __all__ = ["DAGGER", "DEFAULTS", "SEED0", "read_record", "round_data_path", "run_rounds"]
