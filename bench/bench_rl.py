@@ -232,6 +232,10 @@ def main(argv=None) -> int:
     ap.add_argument("--val-len", type=int, default=512,
                     help="--train-to-target: jobs per validation sequence (the test sequences have 1,024)")
     ap.add_argument("--n-val", type=int, default=10, help="--train-to-target: validation sequences")
+    ap.add_argument("--pi-lr", type=float, help="--train-to-target: the policy's Adam learning rate (default the "
+                    "trainer's 3e-4, as the authors' ppo-pick-jobs.py; the paper's text says 1e-3)")
+    ap.add_argument("--init-from", help="--train-to-target: start the first stage from this model's weights "
+                    "(a finished run continued with other settings in a new --out)")
     args = ap.parse_args(argv)
     if not os.path.exists(args.trace):
         print(f"trace not found: {args.trace}", file=sys.stderr)
@@ -241,7 +245,9 @@ def main(argv=None) -> int:
         rows = bench_train_to_target(trace, args.out, args.cap_min, log=args.log, n_envs=args.n_envs,
                                      seeds=[int(x) for x in args.seeds.split(",")], epochs=args.epochs,
                                      backfill=args.backfill, filter_epochs=args.filter_epochs, seq_len=args.seq_len,
-                                     trajs_per_epoch=args.trajs_per_epoch, val_len=args.val_len, n_val=args.n_val)
+                                     trajs_per_epoch=args.trajs_per_epoch, val_len=args.val_len, n_val=args.n_val,
+                                     init_from=args.init_from,
+                                     **({} if args.pi_lr is None else {"pi_lr": args.pi_lr}))
         _print_rows(rows, args.json)
         return 0
     repeat = 2 if args.quick else 5

@@ -98,3 +98,27 @@ def test_trajectory_filtering_stages_and_selection_over_both(tmp_path):
     assert stage2.get("sjf_filter") is None
     doc = json.load(open(os.path.join(out, "selection.json")))
     assert doc["test"]["stage"] == best["stage"] and os.path.exists(os.path.join(out, doc["test"]["snapshot"]))
+
+
+def test_train_selected_continues_a_finished_run_from_its_weights(tmp_path):
+    """init_from (without filtering): the run starts from that model's weights, exactly as
+    ``rtsched.rl.api.train(init_from=...)`` does with the same settings (here a policy rate of 1e-3)."""
+    import torch
+
+    from rtsched.rl.api import train
+
+    kw = dict(backfill="none", seq_len=32, trajs_per_epoch=2, n_envs=2, train_pi_iters=2, train_v_iters=2, seed=1)
+    first = str(tmp_path / "first")
+    train_selected(SAMPLE, first, 1, test_starts=[300, 1200], test_len=200, val_len=100, n_val=4, **kw)
+    start = os.path.join(first, "checkpoint.pt")
+    out = str(tmp_path / "continued")
+    res = train_selected(SAMPLE, out, 1, test_starts=[300, 1200], test_len=200, val_len=100, n_val=4,
+                         init_from=start, pi_lr=1e-3, **kw)
+    plain = str(tmp_path / "plain")
+    train("rlscheduler", SAMPLE, goal="bsld", epochs=1, out=plain, init_from=start, pi_lr=1e-3, **kw)
+    a = torch.load(os.path.join(out, "checkpoint.pt"), weights_only=False)
+    b = torch.load(os.path.join(plain, "checkpoint.pt"), weights_only=False)
+    assert all(torch.equal(a["actor"][k], b["actor"][k]) for k in a["actor"])
+    fresh = torch.load(start, weights_only=False)
+    assert not all(torch.equal(a["actor"][k], fresh["actor"][k]) for k in a["actor"])  # it trained on
+    assert res["epochs"] == 1 and res["selected_stage"] == 1

@@ -9,8 +9,10 @@
 after every epoch; ``--epochs`` is the *total*, so after an interruption the same command with
 ``--resume`` runs the missing epochs and ends with the weights an uninterrupted run would have.
 ``evaluate`` follows seed 003's test protocol (10 sequences of 1,024 jobs, greedy actions) in the
-compatibility mode; ``--json`` prints what ran (``trace``, ``machine``, ``seq_len``, ``starts``, ...)
-and ``"results": [{"policy", "backfill", "start", "avg_bsld", "avg_wait"}, ...]``.  ``export``
+compatibility mode; ``--sample`` samples the models' actions as the authors' test script does
+(``--sample-seed S``, ``--repeats R``: run r of a sequence draws with seed S + r); ``--json`` prints
+what ran (``trace``, ``machine``, ``seq_len``, ``starts``, ...) and ``"results": [{"policy",
+"backfill", "start", "avg_bsld", "avg_wait"}, ...]``.  ``export``
 writes a trained model's policy alone (about 20 KiB; loads like any model, cannot resume training).
 """
 from __future__ import annotations
@@ -51,6 +53,7 @@ def _ppo_default(name: str) -> str:
     return f"default {d['']}; " + ", ".join(f"{agent} {v}" for agent, v in d.items() if agent)
 # ``rl evaluate``: how the sequences are drawn when --starts does not give them (refused with --starts)
 EVALUATE_DRAW_DEFAULTS = {"n_sequences": 10, "seed": 1}
+SAMPLING_DEFAULTS = {"sample_seed": 0, "repeats": 1}  # rl evaluate --sample's draw (policy seed 0: as before)
 
 
 
@@ -478,7 +481,8 @@ def cmd_train_rtmix_dagger(args) -> int:
 
     env = {"machine": args.machine, "checkpoint": args.checkpoint, "baseline": baseline, "theta": args.theta,
            "penalty": args.penalty, "order": DAGGER_ENV["order"], "bj_candidates": args.bj_candidates,
-           "eligibility": args.eligibility, "wake": args.wake}
+           "eligibility": args.eligibility, "wake": args.wake, "shield": args.shield,
+           "conserve": args.conserve, "shield_theta": args.shield_theta}
     ppo = {name: getattr(args, name) for name in ("trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters")
            if getattr(args, name) is not None}
     try:
@@ -494,7 +498,8 @@ def cmd_train_rtmix_dagger(args) -> int:
     if args.epochs > 0:
         done = max(0, len(history) - 1)
         history = _run_rtmix_training(args, out, ckpt, None, baseline, done, quiet, resume=True,
-                                      env={k: env[k] for k in ("order", "bj_candidates", "eligibility", "wake")})["history"]
+                                      env={k: env[k] for k in ("order", "bj_candidates", "eligibility", "wake",
+                                                               "shield", "conserve", "shield_theta")})["history"]
     rounds = history[0]["rounds"]
     summary = {"agent": "rtmix", "recipe": "dagger", "out": out, "checkpoint": ckpt, "teacher": args.teacher,
                "machine": args.machine, "checkpoint_model": args.checkpoint, "rounds": rounds,
@@ -650,6 +655,9 @@ def cmd_evaluate(args) -> int:
     policies = _name_list(args.policies)
     if not policies:
         raise UsageError("--policies: no policy given")
+    sampling = changed_options(args, SAMPLING_DEFAULTS)
+    if sampling and not args.sample:
+        raise UsageError(f"{', '.join(sampling)}: only with --sample (greedy actions draw nothing)")
     if _is_vasplike(args.trace):
         return _evaluate_vasplike(args, policies)
     _check_trace(args.trace)
@@ -674,16 +682,19 @@ def cmd_evaluate(args) -> int:
         try:
             got = evaluate(policies, trace, starts=starts, n_sequences=n_sequences, seq_len=args.seq_len,
                            backfill=backfill, seed=seed, machine=args.machine, greedy=not args.sample,
-                           norms=args.norms)
+                           norms=args.norms, sample_seed=args.sample_seed, repeats=args.repeats)
         except ValueError as exc:
             if isinstance(exc, RtschedError):
                 raise
             raise UsageError(str(exc)) from None
-        rows.extend({k: r[k] for k in ("policy", "backfill", "start", "avg_bsld", "avg_wait")} for r in got)
+        rows.extend({k: r[k] for k in ("policy", "backfill", "start", "repeat", "sample_seed", "avg_bsld", "avg_wait")
+                     if k in r} for r in got)
     what = {"trace": args.trace, "machine": machine_spec(trace, args.machine),
             "seq_len": args.seq_len, "starts": list(dict.fromkeys(r["start"] for r in rows)),
             "starts_drawn_with_seed": None if starts is not None else seed, "greedy": not args.sample,
             "norms": args.norms}
+    if args.sample:  # the draw of the sampled actions (greedy output stays as it was)
+        what.update(sample_seed=args.sample_seed, repeats=args.repeats)
     if args.json:
         print(json.dumps({**what, "results": rows}, indent=1, allow_nan=False))
         return 0
@@ -698,7 +709,7 @@ def _evaluate_vasplike(args, policies: list[str]) -> int:
     from rtsched.rl.rlschert.evaluate import DEFAULT_SEQUENCES, evaluate_vasplike
 
     given = changed_options(args, {"starts": None, "seed": None, "machine": None, "seq_len": 1024,
-                                   "norms": "trace"})
+                                   "norms": "trace", **SAMPLING_DEFAULTS})
     if _backfill_list(args.backfill) != ["none"]:
         given.append("--backfill")
     if given:
@@ -741,9 +752,11 @@ def _print_evaluation(rows: list[dict], args, what: dict) -> None:
 
     n_seq = len(what["starts"])
     drawn = "" if what["starts_drawn_with_seed"] is None else f" drawn with seed {what['starts_drawn_with_seed']}"
+    actions = "greedy actions" if what["greedy"] else (
+        f"sampled actions (seed {what['sample_seed']}, {what['repeats']} run{'s' if what['repeats'] > 1 else ''} "
+        f"a sequence)")
     table = Table(title=f"{os.path.basename(args.trace)} · machine {what['machine']} · {n_seq} sequences{drawn} × "
-                        f"{args.seq_len} jobs · {'greedy' if what['greedy'] else 'sampled'} actions · mean of "
-                        f"per-sequence averages (bsld τ = 10 s)")
+                        f"{args.seq_len} jobs · {actions} · mean of per-sequence averages (bsld τ = 10 s)")
     for col in ("policy", "backfill", "avg bsld", "avg wait (s)"):
         table.add_column(col, justify="left" if col in ("policy", "backfill") else "right")
     groups: dict[tuple, list[dict]] = {}
@@ -794,10 +807,17 @@ def register(subparsers) -> None:
     ev.add_argument("--machine", help="machine spec (default: a flat cluster of the trace's MaxNodes)")
     ev.add_argument("--norms", choices=["trace", "model"], default="trace",
                     help="normalise model features by the evaluated trace (authors; default) or the training trace")
-    ev.add_argument("--sample", action="store_true", help="sample actions instead of greedy argmax")
+    ev.add_argument("--sample", action="store_true",
+                    help="trained models sample their actions from the masked softmax (the authors' test script) "
+                         "instead of the greedy argmax")
+    ev.add_argument("--sample-seed", type=nonneg_int, default=SAMPLING_DEFAULTS["sample_seed"],
+                    help="--sample: seed of the first run's draws; run r of a sequence draws with seed + r (default 0)")
+    ev.add_argument("--repeats", type=int_in(1, 10_000), default=SAMPLING_DEFAULTS["repeats"],
+                    help="--sample: sampled runs of each model on each sequence (default 1); one row per run")
     ev.add_argument("--json", action="store_true",
                     help='print {"trace", "machine", "seq_len", "starts", ..., "results": [{"policy", "backfill", '
-                         '"start", "avg_bsld", "avg_wait"}, ...]} (vasplike rows also "avg_slowdown", "jobs", '
+                         '"start", "avg_bsld", "avg_wait"}, ...]} (--sample: also "sample_seed", "repeats", and '
+                         '"repeat", "sample_seed" in the models\' rows; vasplike rows also "avg_slowdown", "jobs", '
                          '"kills"; their "start" is the sequence\'s generator seed)')
     ev.set_defaults(func=cmd_evaluate)
 

@@ -34,10 +34,11 @@ def sequence_starts(trace: RLTrace, seq_len: int, n_sequences: int = 10, seed: i
 
 
 def sequence_policy(name, trace: RLTrace, start: int, seq_len: int, backfill: str, *, greedy: bool = True,
-                    norms: str = "trace"):
+                    norms: str = "trace", seed: int | None = None):
     """The policy ``name`` for one sequence: a priority under the committed-head rule, a trained model
     (given the sequence's extra SWF columns and the evaluated trace's normalisation when ``norms`` is
-    ``"trace"``, the authors' practice), or a policy object as given."""
+    ``"trace"``, the authors' practice; ``seed``: its sampling generator's seed, the policy's default
+    when None), or a policy object as given."""
     if hasattr(name, "decide"):
         return name
     key = str(name).strip().lower()
@@ -45,7 +46,7 @@ def sequence_policy(name, trace: RLTrace, start: int, seq_len: int, backfill: st
         return make_policy(key, committed=True, backfill=backfill)
     try:
         return make_policy(os.fspath(name), backfill=backfill, greedy=greedy, extras=trace.extras(start, seq_len),
-                           norms=trace.norms() if norms == "trace" else None)
+                           norms=trace.norms() if norms == "trace" else None, seed=seed)
     except ValueError as exc:
         if isinstance(exc, OptionError) or "unknown policy" not in str(exc):
             raise
@@ -53,9 +54,18 @@ def sequence_policy(name, trace: RLTrace, start: int, seq_len: int, backfill: st
                           "model file") from None
 
 
+def sampled_runs(policy, greedy: bool, sample_seed: int, repeats: int) -> list[int | None]:
+    """The sampling seeds of one (policy, sequence): ``sample_seed + r`` for repeat r = 0 … ``repeats`` − 1
+    when a trained model samples its actions; ``[None]`` (one run, nothing drawn) for priorities, greedy
+    models and policy objects (run as given)."""
+    if greedy or hasattr(policy, "decide") or str(policy).strip().lower() in PRIORITIES:
+        return [None]
+    return [sample_seed + r for r in range(repeats)]
+
+
 def evaluate(policies: Iterable, trace, starts: Iterable[int] | None = None, n_sequences: int = 10,
              seq_len: int = 1024, backfill="none", seed: int = 1, *, machine=None, goals=("bsld", "wait"),
-             greedy: bool = True, norms: str = "trace") -> list[dict]:
+             greedy: bool = True, norms: str = "trace", sample_seed: int = 0, repeats: int = 1) -> list[dict]:
     """Schedule the same sequences with every policy and report each one's scores.
 
     ``policies``: priority names (``fcfs``, ``sjf``, ``f1``, ``wfp3``, ``unicep``, ``wfp3-authors``,
@@ -64,7 +74,14 @@ def evaluate(policies: Iterable, trace, starts: Iterable[int] | None = None, n_s
     of the pipeline (``rtsched.pipeline.execute``, validated) on the trace cleaned as the papers do
     (``rtsched.rl.trace``).  Returns ``[{"policy", "backfill", "start", "avg_bsld", "avg_wait", ...}]``
     (goals other than bsld and wait keep their own name).
+
+    ``greedy=False``: trained models sample each action from their masked softmax (the authors' test
+    script, ``compare-pick-jobs.py``), ``repeats`` runs per sequence, run r with the generator seed
+    ``sample_seed + r`` (``sampled_runs``); their rows also carry ``repeat`` and ``sample_seed``, one row
+    per run (a policy's mean over its rows is then the mean over sequences of the per-sequence means).
     """
+    if repeats < 1:
+        raise OptionError(f"--repeats: at least 1 run per sequence, got {repeats}")
     tr = load_trace(trace)
     backfill = normalize_backfill(backfill, COMMITTED_BACKFILLS, option="--backfill")
     starts = sequence_starts(tr, seq_len, n_sequences, seed) if starts is None else [int(s) for s in starts]
@@ -78,12 +95,15 @@ def evaluate(policies: Iterable, trace, starts: Iterable[int] | None = None, n_s
         label = getattr(p, "name", type(p).__name__) if hasattr(p, "decide") else (
             str(p).strip().lower() if str(p).strip().lower() in PRIORITIES else os.fspath(p))
         for s in starts:
-            policy = sequence_policy(p, tr, s, seq_len, backfill, greedy=greedy, norms=norms)
-            record = execute(spec, workload=tr.window(s, seq_len), policy=policy)
-            row = {"policy": label, "backfill": backfill, "start": s}
-            for g in goals:
-                row[f"avg_{g}" if g in ("bsld", "wait") else g] = record.sequence_score(g)
-            rows.append(row)
+            for r, run_seed in enumerate(sampled_runs(p, greedy, sample_seed, repeats)):
+                policy = sequence_policy(p, tr, s, seq_len, backfill, greedy=greedy, norms=norms, seed=run_seed)
+                record = execute(spec, workload=tr.window(s, seq_len), policy=policy)
+                row = {"policy": label, "backfill": backfill, "start": s}
+                if run_seed is not None:
+                    row.update(repeat=r, sample_seed=run_seed)
+                for g in goals:
+                    row[f"avg_{g}" if g in ("bsld", "wait") else g] = record.sequence_score(g)
+                rows.append(row)
     return rows
 
 
@@ -146,4 +166,5 @@ def evaluate_online(policies: Iterable, trace, starts: Iterable[int], n_jobs: in
     return rows
 
 
-__all__ = ["evaluate", "evaluate_online", "machine_spec", "online_policy", "sequence_policy", "sequence_starts"]
+__all__ = ["evaluate", "evaluate_online", "machine_spec", "online_policy", "sampled_runs", "sequence_policy",
+           "sequence_starts"]

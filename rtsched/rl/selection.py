@@ -190,7 +190,7 @@ class BestOnValidation:
 def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], test_len: int = 1024,
                    val_starts: Sequence[int] | None = None, val_len: int = 512, n_val: int = 10, val_seed: int = 2,
                    goal: str = "bsld", backfill: str = "none", cap_s: float | None = None,
-                   filter_epochs: int = 0, sjf_filter="auto", **options) -> dict:
+                   filter_epochs: int = 0, sjf_filter="auto", init_from: str | None = None, **options) -> dict:
     """Train RLScheduler (``rtsched.rl.api.train``; ``options`` as there, e.g. ``seed``, ``n_envs``), keep
     every epoch's snapshot, choose the one with the best validation score and evaluate it once on the
     test sequences.  Validation sequences: ``val_starts`` or ``n_val`` × ``val_len`` jobs drawn with
@@ -201,6 +201,8 @@ def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], 
     ``OUT/stage1`` on windows whose SJF score lies in ``sjf_filter`` ("auto": R = (median, 2·mean)),
     stage 2 continues from stage 1's last model on all windows up to ``epochs`` epochs in ``OUT``; the
     selection runs over the snapshots of both stages (stage-1 epochs are reported as ``stage`` 1).
+    ``init_from``: the first stage starts from that model's weights (``rtsched.rl.api.train``), e.g. a
+    finished run continued with other settings in a new folder.
 
     Returns ``{"selected_epoch", "selected_stage", "validation", "test", "epochs", "val_starts", "train_s",
     "eval_s", "scores"}`` (``test``: mean over the test sequences of the goal's per-sequence value)."""
@@ -216,9 +218,10 @@ def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], 
                 raise ValueError(f"validation sequence {s} (+{val_len}) overlaps test sequence {t} (+{test_len})")
     if not 0 <= filter_epochs < epochs:
         raise ValueError(f"filter_epochs={filter_epochs} must lie in [0, epochs={epochs})")
-    stages = [(os.path.join(out, "stage1"), filter_epochs, {"sjf_filter": sjf_filter}, None)] if filter_epochs else []
+    stages = ([(os.path.join(out, "stage1"), filter_epochs, {"sjf_filter": sjf_filter}, init_from)]
+              if filter_epochs else [])
     stages.append((out, epochs - filter_epochs, {},
-                   os.path.join(out, "stage1", "checkpoint.pt") if filter_epochs else None))
+                   os.path.join(out, "stage1", "checkpoint.pt") if filter_epochs else init_from))
     selectors = [SnapshotSelector(tr, folder, val_starts, val_len, backfill, goal) for folder, *_ in stages]
     t0 = time.perf_counter()
 
@@ -226,7 +229,7 @@ def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], 
         pass
 
     capped = False
-    for sel, (folder, n_epochs, extra, init_from) in zip(selectors, stages):
+    for sel, (folder, n_epochs, extra, start_from) in zip(selectors, stages):
         def progress(epoch, total, stats, sel=sel):
             sel(epoch, total, stats)
             if cap_s is not None and time.perf_counter() - t0 > cap_s:
@@ -234,7 +237,7 @@ def train_selected(trace, out: str, epochs: int, *, test_starts: Sequence[int], 
 
         try:
             train("rlscheduler", tr, goal=goal, backfill=backfill, epochs=n_epochs, out=folder, progress=progress,
-                  init_from=init_from, **options, **extra)
+                  init_from=start_from, **options, **extra)
         except _Cap:
             capped = True
         if capped:

@@ -38,6 +38,24 @@ One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choi
   its next event).  Legal iff some job holds resources or was started in this pass (otherwise
   nothing would ever happen).
 
+With ``shield`` (``RtMixSpec.shield``, issue 23; "none" by default, the agents trained before it) a
+safety rule is part of the action mask, so it acts identically in training and in evaluation:
+``"start"`` — when a visible RTJ has a free partition, only RTJ starts are legal (no BJ start, no
+preemption, no wait); ``"preempt"`` — that, and when the target RTJ has no free partition but
+preemption candidates, only those candidates are legal (the agent still picks which partition);
+``"risk"`` — ``"start"``, and the candidates are compulsory only when waiting for the earliest
+walltime-based completion that frees a partition of the RTJ's size would give it an estimated
+slowdown above ``shield_theta`` (default 1.2; otherwise the agent may still wait for that completion).
+Measured cause (docs/benchmarks.md, issue 23 fifth session): the θ-1.6 DAgger model's θ violations
+that ``replan`` does not have came from RTJs it left waiting beside a free partition (starting a BJ
+first) or beside offered candidates.
+
+With ``conserve`` (``RtMixSpec.conserve``, a share of the machine's nodes; None by default) waiting
+is illegal while a BJ start is legal and at least that share of the nodes is free in the pass's
+plan (a work-conserving rule, also in the mask).  Measured cause: the DAgger models trained on
+Table-3 instances alone wait beside legal BJ starts on a half-empty Mira (utilization 0.06 on a
+Mira-like week), where their teacher ``replan`` waits in 6 % of such states.
+
 ``RtMixPass`` keeps the pass's plan (a copy of the occupancy, the ``Holders`` of preemptable BJs)
 and the decisions taken so far; the environment applies them when the agent waits, the policy
 returns them from ``decide``.  Neither ever reads an actual runtime.
@@ -86,6 +104,13 @@ ORDERS = ("submit", "backfill")  # the visible window's BJ order (module docstri
 # Which partitions an RTJ's candidate slots may free (module docstring): WCJS's (Alg. 2's criteria)
 # or any of its size that conflicts with no job that must not be preempted (``replan``'s rule).
 ELIGIBILITIES = ("wcjs", "any")
+# The safety shield on RTJs (``RtMixSpec.shield``; module docstring): "none" (the agents before it),
+# "start" (an RTJ with a free partition is always started before anything else), "preempt" (that, and
+# an RTJ with no free partition but a preemption candidate is always given one).
+# "risk": "start", and the candidates are compulsory only when waiting for the earliest walltime-based
+# completion that frees a partition of the RTJ's size would give it an estimated slowdown above
+# ``RtMixSpec.shield_theta`` (default 1.2, the compare default θ).
+SHIELDS = ("none", "start", "preempt", "risk")
 _F = {name: i for i, name in enumerate(FEATURES)}
 
 
@@ -107,12 +132,19 @@ class RtMixSpec:
     bj_candidates: int = 0
     eligibility: str = "wcjs"
     wake: bool = False
+    shield: str = "none"
+    conserve: float | None = None
+    shield_theta: float = 1.2
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
             raise ValueError(f"unknown rtmix window order {self.order!r}; choose from {', '.join(ORDERS)}")
         if self.eligibility not in ELIGIBILITIES:
             raise ValueError(f"unknown rtmix eligibility {self.eligibility!r}; choose from {', '.join(ELIGIBILITIES)}")
+        if self.conserve is not None and not 0.0 <= self.conserve <= 1.0:
+            raise ValueError(f"rtmix conserve must be a share of the nodes in [0, 1], got {self.conserve}")
+        if self.shield not in SHIELDS:
+            raise ValueError(f"unknown rtmix shield {self.shield!r}; choose from {', '.join(SHIELDS)}")
         if self.bj_candidates < 0:
             raise ValueError(f"rtmix bj_candidates must be >= 0, got {self.bj_candidates}")
 
@@ -160,6 +192,7 @@ class RtMixPass:
         self.backfill_only = False
         self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
         self._leaving: dict[int, int] = {}
+        self._pass_ends: list[tuple[int, int]] = []  # (partition, walltime-based end) of this pass's starts
         if spec.order == "backfill" and bjs:
             order = _WFP2.order(bjs, self.now, machine.total_nodes)
             self._bj_order = order
@@ -226,8 +259,41 @@ class RtMixPass:
         if spec.bj_candidates and self.machine.partitioned and self.model.kind is not CheckpointKind.NO:
             self._bj = self._bj_state(vis, mask)
         mask[spec.wait_action] = bool(self.view.running) or self.n_started > 0
+        if spec.conserve is not None and mask[spec.wait_action] and self.plan.free_nodes >= spec.conserve * self.total \
+                and any(mask[i] for i, js in enumerate(vis) if js.info.kind != "rt"):
+            mask[spec.wait_action] = False  # work-conserving: a BJ start is legal on a machine this empty
+        if spec.shield != "none":
+            self._shield(vis, target, cands, mask)
         self._cache = (vis, target, cands, mask)
         return self._cache
+
+    def _shield(self, vis: list[JobState], target: JobState | None, cands: list, mask: np.ndarray) -> None:
+        """Restrict ``mask`` to the RTJ actions the shield makes compulsory (module docstring): the
+        starts of RTJs with a free partition; else, under ``"preempt"``, the target RTJ's candidates."""
+        spec = self.spec
+        rt_starts = [i for i, js in enumerate(vis) if js.info.kind == "rt" and mask[i]]
+        if rt_starts:
+            mask[:] = False
+            mask[rt_starts] = True
+        elif target is not None and cands and (spec.shield == "preempt"
+                                               or (spec.shield == "risk" and self._at_risk(target))):
+            mask[:] = False
+            mask[spec.window:spec.window + len(cands)] = True
+
+    def _at_risk(self, target: JobState) -> bool:
+        """Whether waiting for the earliest walltime-based completion that frees a partition of the
+        target RTJ's size gives it an estimated slowdown above ``spec.shield_theta`` (walltimes only)."""
+        conflict = self.machine.conflict_mask
+        ends = [(conflict[js.alloc], js.expected_end) for js in self.view.running.values()]
+        ends += [(conflict[p], end) for p, end in self._pass_ends]
+        free_at = None
+        for p in _bits(self.machine.candidate_mask(target.info.nodes)):
+            t = max([self.now] + [end for c, end in ends if c >> p & 1])
+            free_at = t if free_at is None else min(free_at, t)
+        if free_at is None:
+            return True
+        info = target.info
+        return (free_at - info.submit + info.walltime) / info.walltime > self.spec.shield_theta
 
     def _bj_state(self, vis: list[JobState], mask: np.ndarray) -> tuple[JobState | None, list]:
         """(BJ target, its candidates [(partition, victims, cost)]) and their mask bits (module docstring)."""
@@ -348,6 +414,7 @@ class RtMixPass:
             else:  # JIT hand-over: bound now on hardware still being written
                 plan.force_allocate(p, n)
             self.decisions.append(Start(js.info.id, p))
+        self._pass_ends.append((p, start_at + js.info.walltime))
         self.queue.remove(js)
         self.n_started += 1
         self._cache = None
@@ -429,4 +496,4 @@ class RtMixPass:
             row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
 
 
-__all__ = ["BJ_FEATURES", "ELIGIBILITIES", "FEATURES", "N_FEATURES", "ORDERS", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["BJ_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]

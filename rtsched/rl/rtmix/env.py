@@ -12,7 +12,9 @@ Description
     waiting is the only legal action, or where exactly one action is legal, is not an agent step
     (the environment takes it).  With ``wake`` a pass that leaves a job waiting also asks for a
     scheduling point when a running BJ becomes splittable (``RtMixPass.split_wake``: where
-    ``replan`` plans a preemption between events).  Both options are off by default (the action
+    ``replan`` plans a preemption between events).  With ``shield`` (``"start"`` or ``"preempt"``) the
+    mask forces an RTJ that can start (or, ``"preempt"``, be given a preemption candidate) to be
+    served first (``rtsched.rl.rtmix.core``).  These options are off by default (the action
     space and the episodes of the agents trained before them).  The agent never sees an actual runtime.
 
 Action space
@@ -82,7 +84,8 @@ class RtMixEnv(gym.Env):
                  seed_range: tuple[int, int] = (TRAIN_SEEDS.start, TRAIN_SEEDS.stop), wcjs=None,
                  generator: dict | None = None, validate: bool = True, baseline: str | None = None,
                  order: str = "submit", bj_candidates: int = 0, eligibility: str = "wcjs",
-                 wake: bool = False) -> None:
+                 wake: bool = False, shield: str = "none", conserve: float | None = None,
+                 shield_theta: float = 1.2) -> None:
         super().__init__()
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
@@ -92,7 +95,8 @@ class RtMixEnv(gym.Env):
         self.checkpoint_text = checkpoint
         self.checkpoint = CheckpointModel.parse(checkpoint)
         self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order), int(bj_candidates),
-                               str(eligibility), bool(wake))
+                               str(eligibility), bool(wake), str(shield),
+                               None if conserve is None else float(conserve), float(shield_theta))
         self.n_bj, self.n_rt = int(n_bj), int(n_rt)
         self.theta, self.penalty = float(theta), float(penalty)
         self.seed_range = (int(seed_range[0]), int(seed_range[1]))
@@ -128,7 +132,10 @@ class RtMixEnv(gym.Env):
                 # only when set: the settings (and model files) of the agents before the option stay as they were
                 **({"bj_candidates": self.spec_.bj_candidates} if self.spec_.bj_candidates else {}),
                 **({"eligibility": self.spec_.eligibility} if self.spec_.eligibility != "wcjs" else {}),
-                **({"wake": True} if self.spec_.wake else {})}
+                **({"wake": True} if self.spec_.wake else {}),
+                **({"shield": self.spec_.shield} if self.spec_.shield != "none" else {}),
+                **({"conserve": self.spec_.conserve} if self.spec_.conserve is not None else {}),
+                **({"shield_theta": self.spec_.shield_theta} if self.spec_.shield_theta != 1.2 else {})}
 
     def make_jobs(self, seed: int) -> list[Job]:
         return random_jobs(seed, self.n_bj, self.n_rt, self.blocks, **self.generator)

@@ -37,7 +37,8 @@ _RTMIX = (
 RECIPES = ("dagger", "clone")
 # DAgger (rtsched.rl.rtmix.dagger, docs/rl.md "DAgger"): the default recipe.
 DAGGER_DEFAULTS = {"dagger_rounds": 8, "dagger_episodes": 96, "beta0": 1.0, "beta_decay": 0.5, "bj_candidates": 2,
-                   "eligibility": "wcjs", "wake": False}
+                   "eligibility": "wcjs", "wake": False, "shield": "none",
+                   "conserve": None, "shield_theta": 1.2}
 DAGGER_TEACHER = "replan"
 _DAGGER = (
     TrainOption(("--recipe",), "rtmix: dagger (default: roll out the agent mixed with an online expert, --teacher, "
@@ -50,6 +51,14 @@ _DAGGER = (
                 choices=("wcjs", "any")),
     TrainOption(("--wake",), "rtmix dagger: a scheduling point when a running BJ becomes splittable (ceil(W/10) s of "
                 "work) while a job waits, where replan preempts between events (default off)", kind="flag"),
+    TrainOption(("--shield",), "rtmix dagger: the safety shield in the action mask: none (default), start (an RTJ "
+                "with a free partition is always started first) or preempt (that, and an RTJ with preemption "
+                "candidates always gets one) or risk (start, and preempt only when waiting for the earliest walltime-based "
+                "completion would give the RTJ an estimated slowdown above 1.2)", choices=("none", "start", "preempt", "risk")),
+    TrainOption(("--shield-theta",), "rtmix dagger: --shield risk's bound on the RTJ's estimated slowdown "
+                "(default 1.2)", kind="float>0"),
+    TrainOption(("--conserve",), "rtmix dagger: work-conserving rule in the action mask: waiting is illegal while a BJ "
+                "start is legal and at least this share of the nodes is free (0..1; default: off)", kind="float[0,1]"),
 )
 _CURRICULUM = (
     TrainOption(("--curriculum-rounds",), "rtmix: run the curriculum instead of cloning + PPO: round 0 follows the "

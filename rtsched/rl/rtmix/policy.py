@@ -43,7 +43,10 @@ class RtMixPolicy:
         self.spec = RtMixSpec(int(env.get("window", 8)), int(env.get("candidates", 4)), WcjsConfig.coerce(wcjs),
                               str(env.get("order", "submit")),  # models before the option: submit order
                               int(env.get("bj_candidates", 0)),  # models before BJ preemption: none
-                              str(env.get("eligibility", "wcjs")), bool(env.get("wake", False)))  # before: WCJS's, no wake
+                              str(env.get("eligibility", "wcjs")), bool(env.get("wake", False)),  # before: WCJS's, no wake
+                              str(env.get("shield", "none")),  # models before the shield: none
+                              None if env.get("conserve") is None else float(env["conserve"]),
+                              float(env.get("shield_theta", 1.2)))
         if self.spec.n_actions != int(self.model.arch["window"]):
             raise ValueError(f"{self.model.path}: the network has {self.model.arch['window']} action slots, the "
                              f"environment settings give {self.spec.n_actions}")

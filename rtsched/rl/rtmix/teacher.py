@@ -78,24 +78,29 @@ def _map(ps, entries: list[tuple]) -> tuple[int | None, int]:
     target = ps.target()
     bj_target = ps.bj_target() if spec.bj_candidates else None
     for k, e in enumerate(entries):
-        if e[0] == "preempt":  # for whom the teacher does not say yet: the RTJ first, then the BJ target
-            a = _pick(ps.candidates(), None, e[3], spec.window, None) if target is not None else None
-            if a is None and bj_target is not None:
-                a = _pick(ps.bj_candidates(), None, e[3], spec.bj_first, None)
-            if a is not None:
-                return a, k
-            continue
-        i = slot.get(e[1])
-        if i is not None and mask[i]:  # a start (or an RTJ that fits after all)
-            return i, k
-        if e[0] == "free" and target is not None and target.info.id == e[1]:
-            cands = ps.candidates()
-            if not cands:
-                continue
-            return _pick(cands, e[2], e[3], spec.window, 0), k
-        if e[0] == "free" and bj_target is not None and bj_target.info.id == e[1] and ps.bj_candidates():
-            return _pick(ps.bj_candidates(), e[2], e[3], spec.bj_first, 0), k
+        a = _map_entry(ps, e, mask, slot, target, bj_target)
+        if a is not None and mask[a]:  # a shield (``RtMixSpec.shield``) may make an expressible entry illegal now
+            return a, k
     return None, -1
+
+
+def _map_entry(ps, e: tuple, mask: np.ndarray, slot: dict, target, bj_target) -> int | None:
+    """The action expressing teacher entry ``e`` now, or None."""
+    spec = ps.spec
+    if e[0] == "preempt":  # for whom the teacher does not say yet: the RTJ first, then the BJ target
+        a = _pick(ps.candidates(), None, e[3], spec.window, None) if target is not None else None
+        if a is None and bj_target is not None:
+            a = _pick(ps.bj_candidates(), None, e[3], spec.bj_first, None)
+        return a
+    i = slot.get(e[1])
+    if i is not None and mask[i]:  # a start (or an RTJ that fits after all)
+        return i
+    if e[0] == "free" and target is not None and target.info.id == e[1]:
+        cands = ps.candidates()
+        return _pick(cands, e[2], e[3], spec.window, 0) if cands else None
+    if e[0] == "free" and bj_target is not None and bj_target.info.id == e[1] and ps.bj_candidates():
+        return _pick(ps.bj_candidates(), e[2], e[3], spec.bj_first, 0)
+    return None
 
 
 def _good(ps, entries: list[tuple], a: int) -> np.ndarray:

@@ -29,7 +29,8 @@ from rtsched.rl.modelfiles import CHECKPOINT, LOCK, load_model, read_model_file
 from rtsched.rl.trainer import PPOConfig, PPOTrainer, split_options
 
 ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range",
-               "baseline", "order", "bj_candidates", "eligibility", "wake")
+               "baseline", "order", "bj_candidates", "eligibility", "wake", "shield", "conserve",
+               "shield_theta")
 # PPO defaults of the fine-tuning (a small step from the cloned policy: lower rate, fewer iterations)
 FINE_TUNE = {"pi_lr": 1e-4, "v_lr": 1e-3, "train_pi_iters": 20, "train_v_iters": 40, "trajs_per_epoch": 64,
              "n_envs": 8, "hidden": (64, 32, 16)}
@@ -108,7 +109,7 @@ def miralike_jobs(seed: int, days: float = 7.0, rt_percent: float = 10.0, max_no
 
 # The environment options that shape a model's observation and actions beside the window order
 # (rtsched.rl.rtmix.env): a curriculum starting from a model must keep them (a DAgger model has BJ slots).
-SLOT_OPTIONS = ("bj_candidates", "eligibility", "wake")
+SLOT_OPTIONS = ("bj_candidates", "eligibility", "wake", "shield", "conserve", "shield_theta")
 
 
 def model_slots(path) -> dict:
