@@ -139,7 +139,8 @@ def held_out(tr, starts, jobs: int, models: list[tuple[str, str]], teachers: lis
     for lab, _ in entries:
         w = np.asarray(per[lab]["wait"])
         row = {"policy": lab, "avg_wait": float(w.mean()), "avg_queue": float(np.mean(per[lab]["queue"])),
-               "wait_per_segment": w.tolist(), "forced": per[lab]["forced"], "eval_s": round(per[lab]["s"], 1)}
+               "wait_per_segment": w.tolist(), "queue_per_segment": list(per[lab]["queue"]), "forced": per[lab]["forced"],
+               "eval_s": round(per[lab]["s"], 1)}
         cells = []
         for ref in ("FCFS+EASY", "SJF+EASY"):
             ci = paired_bootstrap(list(w - np.asarray(per[ref]["wait"])))
@@ -148,6 +149,39 @@ def held_out(tr, starts, jobs: int, models: list[tuple[str, str]], teachers: lis
         out.append(row)
         print(f"{lab:>22} {row['avg_wait']:13.0f} {row['avg_queue']:10.2f} {cells[0]:>32} {cells[1]:>32} "
               f"{row['forced']:6d}", flush=True)
+    return out
+
+
+def relative_bootstrap(a, b, samples: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
+    """(point, lo, hi): mean(b) / mean(a) − 1 over paired segments (the relative change of b against
+    a, as the paper's "−49 %") and its 95 % percentile bootstrap interval (segments resampled in pairs)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    idx = np.random.default_rng(seed).integers(0, a.size, size=(samples, a.size))
+    ratios = b[idx].mean(axis=1) / a[idx].mean(axis=1) - 1.0
+    lo, hi = np.percentile(ratios, [2.5, 97.5])
+    return float(b.mean() / a.mean() - 1.0), float(lo), float(hi)
+
+
+def versus(rows: list[dict], pairs: list[tuple[str, str]]) -> list[dict]:
+    """``--versus A=B``: B against A (e.g. split against head-only) on the same segments: the paired
+    difference of average wait and of time-average queue length (``paired_bootstrap``) and the relative
+    change (``relative_bootstrap``), printed and returned."""
+    from milp.compare import paired_bootstrap
+
+    by = {r["policy"]: r for r in rows}
+    out = []
+    for a, b in pairs:
+        if a not in by or b not in by:
+            raise SystemExit(f"bench_splitwindow: --versus: no row labelled {a if a not in by else b!r}")
+        row = {"a": a, "b": b}
+        for key in ("wait", "queue"):
+            xa, xb = by[a][f"{key}_per_segment"], by[b][f"{key}_per_segment"]
+            row[key] = {"minus": paired_bootstrap([y - x for x, y in zip(xa, xb)]),
+                        "relative": relative_bootstrap(xa, xb)}
+            d, r = row[key]["minus"], row[key]["relative"]
+            print(f"{b} − {a}: {key} {d[0]:+.2f} [{d[1]:+.2f}, {d[2]:+.2f}]; relative {100 * r[0]:+.1f} % "
+                  f"[{100 * r[1]:+.1f}, {100 * r[2]:+.1f}]")
+        out.append(row)
     return out
 
 
@@ -173,6 +207,8 @@ def main() -> int:
     ap.add_argument("--speed-only", action="store_true", help="only the environment steps per second")
     ap.add_argument("--models", help="LABEL=PATH,...: evaluate these models on the held-out segments (no training)")
     ap.add_argument("--teachers", default="10-10,20-0", help="--models: window teachers M_h-M_t to score beside them")
+    ap.add_argument("--versus", help="--models: A=B,...: B against A (labels of rows, e.g. head-only=split): paired "
+                    "differences and relative changes of wait and queue length")
     args = ap.parse_args()
     if not os.path.exists(args.trace):
         print(f"bench_splitwindow: trace not found: {args.trace}", file=sys.stderr)
@@ -192,9 +228,10 @@ def main() -> int:
         models = [tuple(item.split("=", 1)) for item in args.models.split(",")]
         teachers = [tuple(int(x) for x in ht.split("-")) for ht in args.teachers.split(",") if ht]
         rows = held_out(tr, starts, args.eval_jobs, models, teachers)
+        pairs = versus(rows, [tuple(item.split("=", 1)) for item in args.versus.split(",")]) if args.versus else []
         if args.json:
-            atomic_write_text(args.json, json.dumps({"starts": starts, "eval_jobs": args.eval_jobs, "rows": rows},
-                                                    indent=1))
+            atomic_write_text(args.json, json.dumps({"starts": starts, "eval_jobs": args.eval_jobs, "rows": rows,
+                                                     "versus": pairs}, indent=1))
         return 0
     speeds = env_speed(tr, 1.0 if args.quick else 3.0)
     for label, sps, jps in speeds:

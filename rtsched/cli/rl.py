@@ -115,6 +115,7 @@ def agent_options(agent: str):
 # Options of ``rl train`` every agent takes; the others are each agent's ``USES`` or its own ``OPTIONS``.
 EVERY_AGENT = ("agent", "epochs", "out", "seed", "resume", "trajs_per_epoch", "n_envs", "train_pi_iters",
                "train_v_iters", "torch_threads", "no_progress", "json")
+
 # ``rl train``'s options shared by several agents, declared once (each agent's own are in its options module).
 SHARED_TRAIN_OPTIONS = (
     TrainOption(("--agent",), "rlscheduler (job picking), inspector (SchedInspector), splitwindow (Deep Back-Filling), "
@@ -127,7 +128,8 @@ SHARED_TRAIN_OPTIONS = (
                 choices=GOALS),
     TrainOption(("--backfill",), "backfilling during training (default none)", default="none", choices=BACKFILLS),
     TrainOption(("--epochs",), f"total epochs (default {DEFAULT_EPOCHS}; a resumed run counts the earlier ones; the "
-                "rtmix curriculum has none: --bc-epochs)", kind="int", bounds=(1, 1_000_000)),
+                "rtmix curriculum has none: --bc-epochs; 0: only splitwindow's clone or DAgger, rtmix's DAgger)",
+                kind="int", bounds=(0, 1_000_000)),
     TrainOption(("--out", "--model-dir"), "output folder for checkpoint.pt and progress.json (default "
                 "runs/AGENT-TRACE-GOAL-BACKFILL)"),
     TrainOption(("--seed",), "seed of the training run (>= 0, default 0)", kind="int>=0", default=0),
@@ -154,8 +156,22 @@ SHARED_TRAIN_OPTIONS = (
     TrainOption(("--address",), "--backend ray: the cluster to join (auto, HOST:PORT; default: a local Ray)"),
     TrainOption(("--rollout",), "lockstep (default: the trainer samples every step) or trajectories (each worker "
                 "samples whole trajectories; scales better, other random stream)", choices=ROLLOUT_MODES),
-    TrainOption(("--pi-lr",), "rlschert, inspector: the policy's Adam learning rate (rlschert default 1e-4, inspector "
-                "3e-4 as the authors' code; seed 000's text states 1e-3)", kind="float>0"),
+    TrainOption(("--pi-lr",), "rlschert, inspector, splitwindow: the policy's Adam learning rate (rlschert default 1e-4, "
+                "inspector 3e-4 as the authors' code, seed 000's text states 1e-3; splitwindow 3e-4)", kind="float>0"),
+    TrainOption(("--bc-epochs",), "rtmix, splitwindow: behaviour-cloning passes over the expert data (DAgger: per "
+                f"round; rtmix default {RTMIX_DEFAULTS['bc_epochs']}, splitwindow 3)", kind="int>=1"),
+    TrainOption(("--dagger-rounds",), f"rtmix, splitwindow: DAgger rounds (rtmix default "
+                f"{DAGGER_DEFAULTS['dagger_rounds']}; splitwindow: before PPO, default none); a larger number with "
+                "--resume adds rounds", kind="int", bounds=(1, 10_000)),
+    TrainOption(("--dagger-episodes",), "rtmix, splitwindow: DAgger episodes per round (rtmix: Table-3 instances, "
+                "generator seeds 200000.., half with walltime = runtime, default "
+                f"{DAGGER_DEFAULTS['dagger_episodes']}; splitwindow: training episodes, reset seeds 1000.., default 2)",
+                kind="int", bounds=(1, 10_000)),
+    TrainOption(("--beta0",), "rtmix, splitwindow: DAgger's probability of following the expert in the first "
+                f"round (rtmix default {DAGGER_DEFAULTS['beta0']:g}, splitwindow 0); then times --beta-decay per round",
+                kind="float[0,1]"),
+    TrainOption(("--beta-decay",), "rtmix, splitwindow: DAgger's decay of that probability per round (default "
+                f"{DAGGER_DEFAULTS['beta_decay']:g})", kind="float[0,1]"),
     TrainOption(("--imitation",), "rlschert, splitwindow: imitation weight α_t at the start (rlschert's paper 0.5; "
                 "default 0: none)", kind="float[0,1]"),
     TrainOption(("--imitation-hold",), "rlschert, splitwindow: epochs at full α_t (rlschert default 50)", kind="int"),
@@ -271,6 +287,9 @@ def cmd_train_ppo(args) -> int:
     if not args.trace:
         raise UsageError(f"--trace is required for the {args.agent} agent")
     options = _ppo_train_options(args)  # usage errors first, then the files
+    if args.epochs == 0 and not any(options.get(k) for k in ("clone_episodes", "clone_from", "dagger_rounds")):
+        raise UsageError("--epochs: must be at least 1 (0 only with a pre-stage before PPO: --clone-episodes, "
+                         "--clone-from or --dagger-rounds)")
     names_a_workload = getattr(agent_options(args.agent), "names_a_workload", None)
     if not (names_a_workload and names_a_workload(args.trace)):
         _check_trace(args.trace, args.agent)

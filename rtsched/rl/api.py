@@ -45,15 +45,16 @@ def make_env(agent: str, trace, *, goal: str = "bsld", backfill="none", machine=
 
 
 def run_training(trainer: PPOTrainer, out, resume: bool, init_from, epochs: int, *, until=None,
-                 budget: bool = False, before: Callable[[bool], None] | None = None) -> dict:
+                 budget: bool = False, before: Callable[..., None] | None = None) -> dict:
     """Train ``trainer`` to ``epochs`` in the folder ``out`` (held locked; resumed from its checkpoint
     with ``resume``, else started from ``init_from``'s weights when given), then stop its workers.
 
     ``budget`` or ``until`` (a UTC ``datetime`` or ``"HH:MM"``; needs ``out``): this step's CPU and
     wall seconds go to ``OUT/budget.json`` (``rtsched.rl.budget.StepBudget``) and the step stops
     cleanly after the epoch during which ``until`` passes or ``OUT/STOP`` appears (``"stopped"`` in
-    the result).  ``before(resuming)`` runs under the lock once the start is known (a recipe's
-    imitation pre-stage, the scoring of epoch 0) and counts in the step's seconds."""
+    the result).  ``before(resuming, steps)`` runs under the lock once the start is known (a recipe's
+    imitation pre-stage, the scoring of epoch 0, DAgger's rounds) and counts in the step's seconds
+    (``steps``: the step's ``StepBudget`` or None; it may raise ``StopTraining`` to end the step)."""
     from rtsched.rl.budget import StepBudget, StopTraining, deadline_at
 
     ckpt = os.path.join(out, CHECKPOINT) if out else None
@@ -83,9 +84,9 @@ def run_training(trainer: PPOTrainer, out, resume: bool, init_from, epochs: int,
                 start_epoch = trainer.epoch
             elif init_from:
                 trainer.warm_start(init_from)
-            if before is not None:
-                before(resuming)
             try:
+                if before is not None:
+                    before(resuming, steps)
                 history = trainer.train(epochs)
             except StopTraining:
                 stopped, history = True, trainer.history

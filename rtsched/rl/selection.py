@@ -159,16 +159,18 @@ class BestOnValidation:
 
         trainer.progress = progress
 
-    def score_now(self, epoch: int, train_return: float | None = None) -> dict:
-        """Score the checkpoint now as epoch ``epoch`` (e.g. epoch 0: a cloned start) and record it."""
+    def score_now(self, epoch: int, train_return: float | None = None, stage: str | None = None) -> dict:
+        """Score the checkpoint now as epoch ``epoch`` (e.g. epoch 0: a cloned start) and record it;
+        ``stage`` names a step before PPO's epochs that keeps the same epoch (``"dagger-3"``: DAgger's
+        round 3, still epoch 0), a row of its own."""
         from rtsched.rl.modelfiles import CHECKPOINT, export_model
 
         t = time.perf_counter()
         snap = os.path.join(self.out, _SCORING)
         export_model(os.path.join(self.out, CHECKPOINT), snap)
-        row = {"epoch": epoch, **self.score(snap), "train_return": train_return}
+        row = {"epoch": epoch, **({"stage": stage} if stage else {}), **self.score(snap), "train_return": train_return}
         before = self.best
-        self.scores = [r for r in self.scores if r["epoch"] != epoch] + [row]
+        self.scores = [r for r in self.scores if (r["epoch"], r.get("stage")) != (epoch, stage)] + [row]
         if before is None or row["validation"] < before["validation"]:
             os.replace(snap, os.path.join(self.out, BEST))  # same folder: atomic
         else:

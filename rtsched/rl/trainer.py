@@ -80,11 +80,18 @@ class PPOConfig:
     imitation_hold: int = 0  # epochs at full α_t
     imitation_end: int = 0  # epoch by which α_t has decayed linearly to 0
     max_grad_norm: float | None = None  # clip the policy gradient's norm in minibatch updates (RLSchert: 10)
+    # Fine-tuning a warm-started actor (the split window's clone): the first ``critic_warmup`` epochs of
+    # the run update only the value network (the actor waits for a critic that is no longer random), and
+    # ``anchor_kl`` = β > 0 adds β · KL(π_anchor ‖ π) to the policy loss, π_anchor the actor as it was when
+    # the run's PPO began (kept in the checkpoint); minibatch updates only.
+    critic_warmup: int = 0
+    anchor_kl: float = 0.0
 
 
 # PPOConfig fields added after version 1 model files were first written: a checkpoint that lacks one
 # compares as if it held the default.
-_LATER_FIELDS = {"minibatch": None, "max_grad_norm": None, "ent_coef": 0.0, "imitation": 0.0, "imitation_hold": 0, "imitation_end": 0}
+_LATER_FIELDS = {"minibatch": None, "max_grad_norm": None, "ent_coef": 0.0, "imitation": 0.0, "imitation_hold": 0,
+                 "imitation_end": 0, "critic_warmup": 0, "anchor_kl": 0.0}
 
 
 def imitation_weight(cfg: PPOConfig, epoch: int) -> float:
@@ -231,6 +238,10 @@ class PPOTrainer:
             raise ValueError(f"unknown rollout mode {config.rollout!r}; choose from {', '.join(MODES)}")
         if config.rollout == "trajectories" and config.imitation > 0:
             raise ValueError("the imitation term needs the teacher's action at every step: use the lockstep rollout")
+        if config.anchor_kl < 0 or config.critic_warmup < 0:
+            raise ValueError("anchor_kl and critic_warmup must be at least 0")
+        if config.anchor_kl > 0 and not config.minibatch:
+            raise ValueError("the KL anchor (anchor_kl) is a term of the minibatch update: give minibatch too")
         n_envs = max(1, min(config.n_envs, config.trajs_per_epoch))
         if config.rollout == "trajectories":  # a worker samples its trajectories one after another
             n_envs = max(1, min(config.workers, config.trajs_per_epoch))
@@ -248,6 +259,7 @@ class PPOTrainer:
         self.pi_opt = _adam(self.actor.parameters(), config.pi_lr)
         self.v_opt = _adam(self.critic.parameters(), config.v_lr)
         self.gen = torch.Generator().manual_seed(config.seed)
+        self.anchor: torch.nn.Module | None = None  # frozen reference actor of ``anchor_kl`` (``set_anchor``)
         self.epoch = 0
         self.history: list[dict] = []
         # Called after each finished trajectory as on_trajectory(done, total, return, info) (progress bars).
@@ -411,7 +423,7 @@ class PPOTrainer:
         loss_pi = torch.tensor(0.0)
         n = len(act)
         chunks = _row_chunks(batch.mask, getattr(self.actor, "update_chunk_slots", PI_CHUNK_SLOTS))
-        for _ in range(cfg.train_pi_iters):
+        for _ in range(self._pi_passes()):
             # The clipped loss is a mean over samples, so it is summed chunk by chunk (whole samples
             # each) with a backward per chunk; the KL test then uses every sample's new log-prob, and
             # a stop discards the accumulated gradient unused, as a full-batch pass would.
@@ -456,13 +468,15 @@ class PPOTrainer:
         perm_gen = torch.Generator().manual_seed(int(cfg.seed) * 1_000_003 + self.epoch)
         kl, pi_iters, loss_il = 0.0, 0, 0.0
         loss_pi = loss_v = torch.tensor(0.0)
-        for _ in range(cfg.train_pi_iters):
+        anchor_logp, kl_anchor = self._anchor_logp(obs, mask), None
+        for _ in range(self._pi_passes()):
             perm = torch.randperm(n, generator=perm_gen)
             # The pass's samples gathered once in shuffled order; minibatch k is then rows k..k+size of
             # each (the same minibatches as indexing with perm[k:k + size], one gather per tensor and
             # pass instead of one per minibatch).
             s_obs, s_mask, s_act, s_logp, s_adv = obs[perm], mask[perm], act[perm], logp_old[perm], adv[perm]
             s_teacher = teacher[perm] if teacher is not None else None
+            s_anchor = anchor_logp[perm] if anchor_logp is not None else None
             for k in range(0, n, size):
                 rows = slice(k, k + size)
                 m = s_mask[rows]
@@ -480,6 +494,8 @@ class PPOTrainer:
                     il = -logps.gather(1, s_teacher[rows, None]).squeeze(-1).mean()
                     loss_pi = loss_pi + alpha * il
                     loss_il = float(il.detach())
+                if s_anchor is not None:
+                    loss_pi = loss_pi + cfg.anchor_kl * _kl(s_anchor[rows], logps, m).mean()
                 self.pi_opt.zero_grad()
                 loss_pi.backward()
                 if cfg.max_grad_norm:
@@ -487,8 +503,11 @@ class PPOTrainer:
                 self.pi_opt.step()
             pi_iters += 1
             with torch.no_grad():
-                logp = torch.log_softmax(self.actor(obs, mask), dim=-1).gather(1, act[:, None]).squeeze(-1)
+                logps_all = torch.log_softmax(self.actor(obs, mask), dim=-1)
+                logp = logps_all.gather(1, act[:, None]).squeeze(-1)
                 kl = float((logp_old - logp).mean())
+                if anchor_logp is not None:
+                    kl_anchor = float(_kl(anchor_logp, logps_all, mask).mean())
             if kl > cfg.kl_stop * cfg.target_kl:
                 break
         for _ in range(cfg.train_v_iters):
@@ -504,11 +523,34 @@ class PPOTrainer:
         if alpha > 0:
             out["imitation_weight"] = alpha
             out["loss_imitation"] = loss_il
+        if kl_anchor is not None:
+            out["kl_anchor"] = kl_anchor  # KL(π_anchor ‖ π) on the batch's states after the last pass (nats)
         return out
+
+    def _pi_passes(self) -> int:
+        """Policy passes of this epoch's update: none during the critic warm-up."""
+        return 0 if self.epoch + 1 <= self.config.critic_warmup else self.config.train_pi_iters
+
+    def _anchor_logp(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+        """The anchor actor's log-probabilities on the batch (None without ``anchor_kl``)."""
+        if not self.config.anchor_kl or self._pi_passes() == 0:
+            return None
+        with torch.no_grad():
+            return torch.log_softmax(self.anchor(obs, mask), dim=-1)
+
+    def set_anchor(self) -> None:
+        """Freeze a copy of the actor as it is now as ``anchor_kl``'s reference."""
+        import copy
+
+        self.anchor = copy.deepcopy(self.actor).requires_grad_(False)
 
     # ------------------------------------------------------------------------------ loop
     def train(self, epochs: int) -> list[dict]:
         """Run epochs ``self.epoch + 1 .. epochs`` (checkpointing each); returns the history."""
+        if self.config.anchor_kl > 0 and self.anchor is None:
+            if self.epoch:
+                raise ModelFileError(f"anchor_kl: the run is at epoch {self.epoch} but its checkpoint holds no anchor")
+            self.set_anchor()  # the actor PPO starts from (a clone, or init_from's weights)
         while self.epoch < epochs:
             e = self.epoch + 1
             t0 = time.perf_counter()
@@ -550,6 +592,7 @@ class PPOTrainer:
             "epoch": self.epoch, "actor": self.actor.state_dict(), "critic": self.critic.state_dict(),
             "pi_opt": self.pi_opt.state_dict(), "v_opt": self.v_opt.state_dict(),
             "rng": {"torch_gen": self.gen.get_state()}, "history": list(self.history),
+            **({"anchor": self.anchor.state_dict()} if self.anchor is not None else {}),
         }
 
     def save(self, path: str) -> None:
@@ -601,6 +644,9 @@ class PPOTrainer:
                 for group in opt.param_groups:
                     group["foreach"] = True
             self.gen.set_state(st["rng"]["torch_gen"])
+            if "anchor" in st:
+                self.set_anchor()
+                self.anchor.load_state_dict(st["anchor"])
         except (RuntimeError, KeyError, ValueError, TypeError) as exc:
             raise ModelFileError(f"{path}: checkpoint does not match the networks: {exc}") from exc
         self.epoch = int(st["epoch"])
@@ -613,6 +659,12 @@ def _adam(params, lr: float) -> torch.optim.Adam:
     networks.  (The fused step is 3–4x cheaper still but rounds differently, by about one float32
     ulp per step: docs/benchmarks.md, issue 24.)"""
     return torch.optim.Adam(params, lr=lr, foreach=True)
+
+
+def _kl(ref_logp: torch.Tensor, logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Per-row KL(ref ‖ new) = Σ_a p_ref(a) (log p_ref(a) − log p(a)) over the allowed actions (nats)."""
+    terms = ref_logp.exp() * (ref_logp - logp)
+    return torch.where(mask, terms, torch.zeros_like(terms)).sum(-1)
 
 
 def _own_rows(t: torch.Tensor, rows: slice) -> torch.Tensor:

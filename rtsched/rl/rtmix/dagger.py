@@ -23,7 +23,6 @@ epochs=E)`` fine-tunes the result with PPO from the same folder.
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import Callable
@@ -32,10 +31,10 @@ import numpy as np
 import torch
 
 from rtsched.errors import OptionError
-from rtsched.files import FileLock, LockedError, atomic_write_stream
+from rtsched.files import FileLock, LockedError
 from rtsched.generators.smallmix import random_jobs
+from rtsched.rl.cloning import LearnerActor, load_labelled, save_labelled
 from rtsched.rl.modelfiles import CHECKPOINT, LOCK, read_model_file
-from rtsched.rl.nets import NumpyActor
 from rtsched.rl.rtmix.env import TRAIN_SEEDS, RtMixEnv
 from rtsched.rl.rtmix.train import ENV_OPTIONS, FINE_TUNE, behaviour_clone
 from rtsched.rl.trainer import PPOConfig, PPOTrainer, split_options
@@ -46,13 +45,6 @@ DAGGER_SEEDS = range(TRAIN_SEEDS.start, TRAIN_SEEDS.start + 100_000)
 # The recipe's environment: the submit order (every visible BJ may start, as replan's starts do)
 # and two BJ-preemption slots (replan splits running BJs for waiting ones).
 DAGGER_ENV = {"order": "submit", "bj_candidates": 2}
-
-
-class LearnerActor:
-    """The actor being trained as a greedy learner (``fast.logits(obs, mask)``, as ``RtMixPolicy``)."""
-
-    def __init__(self, actor: torch.nn.Module) -> None:
-        self.fast = NumpyActor(actor)
 
 
 def episode_jobs(seed: int, index: int, env: RtMixEnv) -> list:
@@ -82,19 +74,6 @@ def init_actor(actor: torch.nn.Module, path: str) -> None:
         else:
             raise OptionError(f"--init-from: {path}: {k} has shape {tuple(w.shape)}, this actor {tuple(mine[k].shape)}")
     actor.load_state_dict(new)
-
-
-def _save_round(path: str, data: dict, info: dict) -> None:
-    def write(fh) -> None:
-        np.savez_compressed(fh, obs=data["obs"], mask=data["mask"], act=data["act"], good=data["good"],
-                            info=np.asarray(json.dumps(info)))
-
-    atomic_write_stream(path, write)
-
-
-def _load_round(path: str) -> tuple[dict, dict]:
-    with np.load(path) as z:
-        return ({k: z[k] for k in ("obs", "mask", "act", "good")}, json.loads(str(z["info"])))
 
 
 def collect_round(env: RtMixEnv, teacher: str, actor: torch.nn.Module | None, *, seeds: range, beta: float,
@@ -172,7 +151,7 @@ def run_dagger(out: str, *, teacher: str = "replan", rounds: int = 6, episodes: 
                 dpath = os.path.join(out, f"dagger-data-{r}.npz")
                 beta = beta0 * decay ** r
                 if os.path.exists(dpath):
-                    d, info = _load_round(dpath)
+                    d, info = load_labelled(dpath)
                 else:
                     seeds = range(DAGGER_SEEDS.start + r * episodes, DAGGER_SEEDS.start + (r + 1) * episodes)
                     rng = np.random.default_rng([seed, r])
@@ -182,7 +161,7 @@ def run_dagger(out: str, *, teacher: str = "replan", rounds: int = 6, episodes: 
                                             progress=lambda i, n, r=r: say(f"round {r}: episode {i}/{n}")
                                             if i % 16 == 0 or i == n else None)
                     info["seconds"] = round(time.perf_counter() - t0, 1)
-                    _save_round(dpath, d, info)
+                    save_labelled(dpath, d, info)
                 datas.append(d)
                 if r < len(done):
                     continue

@@ -24,8 +24,6 @@ _RTMIX = (
                 kind="float>0"),
     TrainOption(("-j", "--jobs"), f"rtmix clone: expert instances solved in parallel (default {DEFAULTS['jobs']})",
                 kind="int"),
-    TrainOption(("--bc-epochs",), "rtmix: behaviour-cloning passes over the expert data (dagger: per round; default "
-                f"{DEFAULTS['bc_epochs']})", kind="int>=1"),
     TrainOption(("--machine",), f"rtmix: mira:BLOCKS or a partition XML (default {DEFAULTS['machine']})"),
     TrainOption(("--checkpoint",), f"rtmix: checkpoint model no, sys[:S], app-PCT, jit (default "
                 f"{DEFAULTS['checkpoint']})"),
@@ -46,15 +44,6 @@ _DAGGER = (
     TrainOption(("--recipe",), "rtmix: dagger (default: roll out the agent mixed with an online expert, --teacher, "
                 "label every state with the expert's action, aggregate and fit; then --epochs PPO epochs, default 0) "
                 "or clone (clone optimal plans of expert instances, then PPO: --experts ...)", choices=RECIPES),
-    TrainOption(("--dagger-rounds",), f"rtmix dagger: rounds (default {DAGGER_DEFAULTS['dagger_rounds']}; a "
-                "larger number with --resume adds rounds)", kind="int", bounds=(1, 10_000)),
-    TrainOption(("--dagger-episodes",), "rtmix dagger: Table-3 episodes per round, generator seeds 200000.. "
-                f"(half with walltime = runtime; default {DAGGER_DEFAULTS['dagger_episodes']})", kind="int",
-                bounds=(1, 10_000)),
-    TrainOption(("--beta0",), "rtmix dagger: probability of following the expert in round 0 (default "
-                f"{DAGGER_DEFAULTS['beta0']:g}); round r: beta0 * beta-decay^r", kind="float[0,1]"),
-    TrainOption(("--beta-decay",), f"rtmix dagger: decay of that probability per round (default "
-                f"{DAGGER_DEFAULTS['beta_decay']:g})", kind="float[0,1]"),
     TrainOption(("--bj-candidates",), "rtmix dagger: action slots preempting running checkpointable BJs for a "
                 f"waiting BJ (default {DAGGER_DEFAULTS['bj_candidates']}; 0: none)", kind="int", bounds=(0, 64)),
     TrainOption(("--eligibility",), "rtmix dagger: the partitions the RTJ candidate slots may free: wcjs (default: "
@@ -88,7 +77,9 @@ GROUPS = (("rtmix (RTJ/BJ mixes on Mira, taught by an expert; docs/rl.md)", _RTM
           ("rtmix DAgger (the default recipe; docs/rl.md)", _DAGGER),
           ("rtmix curriculum (Table-3 instances to Mira-like weeks; docs/rl.md)", _CURRICULUM))
 OPTIONS = _RTMIX + _DAGGER + _CURRICULUM
-USES = ("teacher", "init_from")
+# --dagger-rounds, --dagger-episodes, --beta0, --beta-decay and --bc-epochs are rl train's shared options
+# (rtsched.cli.rl, with the split window's DAgger); their rtmix defaults are DAGGER_DEFAULTS and DEFAULTS.
+USES = ("teacher", "init_from", "dagger_rounds", "dagger_episodes", "beta0", "beta_decay", "bc_epochs")
 _GENERATED = "it trains on generated Mira instances with its own reward and network"
 WHY_NOT = {name: _GENERATED for name in ("trace", "goal", "backfill", "seq_len", "start_range", "minibatch")}
 WHY_NOT.update({name: "its PPO fine-tuning runs in this process" for name in ("workers", "backend", "address",

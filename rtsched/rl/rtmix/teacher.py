@@ -125,6 +125,8 @@ def policy_teacher_episode(env, jobs, teacher, learner=None, *, beta: float = 0.
     learner reaches by its own mistakes).  ``every_pass``: the teacher decides on every scheduling
     pass of the run, the forced ones included (a stateful teacher such as ``replan`` must see every
     completion, as it does as a policy), not only on those where the agent has a choice."""
+    from rtsched.rl.cloning import greedy_action, mixed_action
+
     ep = TeacherEpisode()
     cur: dict = {"pass": None, "entries": []}
 
@@ -151,9 +153,8 @@ def policy_teacher_episode(env, jobs, teacher, learner=None, *, beta: float = 0.
                 good[a] = True
             else:
                 ep.mapped += 1
-            taken = a
-            if learner is not None and not (beta > 0.0 and rng.random() < beta):
-                taken = int(np.argmax(learner.fast.logits(obs, mask)))
+            taken = mixed_action(a, None if learner is None else (lambda: greedy_action(learner, obs, mask)),
+                                 beta, rng)
             if taken == a and k >= 0:  # entries before it stay pending: they may become visible in this pass
                 entries.pop(k)
             elif taken < env.spec_.window:  # the learner started another job: drop its entry, if any

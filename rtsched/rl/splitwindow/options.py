@@ -19,11 +19,18 @@ OPTIONS = (
                 bounds=(1, 100_000_000)),
     TrainOption(("--clone-episodes",), "splitwindow: imitation pre-stage on the --teacher's decisions in this many "
                 "training episodes before PPO (default 0: none)", kind="int", bounds=(0, 1_000_000)),
-    TrainOption(("--clone-lr",), "splitwindow: learning rate of the imitation pre-stage (default 1e-3)",
-                kind="float>0"),
+    TrainOption(("--clone-lr",), "splitwindow: learning rate of the imitation pre-stage and of DAgger's fits "
+                "(default 1e-3)", kind="float>0"),
+    TrainOption(("--clone-from",), "splitwindow: a new run's actor taken from this model file (an earlier run's "
+                "clone, e.g. its best.pt) instead of cloning; the critic starts afresh"),
+    TrainOption(("--critic-warmup",), "splitwindow: the run's first N epochs train only the value network "
+                "(default 0)", kind="int", bounds=(0, 1_000_000)),
+    TrainOption(("--anchor-kl",), "splitwindow: weight β of KL(π_start ‖ π) in the policy loss, π_start the "
+                "actor PPO started from (the clone; default 0: none)", kind="float>=0"),
 )
-USES = ("trace", "start_range", "minibatch", "imitation", "imitation_hold", "imitation_end", "teacher", "init_from",
-        "workers", "backend", "address", "rollout", "select_every", "clone_epochs", "until")
+USES = ("trace", "start_range", "minibatch", "pi_lr", "imitation", "imitation_hold", "imitation_end", "teacher", "init_from",
+        "workers", "backend", "address", "rollout", "select_every", "clone_epochs", "until", "dagger_rounds",
+        "dagger_episodes", "bc_epochs", "beta0", "beta_decay")
 _EQ2 = "seed 004's reward is Eq. 2: utilization, queue length and waiting time; the agent back-fills itself"
 _EPISODES = "its episodes end after --placements starts; its networks are --hidden MLPs"
 WHY_NOT = {"goal": _EQ2, "backfill": _EQ2, "seq_len": _EPISODES, "sjf_filter": _EPISODES, "actor": _EPISODES,
@@ -35,7 +42,8 @@ def train_options(args) -> dict:
     opts = {k: getattr(args, k) for k in ("head", "tail", "placements", "horizon", "minibatch", "imitation",
                                           "imitation_hold", "imitation_end", "teacher", "select_every",
                                           "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs",
-                                          "clone_lr")
+                                          "clone_lr", "clone_from", "pi_lr", "critic_warmup", "anchor_kl",
+                                          "dagger_rounds", "dagger_episodes", "bc_epochs", "beta0", "beta_decay")
             if getattr(args, k) is not None}
     for name in ("select_every", "clone_epochs"):
         if opts.get(name, 0) < 0 or (name == "clone_epochs" and opts.get(name) == 0):
@@ -46,8 +54,13 @@ def train_options(args) -> dict:
             raise OptionError(f"--{name.replace('_', '-')}: an option of --select-every (give it too)")
     if "clone_epochs" in opts and not opts.get("clone_episodes"):
         raise OptionError("--clone-epochs: an option of --clone-episodes (give it too)")
-    if "clone_lr" in opts and not opts.get("clone_episodes"):
-        raise OptionError("--clone-lr: an option of --clone-episodes (give it too)")
+    if "clone_lr" in opts and not (opts.get("clone_episodes") or opts.get("dagger_rounds")):
+        raise OptionError("--clone-lr: an option of --clone-episodes or --dagger-rounds (give one too)")
+    for name in ("dagger_episodes", "bc_epochs", "beta0", "beta_decay"):
+        if name in opts and not opts.get("dagger_rounds"):
+            raise OptionError(f"--{name.replace('_', '-')}: an option of --dagger-rounds (give it too)")
+    if opts.get("clone_from") and opts.get("clone_episodes"):
+        raise OptionError("--clone-from: the actor comes from a file or from --clone-episodes, not both")
     for name in ("imitation_hold", "imitation_end"):
         if opts.get(name, 0) < 0:
             raise OptionError(f"--{name.replace('_', '-')}: must be at least 0, got {opts[name]}")

@@ -18,9 +18,11 @@ PPO_DEFAULTS = {"gamma": 0.99, "lam": 0.95, "hidden": (1024, 512, 256), "train_p
 
 
 # Options of ``rtsched.rl.api.train`` that go to ``prepare`` (not the environment, not PPO).
-RUN_OPTIONS = ("select_every", "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs", "clone_lr")
+RUN_OPTIONS = ("select_every", "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs", "clone_lr",
+               "clone_from", "dagger_rounds", "dagger_episodes", "bc_epochs", "beta0", "beta_decay")
 CLONE = "clone.json"  # the imitation pre-stage's record, in the run folder
 CLONE_DEFAULTS = {"clone_epochs": 20, "clone_lr": 1e-3}
+CLONE_BASE = 5  # teacher episodes of the shipped clone (training/splitwindow-m20-10-10-clone): DAgger's base data
 
 
 def make_env(trace, *, goal: str = "bsld", backfill="none", machine=None, **options):
@@ -45,12 +47,18 @@ def describe(probe, env_config: dict) -> None:
 
 def prepare(trainer, probe, trace, out: str | None, *, select_every: int = 0, validation_segments: int = 4,
             validation_jobs: int = 1000, clone_episodes: int = 0, clone_epochs: int = CLONE_DEFAULTS["clone_epochs"],
-            clone_lr: float = CLONE_DEFAULTS["clone_lr"]) -> Callable[[bool], None]:
+            clone_lr: float = CLONE_DEFAULTS["clone_lr"], clone_from: str | None = None, dagger_rounds: int = 0,
+            dagger_episodes: int | None = None, bc_epochs: int | None = None, beta0: float | None = None,
+            beta_decay: float | None = None) -> Callable[..., None]:
     """A long run's extras (``rtsched.rl.api.train`` calls it with the ``RUN_OPTIONS`` given):
     ``select_every`` = k > 0 puts the selection step (``split_window_selection``) before the
     trainer's progress callback; the returned ``before(resuming)`` runs, on a new run, the imitation
-    pre-stage of ``clone_episodes`` teacher episodes (``clone_teacher``), saves the clone as the
-    run's epoch 0 and scores it (``selection.json``'s epoch 0)."""
+    pre-stage of ``clone_episodes`` teacher episodes (``clone_teacher``), or takes the actor of the
+    model file ``clone_from`` (an earlier run's clone: ``actor_from``), saves it as the run's epoch 0
+    and scores it (``selection.json``'s epoch 0); then, new or resumed, ``dagger_rounds`` rounds of
+    DAgger (``rtsched.rl.splitwindow.dagger``; those done are skipped), each scored on validation as
+    epoch 0's stage ``dagger-R`` and accounted in ``budget.json``'s step (``before(resuming, steps)``,
+    ``steps`` the step's ``StepBudget``; its ``--until`` also ends the rounds cleanly)."""
     from rtsched.errors import OptionError
     from rtsched.rl.modelfiles import CHECKPOINT
 
@@ -65,16 +73,68 @@ def prepare(trainer, probe, trace, out: str | None, *, select_every: int = 0, va
                                       segments=validation_segments, jobs=validation_jobs)
         step.attach(trainer)
 
-    def before(resuming: bool) -> None:
-        if resuming or not clone_episodes:
+    if clone_from and clone_episodes:
+        raise OptionError("clone_from: the actor comes from a file or from clone_episodes, not both")
+    if dagger_rounds and not out:
+        raise OptionError("--dagger-rounds needs an output folder (--out)")
+    dagger_opts = {k: v for k, v in (("episodes", dagger_episodes), ("epochs", bc_epochs), ("beta0", beta0),
+                                     ("decay", beta_decay)) if v is not None}
+    if dagger_opts and not dagger_rounds:
+        raise OptionError("--dagger-episodes/--bc-epochs/--beta0/--beta-decay: options of --dagger-rounds (give it too)")
+
+    def before(resuming: bool, steps=None) -> None:
+        if not resuming and (clone_episodes or clone_from):
+            if clone_from:
+                actor_from(trainer, clone_from)
+            else:
+                clone_teacher(trainer, probe, clone_episodes, clone_epochs, clone_lr)
+            if out:  # the clone is the run's epoch 0: a --resume continues from it
+                trainer.save(os.path.join(out, CHECKPOINT))
+                if step is not None:
+                    step.score_now(0)
+        if dagger_rounds:
+            dagger(steps)
+
+    def dagger(steps) -> None:
+        from rtsched.rl.splitwindow.dagger import read_record, run_rounds
+
+        done = len(read_record(out)["rounds"])
+        if done >= dagger_rounds:
             return
-        clone_teacher(trainer, probe, clone_episodes, clone_epochs, clone_lr)
-        if out:  # the clone is the run's epoch 0: a --resume continues from it
-            trainer.save(os.path.join(out, CHECKPOINT))
+        if trainer.epoch > 0:
+            raise OptionError(f"--dagger-rounds: {out} went on with PPO after {done} DAgger rounds; "
+                              "more rounds would discard that")
+
+        def after_round(r: int, row: dict) -> None:
             if step is not None:
-                step.score_now(0)
+                row["validation"] = step.score_now(0, stage=f"dagger-{r}")["validation"]
+            if steps is not None:
+                steps.step["dagger_rounds"] = [steps.step.get("dagger_rounds", [r])[0], r]
+                steps.account()
+
+        rows = run_rounds(trainer, probe, out, dagger_rounds, lr=clone_lr, base=clone_episodes or CLONE_BASE,
+                          after_round=after_round, should_stop=steps.should_stop if steps is not None else None,
+                          **dagger_opts)
+        if len(rows) < dagger_rounds:  # --until or STOP: end the step before PPO
+            from rtsched.rl.budget import StopTraining
+
+            raise StopTraining(f"stopped after DAgger round {len(rows)}")
 
     return before
+
+
+def actor_from(trainer, path: str) -> None:
+    """The actor's weights from the model file ``path`` (a policy-only ``best.pt`` will do; same agent
+    and architecture), the critic left as it is: the start of a PPO run from an earlier run's clone."""
+    from rtsched.rl.modelfiles import ModelFileError, read_model_file
+
+    st = read_model_file(path)
+    if st.get("agent") != trainer.agent:
+        raise ModelFileError(f"{path}: a {st.get('agent')} model cannot start a {trainer.agent} run")
+    try:
+        trainer.actor.load_state_dict(st["actor"])
+    except (RuntimeError, KeyError) as exc:
+        raise ModelFileError(f"{path}: its actor does not match this run's network: {exc}") from exc
 
 
 def clone_teacher(trainer, env, episodes: int, epochs: int, lr: float) -> dict:
