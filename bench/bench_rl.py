@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 
 from heuristics.committed import CommittedHeadPolicy  # noqa: E402
+from benchcli import require_input  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.machines import FlatCluster  # noqa: E402
 from rtsched.rl.sequences import run_sequence  # noqa: E402
 from rtsched.rl.inspector.env import InspectorEnv  # noqa: E402
@@ -233,9 +234,7 @@ def main(argv=None) -> int:
                     help="--train-to-target: jobs per validation sequence (the test sequences have 1,024)")
     ap.add_argument("--n-val", type=int, default=10, help="--train-to-target: validation sequences")
     args = ap.parse_args(argv)
-    if not os.path.exists(args.trace):
-        print(f"trace not found: {args.trace}", file=sys.stderr)
-        return 2
+    require_input("bench_rl", args.trace)
     trace = read_rl_trace(args.trace)
     if args.train_to_target:
         rows = bench_train_to_target(trace, args.out, args.cap_min, log=args.log, n_envs=args.n_envs,
