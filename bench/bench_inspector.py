@@ -42,11 +42,11 @@ import glob
 import json
 import os
 import re
-import sys
 import time
 
 import numpy as np
 
+from benchcli import require_input  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.files import atomic_write_text
 from rtsched.rl.inspector.select import DEFAULTS, inspector_validation
 from rtsched.rl.selection import SELECTION, best_row, validation_starts
@@ -189,9 +189,7 @@ def main(argv=None) -> int:
                     "one run, with the rejections' breakdown")
     ap.add_argument("--json", help="write the rows to this file")
     args = ap.parse_args(argv)
-    if not os.path.exists(args.trace):
-        print(f"{args.trace}: trace not found (../shared/data)", file=sys.stderr)
-        return 1
+    require_input("bench_inspector", args.trace)
     trace = load_trace(args.trace)
     if args.validate:
         starts = validation_starts(len(trace), DEFAULTS["seq_len"], args.n_validation, [], seed=args.validation_seed,

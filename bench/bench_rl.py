@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 
 from heuristics.committed import CommittedHeadPolicy  # noqa: E402
+from benchcli import require_input  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.machines import FlatCluster  # noqa: E402
 from rtsched.rl.sequences import run_sequence  # noqa: E402
 from rtsched.rl.inspector.env import InspectorEnv  # noqa: E402
@@ -237,9 +238,7 @@ def main(argv=None) -> int:
     ap.add_argument("--init-from", help="--train-to-target: start the first stage from this model's weights "
                     "(a finished run continued with other settings in a new --out)")
     args = ap.parse_args(argv)
-    if not os.path.exists(args.trace):
-        print(f"trace not found: {args.trace}", file=sys.stderr)
-        return 2
+    require_input("bench_rl", args.trace)
     trace = read_rl_trace(args.trace)
     if args.train_to_target:
         rows = bench_train_to_target(trace, args.out, args.cap_min, log=args.log, n_envs=args.n_envs,

@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from peer_rlscheduler import PeerPickEnv  # noqa: E402
+from benchcli import require_input  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.rl.rlscheduler.env import JobPickingEnv  # noqa: E402
 from rtsched.rl.trace import read_rl_trace  # noqa: E402
 from rtsched.files import atomic_write_text  # noqa: E402
@@ -111,9 +112,7 @@ def main(argv=None) -> int:
         print(json.dumps(worker(which, backfill, args.trace, args.rlscheduler_dir, [int(s) for s in starts],
                                 args.seed, int(first))))
         return 0
-    if not os.path.exists(args.trace):
-        print(f"trace not found: {args.trace}", file=sys.stderr)
-        return 2
+    require_input("bench_rl_env", args.trace)
     from peer_rlscheduler import peer_dir
 
     try:

@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from envspeed import masked_random, steps_for  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 
+from benchcli import require_input  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.rl.api import train  # noqa: E402
 from rtsched.rl.evaluate import evaluate_online  # noqa: E402
 from rtsched.rl.trace import load_trace  # noqa: E402
@@ -210,9 +211,7 @@ def main() -> int:
     ap.add_argument("--versus", help="--models: A=B,...: B against A (labels of rows, e.g. head-only=split): paired "
                     "differences and relative changes of wait and queue length")
     args = ap.parse_args()
-    if not os.path.exists(args.trace):
-        print(f"bench_splitwindow: trace not found: {args.trace}", file=sys.stderr)
-        return 1
+    require_input("bench_splitwindow", args.trace)
     if args.quick:
         args.sizes, args.budget_s, args.eval_jobs, args.eval_segments = "8,20", 10.0, 300, 2
     args.hidden = [int(x) for x in args.hidden.split(",")]

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+from benchcli import require_input  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 DEFAULT_TRACE = REPO.parent / "shared" / "data" / "traces" / "swf" / "lublin_256.swf"
 
 
@@ -52,9 +53,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--trace", default=str(DEFAULT_TRACE))
     args = ap.parse_args(argv)
-    if not Path(args.trace).exists():
-        print(f"skipped: {args.trace} not found (the shared data is needed)", file=sys.stderr)
-        return 2
+    require_input("bench_startup", args.trace)
     py = sys.executable
     rtsched = [py, "-m", "rtsched"]
     sim = rtsched + ["simulate", args.trace, "--machine", "flat:256", "--policy", "fcfs", "--backfill", "easy",

@@ -138,6 +138,13 @@ def reserve(machine, nodes: int, free_now: int, busy: list[tuple[int, int, int]]
     return flat_reservation(nodes, free_now, busy, now)
 
 
+def reserve_sorted(machine, nodes: int, free_now: int, busy: list[tuple[int, int, int]], now: int) -> Reservation:
+    """``reserve`` of ``busy`` sorted already (``SimView.busy``, read only: never changed here)."""
+    if machine.partitioned:
+        return partition_reservation(machine, nodes, busy, now)
+    return flat_reservation_sorted(nodes, free_now, busy, now)
+
+
 # ---------------------------------------------------------------------------------- the rule
 def scan_flat(candidates: Iterable[JobState], free: int, now: int, res: Reservation, strict: bool,
               skip: JobState | None = None) -> tuple[list[JobState], int, int]:
@@ -262,6 +269,6 @@ def count_strict_backfillable(candidates: Iterable[JobState], head: JobState, fr
     return count
 
 
-__all__ = ["BACKFILLS", "BACKFILL_WORDS", "NEVER", "Reservation", "normalize_backfill", "rule_of", "busy_of", "flat_reservation", "flat_reservation_sorted", "flat_shadow",
+__all__ = ["BACKFILLS", "BACKFILL_WORDS", "NEVER", "Reservation", "normalize_backfill", "rule_of", "busy_of", "flat_reservation", "flat_reservation_sorted", "reserve_sorted", "flat_shadow",
            "partition_reservation", "reserve", "scan_flat", "scan_flat_at", "scan_partitioned", "best_fit",
            "count_strict_backfillable"]

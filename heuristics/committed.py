@@ -34,8 +34,8 @@ from __future__ import annotations
 from bisect import insort_right
 from operator import attrgetter
 
-from heuristics.backfill import (Reservation, busy_of, flat_reservation, normalize_backfill,
-                                 partition_reservation, scan_flat, scan_partitioned)
+from heuristics.backfill import (Reservation, flat_reservation_sorted, normalize_backfill, partition_reservation,
+                                 scan_flat, scan_partitioned)
 from heuristics.priorities import Priority, get_priority
 from rtsched.machines.flat import FLAT, FlatState
 from rtsched.sim.core import SimView
@@ -211,7 +211,7 @@ class CommittedHead:
         strict = self._strict
         res = self.reservation if strict else None
         if res is None:
-            res = flat_reservation(info.nodes, free, self._busy(view, started), now)
+            res = flat_reservation_sorted(info.nodes, free, self._busy(view, started), now)
             if strict:
                 self.reservation = res
         if free < self._low and not self._new:  # (strict only: else _low stays 0)
@@ -236,9 +236,12 @@ class CommittedHead:
         return out
 
     def _busy(self, view: SimView, started) -> list[tuple[int, int, int]]:
-        busy = busy_of(view.running.values(), view.now, overdue_next_second=False)
-        if started:
-            busy.extend(started)
+        """(expected end, allocation, nodes) of the running jobs and of this pass's ``started``,
+        sorted: the core's ``view.busy`` itself (read only) when nothing started."""
+        if not started:
+            return view.busy
+        busy = view.busy + started
+        busy.sort()
         return busy
 
     def _sort_fcfs(self) -> None:

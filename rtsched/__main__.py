@@ -1,5 +1,3 @@
-import sys
+from rtsched.cli import run
 
-from rtsched.cli import main
-
-sys.exit(main())
+run()

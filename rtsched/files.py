@@ -32,7 +32,7 @@ import uuid
 from pathlib import Path
 from typing import BinaryIO, Callable
 
-from rtsched.errors import RtschedError
+from rtsched.errors import InputError, RtschedError
 
 TMP_MARK = ".tmp-"
 COPY_CHUNK = 1 << 20  # bytes per write() when copying into a special file
@@ -274,5 +274,14 @@ class FileLock:
                 return
             folder = folder.parent
 
-__all__ = ["TMP_MARK", "FileLock", "LockedError", "WriteError", "atomic_write", "atomic_write_bytes",
+
+def require_file(path: str | os.PathLike, option: str) -> None:
+    """Raise ``InputError`` "PATH: OPTION: file not found" unless ``path`` exists: a missing input is
+    bad data (exit status 1), reported the same way by every command (``rl train --trace``) and by the
+    bench scripts (bench/benchcli.py)."""
+    if not os.path.exists(path):
+        raise InputError(f"{option}: file not found", path=str(path))
+
+
+__all__ = ["require_file", "TMP_MARK", "FileLock", "LockedError", "WriteError", "atomic_write", "atomic_write_bytes",
            "atomic_write_stream", "atomic_write_text", "target_kind", "temporary_name"]

@@ -30,17 +30,26 @@ def _catches_sigterm(pid: int) -> bool:
     return False
 
 
-def _threads(pid: int) -> int:
-    return len(list(Path(f"/proc/{pid}/task").iterdir()))
+def _worker_threads(pid: int) -> int:
+    """The process's threads besides the main one that carry its name: threads that Python and the
+    solvers start inherit it, while a library's background thread that names itself does not (a
+    jemalloc thread, "jemalloc_bg_thd", starts during the imports)."""
+    def name(task: Path) -> str:
+        try:
+            return (task / "comm").read_text()
+        except OSError:  # the thread ended meanwhile
+            return ""
+    main = name(Path(f"/proc/{pid}/task/{pid}"))
+    return sum(1 for task in Path(f"/proc/{pid}/task").iterdir() if task.name != str(pid) and name(task) == main)
 
 
 def _wait_until_solving(proc: subprocess.Popen) -> None:
-    """Wait until the child catches SIGTERM and runs a second thread (the solver's worker thread:
-    milp.linmodel runs HiGHS and OR-Tools there, and nothing before the solve starts a thread)."""
+    """Wait until the child catches SIGTERM and runs a worker thread (the solver's: milp.linmodel
+    runs HiGHS and OR-Tools there, and nothing before the solve starts one)."""
     deadline = time.monotonic() + READY_WITHIN
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
-        if _catches_sigterm(proc.pid) and _threads(proc.pid) > 1:
+        if _catches_sigterm(proc.pid) and _worker_threads(proc.pid) > 0:
             time.sleep(0.5)  # seconds: let the solver get into its search
             return
         time.sleep(0.05)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from rtsched.version import __version__
 from rtsched.cli import experiment, offline, rl, simulate, traces
 from rtsched.cli.common import UsageError
+from rtsched.cli.interrupts import (INTERRUPTED, interrupt_received, interrupting_signals, leave,
+                                     mark_reported)
 from rtsched.errors import RtschedError
 
 COMMAND_MODULES = (simulate, traces, experiment, offline, rl)
@@ -45,20 +46,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Interruption:
-    """Whether SIGTERM or Ctrl-C reached this command.  The KeyboardInterrupt they raise can land
-    inside a C extension's import (OR-Tools' pybind11 modules turn it into "ImportError:
-    initialization failed", which a caller may report as a missing back end): whatever error the
-    interruption caused, the user asked the command to stop, and is told so."""
-
-    received = False
-
-
-def _terminated(signum, frame):
-    _Interruption.received = True
-    raise KeyboardInterrupt  # SIGTERM (timeout, batch systems) is handled like Ctrl-C
-
-
 def command_name(args: argparse.Namespace) -> str:
     """``rtsched COMMAND [SUBCOMMAND]`` of a parsed command line, as argparse's own errors name it
     (each command's subcommands are stored as ``COMMAND_command``)."""
@@ -74,39 +61,41 @@ BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS",)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``rtsched`` command in this process and return its exit status; the signal handlers
+    are as before afterwards (callers in the same process: tests, notebooks)."""
+    return _main(argv, process_ends=False)
+
+
+def run() -> NoReturn:
+    """The ``rtsched`` process: its console script and ``python -m rtsched``.  After an interruption
+    no later signal or leftover interrupt can turn exit status 130 into a death by signal
+    (rtsched.cli.interrupts)."""
+    leave(_main(None, process_ends=True))
+
+
+def _main(argv: Sequence[str] | None, process_ends: bool) -> int:
     for variable in BLAS_THREAD_VARIABLES:  # before NumPy is imported (the commands import it lazily)
         os.environ.setdefault(variable, "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     name = command_name(args)
-    previous = signal.getsignal(signal.SIGTERM)
-    if previous in (signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, _terminated)
-    previous_int = signal.getsignal(signal.SIGINT)
-    if previous_int is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _terminated)
-    _Interruption.received = False
-    try:
+    with interrupting_signals(process_ends=process_ends):
         return _run(args, name)
-    finally:
-        if previous in (signal.SIG_DFL, None):
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if previous_int is signal.default_int_handler:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _run(args: argparse.Namespace, name: str) -> int:
     """Run the parsed command and turn its failures into one line and an exit status."""
     try:
-        return int(args.func(args) or 0)
+        try:
+            return int(args.func(args) or 0)
+        except Exception as exc:
+            if not interrupt_received():
+                return _report(exc, name)
+            raise KeyboardInterrupt from exc  # an error the interruption caused (see interrupt_received)
     except KeyboardInterrupt:
+        mark_reported()
         print(f"{name}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        if _Interruption.received:  # an error the interruption caused (see _Interruption)
-            print(f"{name}: interrupted", file=sys.stderr)
-            return 130
-        return _report(exc, name)
+        return INTERRUPTED
 
 
 def _report(exc: Exception, name: str) -> int:
@@ -134,4 +123,4 @@ def _report(exc: Exception, name: str) -> int:
     raise exc  # not the system's nor ours: a library's own error, shown as it is
 
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "run"]

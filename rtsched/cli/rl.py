@@ -24,7 +24,8 @@ import sys
 
 from rtsched.cli.common import (UsageError, changed_options, check_output, float_in, int_in, name_list, nonneg_float,
                                 nonneg_int, positive_float, positive_int, unit_float)
-from rtsched.errors import InputError, RtschedError
+from rtsched.errors import RtschedError
+from rtsched.files import require_file
 from rtsched.rl.agents import AGENTS as AGENT_PACKAGES
 from rtsched.rl.options import TrainOption, int_list, start_range
 from rtsched.rl.rtmix.options import CURRICULUM_DEFAULTS, DAGGER_DEFAULTS, DAGGER_TEACHER
@@ -89,8 +90,7 @@ def _check_trace(path: str, agent: str | None = None) -> None:
         raise UsageError(f"--trace {path}: the synthetic VASP-like workload is RLSchert's (rl train --agent "
                          f"rlschert, rl evaluate of RLSchert models and the sjf, saf, fcfs heuristics); "
                          f"{who} needs an SWF trace")
-    if not os.path.exists(path):
-        raise InputError("--trace: file not found", path=path)
+    require_file(path, "--trace")
 
 
 def _score(agent: str, goal: str, ret: float) -> float:

@@ -23,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from heuristics.backfill import busy_of, count_strict_backfillable, normalize_backfill, reserve
+from heuristics.backfill import count_strict_backfillable, normalize_backfill, reserve_sorted
 from heuristics.committed import COMMITTED_BACKFILLS, CommittedHead, CommittedHeadPolicy
 from rtsched.machines import FlatCluster
 from rtsched.metrics import sequence_metric
@@ -100,8 +100,7 @@ class InspectorFeatures:
         if self.backfill == "none" or fits:
             return 0
         now = view.now
-        busy = busy_of(view.running.values(), now, overdue_next_second=False)
-        shadow = reserve(view.machine, cand.info.nodes, free, busy, now).shadow
+        shadow = reserve_sorted(view.machine, cand.info.nodes, free, view.busy, now).shadow
         return count_strict_backfillable(q, cand, free, now, shadow)
 
 
