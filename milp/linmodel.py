@@ -436,8 +436,11 @@ def run_interruptible(h, deadline: float | None = None):
     (``time.perf_counter()``): cancelled then too (a backstop to HiGHS's own time limit).
     Returns the status."""
     h.HandleUserInterrupt = True  # HiGHS's interrupt callbacks poll the flag cancelSolve sets
-    thread = h.startSolve()
+    thread = None
     try:
+        # Inside the ``try``: an interrupt can land in startSolve after its thread has started.  The flag
+        # cancelSolve sets is reset by startSolve before that thread starts, so a cancel after it holds.
+        thread = h.startSolve()
         while True:
             done, status = h.wait(0.1)  # seconds
             if done:
@@ -446,9 +449,14 @@ def run_interruptible(h, deadline: float | None = None):
                 h.cancelSolve()
     except KeyboardInterrupt:
         h.cancelSolve()
-        # Wait for the solver thread to stop (HiGHS returns soon after the flag is set): a process
-        # exiting while HiGHS still runs in it can crash in the allocator.
-        thread.join()
+        # Wait for the solver to stop (HiGHS returns soon after the flag is set): a process exiting
+        # while HiGHS still runs in it can crash in the allocator.  Without the thread object (the
+        # interrupt landed in startSolve) the solver's own lock says when it has returned.
+        if thread is not None:
+            thread.join()
+        else:
+            while not h.wait(0.1)[0]:
+                pass
         raise
 
 

@@ -37,22 +37,34 @@ def run_stoppable(call: Callable[[], T], stop: Callable[[], None], deadline: flo
     returned: the solver reports what it has, as at its own time limit)."""
     done = threading.Event()
     box: dict[str, object] = {}
+    # The interrupt can land inside ``Thread.start`` (which waits for the new thread), after the worker
+    # began: whether ``call`` runs is decided under ``gate``, so the handler knows if it must stop it.
+    gate = threading.Lock()
+    state = {"cancelled": False, "began": False}
 
     def work() -> None:
         try:
+            with gate:
+                if state["cancelled"]:
+                    return
+                state["began"] = True
             box["value"] = call()
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
         finally:
             done.set()
 
-    threading.Thread(target=work, name="solver", daemon=True).start()
     try:
+        threading.Thread(target=work, name="solver", daemon=True).start()
         while not done.wait(POLL_SECONDS):
             if deadline is not None and time.perf_counter() >= deadline:
                 stop()
     except KeyboardInterrupt:
-        _stop_until_done(stop, done)
+        with gate:
+            state["cancelled"] = True
+            began = state["began"]
+        if began:
+            _stop_until_done(stop, done)
         raise
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
