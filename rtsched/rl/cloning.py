@@ -7,6 +7,7 @@ round's labelled states on disk."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Callable, Iterable
 
 import numpy as np
@@ -138,6 +139,11 @@ def teacher_decisions(env, resets: Iterable[dict], *, learner=None, beta: float 
 LABELLED = ("obs", "mask", "act", "good")  # the arrays of a round's labelled states (``save_labelled``)
 
 
+def round_data_path(out: str, r: int) -> str:
+    """DAgger round ``r``'s labelled states in run folder ``out`` (rtmix and the split window)."""
+    return os.path.join(out, f"dagger-data-{r}.npz")
+
+
 def save_labelled(path: str, data: dict, info: dict) -> None:
     """One DAgger round's labelled states (``LABELLED`` arrays of ``data``) and its record ``info``
     (JSON) in a compressed ``.npz``, written atomically."""
@@ -153,5 +159,5 @@ def load_labelled(path: str) -> tuple[dict, dict]:
         return ({k: z[k] for k in LABELLED}, json.loads(str(z["info"])))
 
 
-__all__ = ["LABELLED", "LearnerActor", "behaviour_clone", "greedy_action", "load_labelled", "mixed_action", "save_labelled",
+__all__ = ["LABELLED", "LearnerActor", "behaviour_clone", "greedy_action", "load_labelled", "mixed_action", "round_data_path", "save_labelled",
            "teacher_decisions"]

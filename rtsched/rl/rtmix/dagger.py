@@ -33,7 +33,7 @@ import torch
 from rtsched.errors import OptionError
 from rtsched.files import FileLock, LockedError
 from rtsched.generators.smallmix import random_jobs
-from rtsched.rl.cloning import LearnerActor, load_labelled, save_labelled
+from rtsched.rl.cloning import LearnerActor, load_labelled, round_data_path, save_labelled
 from rtsched.rl.modelfiles import CHECKPOINT, LOCK, read_model_file
 from rtsched.rl.rtmix.env import TRAIN_SEEDS, RtMixEnv
 from rtsched.rl.rtmix.train import ENV_OPTIONS, FINE_TUNE, behaviour_clone
@@ -148,7 +148,7 @@ def run_dagger(out: str, *, teacher: str = "replan", rounds: int = 6, episodes: 
             # finished rounds' data are read only when a new round needs them (a folder copied for PPO
             # may hold a checkpoint without them)
             for r in range(rounds if len(done) < rounds else 0):
-                dpath = os.path.join(out, f"dagger-data-{r}.npz")
+                dpath = round_data_path(out, r)
                 beta = beta0 * decay ** r
                 if os.path.exists(dpath):
                     d, info = load_labelled(dpath)

@@ -25,16 +25,12 @@ import numpy as np
 
 from rtsched.errors import OptionError
 from rtsched.files import atomic_write_text
-from rtsched.rl.cloning import (LABELLED, LearnerActor, behaviour_clone, load_labelled, save_labelled,
-                                teacher_decisions)
+from rtsched.rl.cloning import (LABELLED, LearnerActor, behaviour_clone, load_labelled, round_data_path,
+                                save_labelled, teacher_decisions)
 
 DAGGER = "dagger.json"  # the rounds' records, in the run folder
 SEED0 = 1_000  # reset seeds of the learner's episodes start here (the teacher's: 0 .. base − 1)
 DEFAULTS = {"episodes": 2, "epochs": 3, "beta0": 0.0, "decay": 0.5}
-
-
-def round_data_path(out: str, r: int) -> str:
-    return os.path.join(out, f"dagger-data-{r}.npz")
 
 
 def read_record(out: str) -> dict:
@@ -116,4 +112,4 @@ def _write(out: str, settings: dict, rounds: list[dict]) -> None:
     atomic_write_text(os.path.join(out, DAGGER), json.dumps({"settings": settings, "rounds": rounds}, indent=1) + "\n")
 
 
-__all__ = ["DAGGER", "DEFAULTS", "SEED0", "read_record", "round_data_path", "run_rounds"]
+__all__ = ["DAGGER", "DEFAULTS", "SEED0", "read_record", "run_rounds"]
