@@ -290,3 +290,69 @@ def test_cli_imitation_options_for_the_split_window(tmp_path, capsys):
     assert main(["rl", "train", "--agent", "inspector", "--trace", SAMPLE, "--imitation", "0.5",
                  "--out", str(tmp_path / "i")]) == 2
     assert "--imitation does not apply to the inspector agent" in capsys.readouterr().err
+
+
+def test_mask_invalid_allows_only_fwd_and_the_jobs_that_fit_now():
+    # 4 cores; job 1 (3 cores, 100 s) at t=0; job 2 (2 cores) and job 3 (1 core) at t=10
+    wl = _wl([(0, 100, 3), (10, 50, 2), (10, 30, 1)], cores=4)
+    plain = SplitWindowEnv(wl, head=2, tail=1, placements=3)
+    masked = SplitWindowEnv(wl, head=2, tail=1, placements=3, mask_invalid=True)
+    for env in (plain, masked):
+        env.reset(options={"start": 0})
+        env.step(0)  # job 1 starts; the queue is empty, time moves to t = 10 (job 2 arrives)
+    assert masked.sim.now == 10 and masked.visible_ids() == [2]
+    assert plain.action_masks().tolist() == [True, True, True, True]  # the paper: no masking
+    # 1 core free: job 2 (2 cores) does not fit, slots 1 and 2 are empty: only Fwd
+    assert masked.action_masks().tolist() == [False, False, False, True]
+    masked.step(3)  # Fwd: each arrival is its own scheduling point, job 3 arrives at the same time
+    assert masked.sim.now == 10 and masked.visible_ids() == [2, 3]
+    # job 3 (1 core) fits, job 2 still does not, slot 2 is empty, Fwd allowed
+    assert masked.action_masks().tolist() == [False, True, False, True]
+    masked.step(1)  # job 3 starts at the same time; nothing fits any more
+    assert masked.sim.now == 10 and masked.action_masks().tolist() == [False, False, False, True]
+
+
+def test_mask_invalid_is_kept_in_the_model_and_the_policy_never_picks_a_job_that_does_not_fit(tmp_path):
+    from rtsched.pipeline import RunSpec, execute
+    from rtsched.rl.api import train
+    from rtsched.rl.modelfiles import load_model
+    from rtsched.rl.policies import load_policy
+    from rtsched.rl.splitwindow.observation import valid_slots
+    from rtsched.rl.trace import load_trace
+
+    out = str(tmp_path / "run")
+    train("splitwindow", trace=SAMPLE, epochs=1, out=out, head=4, tail=2, placements=40, hidden=(16, 8), seed=3,
+          mask_invalid=True)
+    assert load_model(out).env["mask_invalid"] is True
+    pol = load_policy(out)
+    assert pol.mask_invalid
+    # the network's raw preference for slots that are invalid: make every job look invalid-favoured by
+    # recording which slot it picks and checking it against the mask at that moment
+    picks = []
+    inner = pol.fast.logits
+
+    def spy(obs, mask):
+        logits = inner(obs, mask)
+        picks.append((mask.copy(), int(np.argmax(logits))))
+        return logits
+
+    pol.fast.logits = spy
+    tr = load_trace(SAMPLE)
+    execute(RunSpec(trace=tr.path, machine="flat:256", event_order="rlscheduler"), workload=tr.window(0, 120),
+            policy=pol)
+    assert picks and all(m[a] for m, a in picks)
+    assert any(not m.all() for m, _ in picks)  # the mask did bite somewhere
+    assert valid_slots([], 5, 3).tolist() == [False, False, False, True]
+
+
+def test_mask_invalid_on_the_command_line(tmp_path, capsys):
+    from rtsched.cli import main
+    from rtsched.rl.modelfiles import load_model
+
+    out = str(tmp_path / "m")
+    rc = main(["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--head", "4", "--tail", "2",
+               "--placements", "40", "--hidden", "16,8", "--epochs", "1", "--out", out, "--mask-invalid",
+               "--no-progress"])
+    assert rc == 0 and load_model(out).env["mask_invalid"] is True
+    rc = main(["rl", "train", "--agent", "rlscheduler", "--trace", SAMPLE, "--mask-invalid", "--epochs", "1"])
+    assert rc == 2 and "--mask-invalid applies to the splitwindow agent only" in capsys.readouterr().err

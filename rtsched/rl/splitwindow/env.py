@@ -9,8 +9,11 @@ loop of its own.  Observation, window and reward: ``rtsched.rl.splitwindow.obser
   the agent picks a window slot or Fwd (action M).  A *valid* pick (an occupied slot whose job
   fits the free cores) starts that job now, reward 0, and the agent decides again at the same time.
   Fwd or an *invalid* pick (empty slot, or too few free cores) ends the cycle: reward ℜ(t) (Eq. 2)
-  at the decision time, then time moves to the next scheduling point.  No action masking
-  (``action_masks()`` is all True, for the PPO trainer's protocol).
+  at the decision time, then time moves to the next scheduling point.  No action masking by default
+  (``action_masks()`` is all True, the paper's setting).  ``mask_invalid=True`` (a documented
+  deviation, docs/rl.md) masks the empty slots and the jobs that do not fit the free cores now, Fwd
+  always allowed: the agent then chooses among the moves that change something, as RLScheduler's
+  does, and no longer ends a cycle by an invalid pick (the imitation learner's most frequent error).
 * **Episode** (§2.4): jobs [start, start + horizon) of the trace on an empty cluster from the first
   job's submit time; it *terminates* at the ``placements``-th start (1,000 in the paper) and is
   *truncated* when the trace part runs out (every job placed, or nothing runs, no job is left to
@@ -29,7 +32,7 @@ from gymnasium import spaces
 
 from rtsched.machines import FlatCluster
 from rtsched.rl.sequences import start_bounds
-from rtsched.rl.splitwindow.observation import TEACHERS, SplitObservation, teacher_slot, window_slots
+from rtsched.rl.splitwindow.observation import TEACHERS, SplitObservation, teacher_slot, valid_slots, window_slots
 from rtsched.rl.trace import default_rl_trace, load_trace
 from rtsched.sim.decisions import Start
 
@@ -41,7 +44,7 @@ class SplitWindowEnv(gym.Env):
 
     def __init__(self, trace=None, *, head: int = 10, tail: int = 10, placements: int = 1000, horizon: int | None = None,
                  start_range=None, sigma: str = "remaining", machine=None, norms: dict | None = None,
-                 teacher: str = "sjf") -> None:
+                 teacher: str = "sjf", mask_invalid: bool = False) -> None:
         super().__init__()
         # no trace: the shipped Lublin-256 sample (gymnasium.make with no arguments)
         self.trace = load_trace(default_rl_trace() if trace is None else trace)
@@ -60,6 +63,7 @@ class SplitWindowEnv(gym.Env):
         if teacher not in TEACHERS:
             raise ValueError(f"unknown split-window teacher {teacher!r}; choose from {', '.join(TEACHERS)}")
         self.teacher = teacher
+        self.mask_invalid = bool(mask_invalid)
         self.obsb = SplitObservation(self.machine.total_nodes, self.head, self.tail, self.norms["max_runtime"],
                                      sigma=sigma)
         self.window = self.obsb.m
@@ -117,7 +121,10 @@ class SplitWindowEnv(gym.Env):
         return int(np.prod(self.observation_space.shape)), self.window
 
     def action_masks(self) -> np.ndarray:
-        return np.ones(self.window + 1, dtype=bool)
+        """All True (the paper), or with ``mask_invalid`` only Fwd and the slots whose job fits now."""
+        if not self.mask_invalid or self._done:
+            return np.ones(self.window + 1, dtype=bool)
+        return valid_slots(self._vis, self.sim.machine_state.free_nodes, self.window)
 
     def teacher_action(self) -> int:
         """The imitation teacher's action in the current state (``teacher_slot``): the window job it

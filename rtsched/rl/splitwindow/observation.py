@@ -56,6 +56,16 @@ def teacher_slot(vis: list, free_nodes: int, rule: str = "sjf") -> int:
     return best
 
 
+def valid_slots(vis: list, free_nodes: int, window: int) -> np.ndarray:
+    """The action mask of ``mask_invalid`` (M + 1 entries): True for Fwd (the last) and for every slot
+    whose job fits ``free_nodes`` now; empty slots and jobs too big for the free cores are False."""
+    mask = np.zeros(window + 1, dtype=bool)
+    mask[window] = True
+    for i, js in enumerate(vis):
+        mask[i] = js.info.nodes <= free_nodes
+    return mask
+
+
 class CoreMap:
     """Which job holds which core of an N-core flat cluster (lowest-indexed free cores first).
 

@@ -12,7 +12,7 @@ from rtsched.errors import OptionError
 from rtsched.rl.modelfiles import LoadedModel, agent_model
 from rtsched.rl.nets import NumpyActor
 from rtsched.rl.policies import choose_action
-from rtsched.rl.splitwindow.observation import SplitObservation, teacher_slot, window_slots
+from rtsched.rl.splitwindow.observation import SplitObservation, teacher_slot, valid_slots, window_slots
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Start
 
@@ -40,6 +40,8 @@ class SplitWindowPolicy:
         self.gen = torch.Generator().manual_seed(seed)
         self.fast = NumpyActor(self.model.actor)
         self.mask = np.ones(self.head + self.tail + 1, dtype=bool)
+        # trained with --mask-invalid: the same mask at every pick (the environment's action_masks)
+        self.mask_invalid = bool(env.get("mask_invalid", False))
         self.name = f"splitwindow:{self.head}-{self.tail}:{self.model.path}"
         self.obsb: SplitObservation | None = None
         self._run = None
@@ -62,7 +64,8 @@ class SplitWindowPolicy:
             obs, vis = obsb.observe(queue, now)
             obsb.count_decision(len(queue))
             self.n_decisions += 1
-            return vis, choose_action(self.fast.logits(obs, self.mask), self.greedy, self.gen)
+            mask = valid_slots(vis, free, self.head + self.tail) if self.mask_invalid else self.mask
+            return vis, choose_action(self.fast.logits(obs, mask), self.greedy, self.gen)
 
         def started(js) -> None:
             obsb.cores.take(js.info.id, js.info.nodes, now, now + js.info.walltime)
