@@ -3,6 +3,8 @@
 Run:  PYTHONPATH=. nice -n 10 python bench/bench_splitwindow.py [--budget-s 50] [--quick] [--json OUT]
       PYTHONPATH=. python bench/bench_splitwindow.py --speed-only
       PYTHONPATH=. python bench/bench_splitwindow.py --models LABEL=PATH,... [--eval-segments 10 --eval-jobs 200]
+      PYTHONPATH=. nice -n 10 python bench/bench_splitwindow.py --recipe clone --mask-invalid --placements 1000 \
+          --hidden 1024,512,256 --out runs/sweep-clone --json runs/bench_splitwindow.json   (the M sweep, resumable)
 
 ``--models``: no training; the given (already validated) models, the window teachers and the references
 FCFS + EASY, SJF + EASY and plain SJF, FCFS, LCFS schedule the held-out segments once, and each row's
@@ -26,7 +28,9 @@ The paper trains every configuration for 100,000 episodes of 1,000 placements wi
 networks; this benchmark gives each a budget of seconds (defaults: 250-placement episodes,
 [256, 128, 64] networks, two episodes per update) on a shared 2-core machine, so the agents are
 barely trained: the numbers measure the pipeline and the early learning, not the paper's converged
-agents.
+agents.  ``--recipe clone`` trains each configuration by imitation of its SJF window teacher instead
+(the warm start issue 24 §4 allows; ``--mask-invalid`` for the masked action space), resumable: a
+configuration already cloned in ``--out`` is reused.  Every configuration's teacher is scored beside it.
 """
 from __future__ import annotations
 
@@ -99,7 +103,8 @@ def train_config(trace, head: int, tail: int, out: str, budget_s: float, args) -
     try:
         res = train("splitwindow", trace=trace, epochs=10 ** 6, out=out, progress=stop, head=head, tail=tail,
                     placements=args.placements, hidden=tuple(args.hidden), trajs_per_epoch=args.episodes_per_update,
-                    n_envs=args.episodes_per_update, start_range=(0.0, 0.8), seed=args.seed)
+                    n_envs=args.episodes_per_update, start_range=(0.0, 0.8), seed=args.seed,
+                    mask_invalid=args.mask_invalid)
         history = res["history"]
     except _Budget:
         with open(os.path.join(out, "progress.json")) as f:
@@ -109,6 +114,29 @@ def train_config(trace, head: int, tail: int, out: str, budget_s: float, args) -
             "steps": sum(h["steps"] for h in history), "train_s": round(wall, 1),
             "first_return": history[0]["mean_return"], "last_return": float(np.mean([h["mean_return"]
                                                                                       for h in history[-5:]]))}
+
+
+def clone_config(trace, head: int, tail: int, out: str, args) -> dict:
+    """``--recipe clone``: the actor fitted to the SJF window teacher's decisions (``--clone-episodes``
+    training episodes, ``--clone-epochs`` passes; ``rtsched.rl.api.train`` with ``epochs=0``), the
+    imitation warm start of issue 24 §4 on its own.  A configuration whose ``clone.json`` is already in
+    ``out`` (an earlier, interrupted sweep) is reused, not trained again."""
+    done = os.path.join(out, "clone.json")
+    reused = os.path.exists(done) and os.path.exists(os.path.join(out, "checkpoint.pt"))
+    t0, c0 = time.perf_counter(), time.process_time()
+    if not reused:
+        if os.path.exists(out):
+            import shutil
+
+            shutil.rmtree(out)
+        train("splitwindow", trace=trace, epochs=0, out=out, head=head, tail=tail, placements=args.placements,
+              hidden=tuple(args.hidden), start_range=(0.0, 0.8), seed=args.seed, clone_episodes=args.clone_episodes,
+              clone_epochs=args.clone_epochs, clone_lr=1e-3, mask_invalid=args.mask_invalid)
+    with open(done) as fh:
+        rec = json.load(fh)
+    return {"head": head, "tail": tail, "recipe": "clone", "reused": reused, "samples": rec["samples"],
+            "clone_accuracy": rec["last"]["accuracy"], "fit_s": rec["fit_s"],
+            "train_s": round(time.perf_counter() - t0, 1), "cpu_s": round(time.process_time() - c0, 1)}
 
 
 def mean_rows(rows, key_fields=("avg_wait", "avg_queue", "utilization", "avg_bsld")) -> dict:
@@ -203,6 +231,12 @@ def main() -> int:
     ap.add_argument("--eval-segments", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=os.path.join("runs", "bench_splitwindow"))
+    ap.add_argument("--recipe", choices=("ppo", "clone"), default="ppo",
+                    help="ppo: PPO for --budget-s per configuration (default); clone: the imitation warm start only "
+                    "(--clone-episodes teacher episodes, --clone-epochs passes), resumable per configuration")
+    ap.add_argument("--clone-episodes", type=int, default=5)
+    ap.add_argument("--clone-epochs", type=int, default=20)
+    ap.add_argument("--mask-invalid", action="store_true", help="train with the split window's --mask-invalid")
     ap.add_argument("--quick", action="store_true", help="sizes 8,20; 10 s budget; 2 segments of 300 jobs")
     ap.add_argument("--json", help="write the rows to this file")
     ap.add_argument("--speed-only", action="store_true", help="only the environment steps per second")
@@ -243,27 +277,39 @@ def main() -> int:
     refs = {lab: mean_rows([r for r in ref_rows if r["policy"] == name]) for lab, name in REFERENCES.items()}
     results = []
     tails = [int(x) for x in args.tails.split(",")] if args.tails else None
+    from rtsched.rl.splitwindow.policy import WindowTeacherPolicy
+
     for head, tail in configs(sizes, tails):
         out = os.path.join(args.out, f"{head}-{tail}")
-        if os.path.exists(os.path.join(out, "checkpoint.pt")):
-            import shutil
+        if args.recipe == "clone":
+            info = clone_config(tr, head, tail, out, args)
+        else:
+            if os.path.exists(os.path.join(out, "checkpoint.pt")):
+                import shutil
 
-            shutil.rmtree(out)
-        info = train_config(tr, head, tail, out, args.budget_s, args)
+                shutil.rmtree(out)
+            info = train_config(tr, head, tail, out, args.budget_s, args)
         rows = evaluate_online([out], tr, starts, args.eval_jobs)
         info.update(mean_rows(rows))
+        teacher = mean_rows(evaluate_online([WindowTeacherPolicy(head, tail)], tr, starts, args.eval_jobs))
+        info["teacher_wait"], info["teacher_queue"] = teacher["avg_wait"], teacher["avg_queue"]
         results.append(info)
-        print(f"  {head:>2}-{tail:<2} {info['episodes']:>4} episodes {info['steps']:>7} steps {info['train_s']:>6.1f} s"
-              f"  return {info['first_return']:8.1f} -> {info['last_return']:8.1f}   wait {info['avg_wait']:9.0f} s  "
+        how = (f"clone {info['samples']:>6} decisions, accuracy {info['clone_accuracy']:.3f}, "
+               f"{info['cpu_s']:>6.1f} CPU s{' (reused)' if info['reused'] else ''}" if args.recipe == "clone" else
+               f"{info['episodes']:>4} episodes {info['steps']:>7} steps {info['train_s']:>6.1f} s  return "
+               f"{info['first_return']:8.1f} -> {info['last_return']:8.1f}")
+        print(f"  {head:>2}-{tail:<2} {how}   wait {info['avg_wait']:9.0f} s (teacher {info['teacher_wait']:7.0f})  "
               f"queue {info['avg_queue']:6.2f}  util {info['utilization']:.3f}  invisible {info['avg_invisible']:.2f}"
               f"  forced {info['forced']:.1f}", flush=True)
     print(f"\ntotal wall time {time.perf_counter() - t_all:.0f} s\n")
-    print(f"{'config':>8} {'avg wait (s)':>13} {'avg queue':>10} {'util':>6} {'bsld':>9} {'invisible':>9} {'L>M':>6}")
+    print(f"{'config':>8} {'avg wait (s)':>13} {'avg queue':>10} {'util':>6} {'bsld':>9} {'invisible':>9} {'L>M':>6} "
+          f"{'teacher wait':>12}")
     for lab, r in refs.items():
         print(f"{lab:>8} {r['avg_wait']:13.0f} {r['avg_queue']:10.2f} {r['utilization']:6.3f} {r['avg_bsld']:9.1f}")
     for r in results:
         print(f"{str(r['head']) + '-' + str(r['tail']):>8} {r['avg_wait']:13.0f} {r['avg_queue']:10.2f} "
-              f"{r['utilization']:6.3f} {r['avg_bsld']:9.1f} {r['avg_invisible']:9.2f} {r['partial_fraction']:6.2f}")
+              f"{r['utilization']:6.3f} {r['avg_bsld']:9.1f} {r['avg_invisible']:9.2f} {r['partial_fraction']:6.2f} "
+              f"{r['teacher_wait']:12.0f}")
     print("\nbest split vs head-only (same M), ours beside the paper's headline (M = 20: wait −49 %, queue −50 %):")
     for m in sizes:
         head_only = next((r for r in results if r["head"] == m and r["tail"] == 0), None)
@@ -280,7 +326,8 @@ def main() -> int:
               f"{best['avg_wait'] / easy['avg_wait']:.2f}){paper}")
     if args.json:
         atomic_write_text(args.json, json.dumps({"references": refs, "configs": results, "starts": starts, "settings": {
-                "budget_s": args.budget_s, "placements": args.placements, "hidden": args.hidden,
+                "recipe": args.recipe, "clone_episodes": args.clone_episodes, "clone_epochs": args.clone_epochs,
+                "mask_invalid": args.mask_invalid, "budget_s": args.budget_s, "placements": args.placements, "hidden": args.hidden,
                 "episodes_per_update": args.episodes_per_update, "eval_jobs": args.eval_jobs}}, indent=1))
     return 0
 
