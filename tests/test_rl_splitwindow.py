@@ -356,3 +356,41 @@ def test_mask_invalid_on_the_command_line(tmp_path, capsys):
     assert rc == 0 and load_model(out).env["mask_invalid"] is True
     rc = main(["rl", "train", "--agent", "rlscheduler", "--trace", SAMPLE, "--mask-invalid", "--epochs", "1"])
     assert rc == 2 and "--mask-invalid applies to the splitwindow agent only" in capsys.readouterr().err
+
+
+def test_observation_in_log_time_scale_by_hand():
+    # r_max = e^2 − 1, so log(1 + x) / log(1 + r_max) = ln(1 + x) / 2
+    r_max = float(np.e ** 2 - 1)
+    ob = SplitObservation(4, 1, 1, r_max, time_scale="log")
+    ob.cores.take(7, 2, 0, np.e - 1 + 10)  # remaining at t = 10: e − 1 s → ln(e) / 2 = 0.5
+    q = [_JS(1, 0, nodes=2, walltime=np.e - 1), _JS(2, 5, nodes=1, walltime=100), _JS(3, 8, nodes=4, walltime=1000)]
+    obs, vis = ob.observe(q, 10)
+    assert [j.info.id for j in vis] == [1, 3]
+    np.testing.assert_allclose(obs[:4], [0.5, 0.5, 0, 0], rtol=1e-6)
+    # slot 0: c/N 0.5, ln(e)/2 = 0.5, wait 10/10; slot 1: 1.0, 1000 s is beyond r_max: clipped to 1, wait 2/10
+    np.testing.assert_allclose(obs[4:], [0.5, 0.5, 1.0, 1.0, 1.0, 0.2], rtol=1e-6)
+    with pytest.raises(ValueError, match="unknown time scale 'sqrt'"):
+        SplitObservation(4, 1, 1, 100, time_scale="sqrt")
+
+
+def test_time_scale_is_kept_in_the_model_and_used_by_the_policy(tmp_path, capsys):
+    from rtsched.cli import main
+    from rtsched.rl.modelfiles import load_model
+    from rtsched.rl.policies import load_policy
+
+    out = str(tmp_path / "m")
+    rc = main(["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--head", "4", "--tail", "2",
+               "--placements", "40", "--hidden", "16,8", "--epochs", "1", "--out", out, "--time-scale", "log",
+               "--no-progress"])
+    assert rc == 0 and load_model(out).env["time_scale"] == "log"
+    pol = load_policy(out)
+    from rtsched.pipeline import RunSpec, execute
+    from rtsched.rl.trace import load_trace
+
+    tr = load_trace(SAMPLE)
+    execute(RunSpec(trace=tr.path, machine="flat:256", event_order="rlscheduler"), workload=tr.window(0, 60), policy=pol)
+    assert pol.time_scale == "log" and pol.obsb.time_scale == "log" and pol.n_decisions > 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--time-scale", "sqrt", "--epochs", "1"])
+    assert exc.value.code == 2 and "--time-scale" in capsys.readouterr().err

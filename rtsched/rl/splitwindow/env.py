@@ -44,7 +44,7 @@ class SplitWindowEnv(gym.Env):
 
     def __init__(self, trace=None, *, head: int = 10, tail: int = 10, placements: int = 1000, horizon: int | None = None,
                  start_range=None, sigma: str = "remaining", machine=None, norms: dict | None = None,
-                 teacher: str = "sjf", mask_invalid: bool = False) -> None:
+                 teacher: str = "sjf", mask_invalid: bool = False, time_scale: str = "linear") -> None:
         super().__init__()
         # no trace: the shipped Lublin-256 sample (gymnasium.make with no arguments)
         self.trace = load_trace(default_rl_trace() if trace is None else trace)
@@ -65,7 +65,7 @@ class SplitWindowEnv(gym.Env):
         self.teacher = teacher
         self.mask_invalid = bool(mask_invalid)
         self.obsb = SplitObservation(self.machine.total_nodes, self.head, self.tail, self.norms["max_runtime"],
-                                     sigma=sigma)
+                                     sigma=sigma, time_scale=time_scale)
         self.window = self.obsb.m
         self.observation_space = spaces.Box(0.0, 1.0, (self.obsb.dim,), dtype=np.float32)
         self.action_space = spaces.Discrete(self.window + 1)

@@ -12,7 +12,9 @@ NumPy only (no PyTorch, no Gymnasium).  Paper: Wang, Harwood, Rodriguez, HPCC 20
   when free.
 * **Observation** (§2.2): σ / r_max (N values, clipped to [0, 1]) then per slot (c / N, r / r_max,
   W / W_norm) with W = now − submit and W_norm the largest wait seen so far in the episode (floor
-  1 s); empty slots are zeros.  Size N + 3M.
+  1 s); empty slots are zeros.  Size N + 3M.  ``time_scale="log"`` (a deviation, docs/rl.md) maps the
+  two time features σ and r through log(1 + x) / log(1 + r_max) instead of x / r_max: on Lublin-256
+  (r_max 124,707 s) a 100 s and a 1,500 s job differ by 0.011 linearly and by 0.23 in log scale.
 * **Reward** (Eq. 2): ℜ(t) = −w1·(1 − η) − w2·L/L_max − w3·W/W_max, η = busy cores / N, L the queue
   length, W = Σ_queue (now − submit), L_max and W_max running maxima over the episode's decision
   times (this one included); 0/0 = 0.  Given when a cycle ends (Fwd or an invalid pick).
@@ -23,6 +25,7 @@ import numpy as np
 
 W1 = W2 = W3 = 1.0 / 3.0
 SIGMA_MODES = ("remaining", "elapsed")
+TIME_SCALES = ("linear", "log")
 
 
 def window_slots(queue: list, head: int, tail: int) -> list:
@@ -119,11 +122,14 @@ class SplitObservation:
     """Builds observations and Eq. 2 rewards for one episode (or one evaluation run)."""
 
     def __init__(self, n_cores: int, head: int, tail: int, max_runtime: float, *, sigma: str = "remaining",
-                 weights: tuple[float, float, float] = (W1, W2, W3)) -> None:
+                 weights: tuple[float, float, float] = (W1, W2, W3), time_scale: str = "linear") -> None:
         if head < 0 or tail < 0 or head + tail < 1:
             raise ValueError(f"split window {head}-{tail}: head and tail must be >= 0 with head + tail >= 1")
         if sigma not in SIGMA_MODES:
             raise ValueError(f"unknown sigma {sigma!r}; choose from {', '.join(SIGMA_MODES)}")
+        if time_scale not in TIME_SCALES:
+            raise ValueError(f"unknown time scale {time_scale!r}; choose from {', '.join(TIME_SCALES)}")
+        self.time_scale = time_scale
         self.n = int(n_cores)
         self.head, self.tail = int(head), int(tail)
         self.m = self.head + self.tail
@@ -152,13 +158,19 @@ class SplitObservation:
             if w > self.wait_norm:
                 self.wait_norm = float(w)
         obs = np.zeros(self.dim, dtype=np.float32)
-        obs[:self.n] = np.minimum(self.cores.sigma(now, self.sigma_mode) / self.r_max, 1.0)
         n, r_max, wn = self.n, self.r_max, self.wait_norm
+        log = self.time_scale == "log"
+        sigma = self.cores.sigma(now, self.sigma_mode)
+        if log:  # log(1 + x) / log(1 + r_max), clipped like the linear form
+            norm = float(np.log1p(r_max))
+            obs[:self.n] = np.minimum(np.log1p(sigma) / norm, 1.0)
+        else:
+            obs[:self.n] = np.minimum(sigma / r_max, 1.0)
         k = self.n
         for js in vis:
             info = js.info
             obs[k] = min(info.nodes / n, 1.0)
-            obs[k + 1] = min(info.walltime / r_max, 1.0)
+            obs[k + 1] = min(float(np.log1p(info.walltime)) / norm if log else info.walltime / r_max, 1.0)
             obs[k + 2] = min((now - info.submit) / wn, 1.0)
             k += 3
         return obs, vis

@@ -28,6 +28,9 @@ OPTIONS = (
     TrainOption(("--mask-invalid",), "splitwindow: mask empty slots and jobs that do not fit the free cores "
                 "(Fwd always allowed), in training and in the trained policy; a deviation from the paper, which "
                 "lets an invalid pick end the cycle (docs/rl.md)", kind="flag"),
+    TrainOption(("--time-scale",), "splitwindow: the observation's time features (core σ, job r) as x / r_max "
+                "(linear, the paper's, default) or log(1 + x) / log(1 + r_max) (log: short jobs told apart; a "
+                "deviation, docs/rl.md)", choices=("linear", "log")),
     TrainOption(("--anchor-kl",), "splitwindow: weight β of KL(π_start ‖ π) in the policy loss, π_start the "
                 "actor PPO started from (the clone; default 0: none)", kind="float>=0"),
 )
@@ -45,7 +48,7 @@ def train_options(args) -> dict:
     opts = {k: getattr(args, k) for k in ("head", "tail", "placements", "horizon", "minibatch", "imitation",
                                           "imitation_hold", "imitation_end", "teacher", "select_every",
                                           "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs",
-                                          "clone_lr", "clone_from", "pi_lr", "critic_warmup", "anchor_kl", "mask_invalid",
+                                          "clone_lr", "clone_from", "pi_lr", "critic_warmup", "anchor_kl", "mask_invalid", "time_scale",
                                           "dagger_rounds", "dagger_episodes", "bc_epochs", "beta0", "beta_decay")
             if getattr(args, k) is not None}
     for name in ("select_every", "clone_epochs"):

@@ -35,6 +35,7 @@ class SplitWindowPolicy:
         env = self.model.env
         self.head, self.tail = int(env["head"]), int(env["tail"])
         self.sigma = env.get("sigma", "remaining")
+        self.time_scale = env.get("time_scale", "linear")
         self.norms = dict(norms or self.model.norms)
         self.greedy = greedy
         self.gen = torch.Generator().manual_seed(seed)
@@ -55,7 +56,8 @@ class SplitWindowPolicy:
             if int(self.norms.get("n_cores", n)) != n:
                 raise OptionError(f"{self.model.path}: trained for {int(self.norms['n_cores'])} cores, the machine "
                                   f"has {n}; run it on flat:{int(self.norms['n_cores'])}")
-            self.obsb = SplitObservation(n, self.head, self.tail, self.norms["max_runtime"], sigma=self.sigma)
+            self.obsb = SplitObservation(n, self.head, self.tail, self.norms["max_runtime"], sigma=self.sigma,
+                                         time_scale=self.time_scale)
         obsb = self.obsb
         obsb.cores.sync(view.running)
         now = view.now

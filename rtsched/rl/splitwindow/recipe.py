@@ -8,7 +8,7 @@ import os
 import time
 from typing import Callable
 
-ENV_OPTIONS = ("head", "tail", "placements", "horizon", "start_range", "sigma", "teacher", "mask_invalid")
+ENV_OPTIONS = ("head", "tail", "placements", "horizon", "start_range", "sigma", "teacher", "mask_invalid", "time_scale")
 ENV_DEFAULTS: dict = {}
 # Seed 004's PPO settings where the project's defaults (seeds 003/000) differ: γ 0.99 per decision, one
 # update per episode on minibatches of 128, lr 3e-4 for both networks, [1024, 512, 256] MLPs; 10 passes
@@ -43,6 +43,7 @@ def describe(probe, env_config: dict) -> None:
         env_config.setdefault(k, getattr(probe, k))
     env_config.setdefault("sigma", probe.obsb.sigma_mode)
     env_config.setdefault("mask_invalid", probe.mask_invalid)
+    env_config.setdefault("time_scale", probe.obsb.time_scale)
     env_config["window"] = probe.window
 
 
