@@ -257,3 +257,65 @@ def test_cli_dagger_options(tmp_path, capsys):
                 "--beta0", "0.5", "--json") == 0
     rec = json.loads(open(os.path.join(out, "dagger.json")).read())
     assert rec["settings"]["beta0"] == 0.5 and rec["rounds"][0]["beta"] == 0.5
+
+
+def test_permuted_copy_by_hand():
+    from rtsched.rl.splitwindow.dagger import permuted_copy
+
+    # 2 cores, a 3-slot window: slots A (c .5, r .1), B (c 1, r .9), C empty; the teacher picks A (slot 0),
+    # B does not fit (mask False); a second state where the teacher moves on (Fwd = 3)
+    obs = np.array([[0.0, 0.3, 0.5, 0.1, 0.2, 1.0, 0.9, 0.4, 0, 0, 0],
+                    [0.2, 0.3, 1.0, 0.5, 0.7, 0, 0, 0, 0, 0, 0]], dtype=np.float32)
+    data = {"obs": obs, "mask": np.array([[1, 0, 0, 1], [0, 0, 0, 1]], bool), "act": np.array([0, 3]),
+            "good": np.array([[1, 0, 0, 0], [1, 1, 1, 1]], bool)}
+    seen = set()
+    for seed in range(20):
+        cp = permuted_copy(data, 2, 3, np.random.default_rng(seed))
+        np.testing.assert_array_equal(cp["obs"][:, :2], obs[:, :2])  # the cores stay
+        np.testing.assert_array_equal(cp["obs"][1], obs[1])  # one occupied slot: nothing to shuffle
+        assert cp["act"][1] == 3 and cp["good"][1].tolist() == [True] * 4
+        a = int(cp["act"][0])
+        slots = cp["obs"][0, 2:].reshape(3, 3)
+        np.testing.assert_array_equal(slots[a], obs[0, 2:5])  # the action follows job A
+        np.testing.assert_array_equal(slots[2], [0, 0, 0])  # the empty slot stays last
+        assert cp["mask"][0].tolist() == [i == a for i in range(3)] + [True]
+        assert cp["good"][0].tolist() == [i == a for i in range(3)] + [False]
+        seen.add(a)
+    assert seen == {0, 1}  # both orders occur
+
+
+def test_permuted_copy_keeps_every_teacher_label_on_real_states():
+    from rtsched.rl.api import make_env
+    from rtsched.rl.cloning import teacher_decisions
+    from rtsched.rl.splitwindow.dagger import permuted_copy
+
+    env = make_env("splitwindow", SAMPLE, head=4, tail=2, placements=40, mask_invalid=True)
+    data = teacher_decisions(env, [{"seed": 3}, {"seed": 4}])
+    cp = permuted_copy(data, env.obsb.n, env.window, np.random.default_rng(1))
+    n, m = env.obsb.n, env.window
+    for k in range(len(data["act"])):
+        old, new = data["obs"][k, n:].reshape(m, 3), cp["obs"][k, n:].reshape(m, 3)
+        # the same jobs, the same number of good and allowed slots, the action on a good, allowed slot
+        assert sorted(map(tuple, old.tolist())) == sorted(map(tuple, new.tolist()))
+        assert data["good"][k].sum() == cp["good"][k].sum() and data["mask"][k].sum() == cp["mask"][k].sum()
+        a = int(cp["act"][k])
+        assert cp["good"][k, a] and cp["mask"][k, a]
+        if a < m:  # the job the teacher picks: its features moved with it
+            np.testing.assert_array_equal(new[a], old[int(data["act"][k])])
+
+
+def test_dagger_with_permuted_copies_runs_resumes_and_records_the_setting(tmp_path):
+    from rtsched.rl.api import train
+    from rtsched.rl.splitwindow.dagger import read_record
+
+    out = str(tmp_path / "p")
+    opts = dict(DAGGER, mask_invalid=True, bc_permute=2)
+    train("splitwindow", trace=SAMPLE, epochs=0, out=out, dagger_rounds=1, **opts)
+    rec = read_record(out)
+    assert rec["settings"]["permute"] == 2 and len(rec["rounds"]) == 1
+    # three times the aggregate (itself plus two shuffled copies) was fitted
+    assert rec["rounds"][0]["samples"] % 3 == 0
+    train("splitwindow", trace=SAMPLE, epochs=0, out=out, dagger_rounds=2, resume=True, **opts)
+    assert len(read_record(out)["rounds"]) == 2
+    with pytest.raises(Exception, match="permute"):
+        train("splitwindow", trace=SAMPLE, epochs=0, out=out, dagger_rounds=3, resume=True, **dict(opts, bc_permute=1))

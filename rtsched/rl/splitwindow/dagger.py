@@ -10,6 +10,13 @@ action with probability β_r at each state); every visited state is labelled wit
 actions (``SplitWindowEnv.teacher_good``); the round's states join the aggregate and the actor is
 fitted to all of it (``behaviour_clone``: ``epochs`` passes at ``lr``, continuing from its weights).
 
+``permute`` = K > 0 adds, to each round's fit, K copies of the aggregate in which the occupied window
+slots of every state are shuffled (``permuted_copy``: the slot features, the mask and the teacher's
+labels move together; Fwd, the cores and the empty slots stay): the teacher's rule (the shortest
+fitting job) does not depend on a job's slot, and the flat network learns that from data alone slowly
+(issue 24 §4: 15 % of the masked learner's fresh choices were a fitting job 6–15× longer than the
+teacher's).  Data augmentation of the fit only: the agent, its window and its observation are the paper's.
+
 Resumable: each round's states go to ``OUT/dagger-data-R.npz`` (``save_labelled``) and the round's
 record to ``OUT/dagger.json``; the actor to ``OUT/checkpoint.pt`` (still the run's epoch 0).  A
 call finds the rounds done and goes on from there.
@@ -45,7 +52,7 @@ def read_record(out: str) -> dict:
 def run_rounds(trainer, env, out: str, rounds: int, *, episodes: int = DEFAULTS["episodes"],
                epochs: int = DEFAULTS["epochs"], lr: float = 1e-3, beta0: float = DEFAULTS["beta0"],
                decay: float = DEFAULTS["decay"], base: int = 5, after_round: Callable[[int, dict], None] | None = None,
-               should_stop: Callable[[], bool] | None = None) -> list[dict]:
+               should_stop: Callable[[], bool] | None = None, permute: int = 0) -> list[dict]:
     """Rounds 1 .. ``rounds`` of DAgger on ``trainer``'s actor in ``env`` (module docstring), those
     in ``OUT/dagger.json`` already skipped.  After each round the actor is saved as the checkpoint
     and ``after_round(r, row)`` runs (scoring on validation, the step's accounting), which may add to
@@ -61,7 +68,11 @@ def run_rounds(trainer, env, out: str, rounds: int, *, episodes: int = DEFAULTS[
         raise OptionError(f"--beta0, --beta-decay: must lie in [0, 1], got {beta0} and {decay}")
     record = read_record(out)
     done: list[dict] = list(record["rounds"])
+    if permute < 0:
+        raise OptionError(f"--bc-permute: must be at least 0, got {permute}")
     settings = {"episodes": episodes, "epochs": epochs, "lr": lr, "beta0": beta0, "decay": decay, "base": base}
+    if permute:  # only when used: earlier runs' records (without the key) still resume
+        settings["permute"] = permute
     if done and record.get("settings") != settings:
         raise OptionError(f"--dagger-episodes/--bc-epochs/--clone-lr/--beta0/--beta-decay: {os.path.join(out, DAGGER)} was run with {record.get('settings')}, "
                           f"not {settings}; give the same options or choose another folder")
@@ -88,6 +99,10 @@ def run_rounds(trainer, env, out: str, rounds: int, *, episodes: int = DEFAULTS[
         datas.append({k: d[k] for k in LABELLED})
         collect_s = time.perf_counter() - t0 + (base_s if r == len(done) + 1 else 0.0)
         data = {k: np.concatenate([x[k] for x in datas]) for k in LABELLED}
+        if permute:
+            shuffle = np.random.default_rng([trainer.config.seed, r, 7])
+            copies = [permuted_copy(data, env.obsb.n, env.window, shuffle) for _ in range(permute)]
+            data = {k: np.concatenate([data[k]] + [c[k] for c in copies]) for k in LABELLED}
         t1 = time.perf_counter()
         trainer.actor.train()
         torch.manual_seed(trainer.config.seed + r)
@@ -108,8 +123,33 @@ def run_rounds(trainer, env, out: str, rounds: int, *, episodes: int = DEFAULTS[
     return done
 
 
+def permuted_copy(data: dict, n_cores: int, window: int, rng: np.random.Generator) -> dict:
+    """A copy of labelled split-window states (``obs``, ``mask``, ``act``, ``good``) with each state's
+    occupied slots in a random order (``run_rounds``'s ``permute``).  Observation layout: ``n_cores``
+    core values, then ``window`` slots of 3 features, a slot occupied when its c / N is above 0 (every
+    job asks for at least one core); the empty slots stay after the occupied ones, as in a real window;
+    mask and ``good`` entries (``window`` slots, then Fwd) and the action follow their jobs."""
+    obs = np.asarray(data["obs"], dtype=np.float32)
+    b = len(obs)
+    slots = obs[:, n_cores:].reshape(b, window, 3)
+    keys = rng.random((b, window))
+    empty = slots[:, :, 0] <= 0
+    keys[empty] = 2.0 + np.broadcast_to(np.arange(window), (b, window))[empty]  # last, in their order
+    perm = np.argsort(keys, axis=1)  # new slot j shows the job of old slot perm[:, j]
+    new_obs = np.concatenate([obs[:, :n_cores], np.take_along_axis(slots, perm[:, :, None], 1).reshape(b, -1)], 1)
+    out = {"obs": new_obs}
+    for key in ("mask", "good"):
+        old = np.asarray(data[key], dtype=bool)
+        out[key] = np.concatenate([np.take_along_axis(old[:, :window], perm, 1), old[:, window:]], 1)
+    inverse = np.argsort(perm, axis=1)  # old slot i is now at inverse[:, i]
+    act = np.asarray(data["act"], dtype=np.int64)
+    moved = np.take_along_axis(inverse, np.minimum(act, window - 1)[:, None], 1)[:, 0]
+    out["act"] = np.where(act >= window, act, moved)
+    return out
+
+
 def _write(out: str, settings: dict, rounds: list[dict]) -> None:
     atomic_write_text(os.path.join(out, DAGGER), json.dumps({"settings": settings, "rounds": rounds}, indent=1) + "\n")
 
 
-__all__ = ["DAGGER", "DEFAULTS", "SEED0", "read_record", "run_rounds"]
+__all__ = ["DAGGER", "DEFAULTS", "SEED0", "permuted_copy", "read_record", "run_rounds"]

@@ -31,6 +31,9 @@ OPTIONS = (
     TrainOption(("--time-scale",), "splitwindow: the observation's time features (core σ, job r) as x / r_max "
                 "(linear, the paper's, default) or log(1 + x) / log(1 + r_max) (log: short jobs told apart; a "
                 "deviation, docs/rl.md)", choices=("linear", "log")),
+    TrainOption(("--bc-permute",), "splitwindow: each DAgger fit also sees K copies of the aggregate with every "
+                "state's occupied slots shuffled (data augmentation: the teacher's pick does not depend on the slot; "
+                "default 0)", kind="int", bounds=(0, 64)),
     TrainOption(("--anchor-kl",), "splitwindow: weight β of KL(π_start ‖ π) in the policy loss, π_start the "
                 "actor PPO started from (the clone; default 0: none)", kind="float>=0"),
 )
@@ -48,7 +51,8 @@ def train_options(args) -> dict:
     opts = {k: getattr(args, k) for k in ("head", "tail", "placements", "horizon", "minibatch", "imitation",
                                           "imitation_hold", "imitation_end", "teacher", "select_every",
                                           "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs",
-                                          "clone_lr", "clone_from", "pi_lr", "critic_warmup", "anchor_kl", "mask_invalid", "time_scale",
+                                          "clone_lr", "clone_from", "pi_lr", "critic_warmup", "anchor_kl", "mask_invalid",
+                                          "time_scale", "bc_permute",
                                           "dagger_rounds", "dagger_episodes", "bc_epochs", "beta0", "beta_decay")
             if getattr(args, k) is not None}
     for name in ("select_every", "clone_epochs"):
@@ -62,7 +66,7 @@ def train_options(args) -> dict:
         raise OptionError("--clone-epochs: an option of --clone-episodes (give it too)")
     if "clone_lr" in opts and not (opts.get("clone_episodes") or opts.get("dagger_rounds")):
         raise OptionError("--clone-lr: an option of --clone-episodes or --dagger-rounds (give one too)")
-    for name in ("dagger_episodes", "bc_epochs", "beta0", "beta_decay"):
+    for name in ("dagger_episodes", "bc_epochs", "beta0", "beta_decay", "bc_permute"):
         if name in opts and not opts.get("dagger_rounds"):
             raise OptionError(f"--{name.replace('_', '-')}: an option of --dagger-rounds (give it too)")
     if opts.get("clone_from") and opts.get("clone_episodes"):

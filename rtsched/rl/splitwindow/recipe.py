@@ -19,7 +19,7 @@ PPO_DEFAULTS = {"gamma": 0.99, "lam": 0.95, "hidden": (1024, 512, 256), "train_p
 
 # Options of ``rtsched.rl.api.train`` that go to ``prepare`` (not the environment, not PPO).
 RUN_OPTIONS = ("select_every", "validation_segments", "validation_jobs", "clone_episodes", "clone_epochs", "clone_lr",
-               "clone_from", "dagger_rounds", "dagger_episodes", "bc_epochs", "beta0", "beta_decay")
+               "clone_from", "dagger_rounds", "dagger_episodes", "bc_epochs", "beta0", "beta_decay", "bc_permute")
 CLONE = "clone.json"  # the imitation pre-stage's record, in the run folder
 CLONE_DEFAULTS = {"clone_epochs": 20, "clone_lr": 1e-3}
 CLONE_BASE = 5  # teacher episodes of the shipped clone (training/splitwindow-m20-10-10-clone): DAgger's base data
@@ -51,7 +51,7 @@ def prepare(trainer, probe, trace, out: str | None, *, select_every: int = 0, va
             validation_jobs: int = 1000, clone_episodes: int = 0, clone_epochs: int = CLONE_DEFAULTS["clone_epochs"],
             clone_lr: float = CLONE_DEFAULTS["clone_lr"], clone_from: str | None = None, dagger_rounds: int = 0,
             dagger_episodes: int | None = None, bc_epochs: int | None = None, beta0: float | None = None,
-            beta_decay: float | None = None) -> Callable[..., None]:
+            beta_decay: float | None = None, bc_permute: int = 0) -> Callable[..., None]:
     """A long run's extras (``rtsched.rl.api.train`` calls it with the ``RUN_OPTIONS`` given):
     ``select_every`` = k > 0 puts the selection step (``split_window_selection``) before the
     trainer's progress callback; the returned ``before(resuming)`` runs, on a new run, the imitation
@@ -81,8 +81,11 @@ def prepare(trainer, probe, trace, out: str | None, *, select_every: int = 0, va
         raise OptionError("--dagger-rounds needs an output folder (--out)")
     dagger_opts = {k: v for k, v in (("episodes", dagger_episodes), ("epochs", bc_epochs), ("beta0", beta0),
                                      ("decay", beta_decay)) if v is not None}
+    if bc_permute:
+        dagger_opts["permute"] = bc_permute
     if dagger_opts and not dagger_rounds:
-        raise OptionError("--dagger-episodes/--bc-epochs/--beta0/--beta-decay: options of --dagger-rounds (give it too)")
+        raise OptionError("--dagger-episodes/--bc-epochs/--beta0/--beta-decay/--bc-permute: options of --dagger-rounds "
+                          "(give it too)")
 
     def before(resuming: bool, steps=None) -> None:
         if not resuming and (clone_episodes or clone_from):
