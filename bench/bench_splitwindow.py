@@ -254,9 +254,12 @@ def main() -> int:
     n = len(tr)
     lo = int(0.8 * n)
     starts = [int(x) for x in np.linspace(lo, n - args.eval_jobs, args.eval_segments)]
+    how = (f"imitation of each window's SJF teacher ({args.clone_episodes} episodes, {args.clone_epochs} passes)"
+           if args.recipe == "clone" else
+           f"PPO, budget {args.budget_s:.0f} s per configuration, {args.episodes_per_update} episodes per update")
     print(f"trace {tr.name}: {n} jobs; training starts in the first 80 %, test segments {starts} × {args.eval_jobs} "
-          f"jobs; budget {args.budget_s:.0f} s per configuration, episodes of {args.placements} placements, "
-          f"networks {args.hidden}, {args.episodes_per_update} episodes per update")
+          f"jobs; {how}; episodes of {args.placements} placements, networks {args.hidden}"
+          f"{', masked (--mask-invalid)' if args.mask_invalid else ''}")
     if args.models:
         models = [tuple(item.split("=", 1)) for item in args.models.split(",")]
         teachers = [tuple(int(x) for x in ht.split("-")) for ht in args.teachers.split(",") if ht]
