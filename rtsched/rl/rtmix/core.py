@@ -11,7 +11,9 @@ One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choi
   the wfp2 + first-fit batch pass (``heuristics.batch.schedule_batch``, WCJS's low-priority pass,
   on the view that pass sees: ``heuristics.realtime.batch_pass_view``) would start now, then the
   rest, each group in wfp2 order, so that on a long queue (a Mira week) the jobs a backfilling
-  scheduler would start are visible.  Under ``"backfill"`` a BJ start is legal only for the BJs
+  scheduler would start are visible; ``"auto"``: ``"backfill"`` in a pass where more BJs wait than
+  the window shows, else ``"submit"`` (every waiting BJ is visible then; a Table-3 instance, 5 BJs,
+  is always in the submit order, a long Mira queue mostly in the backfill order).  Under ``"backfill"`` a BJ start is legal only for the BJs
   that pass would start (never one that delays the head's reservation: EASY's rule,
   ``heuristics.backfill``), on the partition it chose while that is free (else best fit); after an
   RTJ starts in the pass the batch pass is planned again around it, as WCJS's is.  RTJ starts,
@@ -100,7 +102,7 @@ N_FEATURES = len(FEATURES)
 # Features of the BJ-preemption slots, appended to every row only when the spec has such slots
 # (``RtMixSpec.n_features``), so that the earlier agents' observations stay as they were.
 BJ_FEATURES: tuple[str, ...] = ("cand_for_bj", "bj_target_sd_so_far")
-ORDERS = ("submit", "backfill")  # the visible window's BJ order (module docstring)
+ORDERS = ("submit", "backfill", "auto")  # the visible window's BJ order (module docstring)
 # Which partitions an RTJ's candidate slots may free (module docstring): WCJS's (Alg. 2's criteria)
 # or any of its size that conflicts with no job that must not be preempted (``replan``'s rule).
 ELIGIBILITIES = ("wcjs", "any")
@@ -193,7 +195,7 @@ class RtMixPass:
         self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
         self._leaving: dict[int, int] = {}
         self._pass_ends: list[tuple[int, int]] = []  # (partition, walltime-based end) of this pass's starts
-        if spec.order == "backfill" and bjs:
+        if bjs and (spec.order == "backfill" or (spec.order == "auto" and len(bjs) > spec.window)):
             order = _WFP2.order(bjs, self.now, machine.total_nodes)
             self._bj_order = order
             would = self._batch_starts(order)

@@ -1,0 +1,69 @@
+"""rtmix's ``"auto"`` window order (issue 23, sixth session): the backfill order in a pass where more
+BJs wait than the window shows, the submit order otherwise.  One rule in ``RtMixPass``, so the
+environment, the DAgger labels and the trained policy see the same window."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gymnasium")
+
+from rtsched.checkpoint import CheckpointModel  # noqa: E402
+from rtsched.jobs import Job, Workload  # noqa: E402
+from rtsched.machines import machine_from_spec  # noqa: E402
+from rtsched.rl.rtmix.core import ORDERS, RtMixPass, RtMixSpec  # noqa: E402
+from rtsched.sim.decisions import Start  # noqa: E402
+
+
+def _pass_at_50(jobs: list[Job], **spec) -> RtMixPass:
+    """The pass at 50 on Mira:2 (partitions 0 and 1 of 512 nodes, 2 of 1024), job 1 started on
+    partition 0 at time 0."""
+    from rtsched.sim.core import Simulator
+
+    machine = machine_from_spec("mira:2")
+    sim = Simulator(Workload(jobs, name="order", max_nodes=machine.total_nodes), machine,
+                    checkpoint=CheckpointModel.parse("jit"))
+    assert sim.advance()
+    sim.apply([Start(1, 0)])
+    assert sim.advance() and sim.view.now == 50
+    return RtMixPass(sim.view, RtMixSpec(**spec))
+
+
+def _jobs(n_waiting: int) -> list[Job]:
+    """Job 1 (512 nodes) runs on one half; at 50, ``n_waiting`` BJs arrive: first a 1024-node head
+    (long wait, highest wfp2 priority is not needed: it is the oldest), then 512-node BJs that
+    would fit the free half.  Submit order: ids ascending (all submitted at 50, ties by id)."""
+    jobs = [Job(1, 0, 1000, 1000, 512)]
+    jobs.append(Job(2, 50, 5000, 5000, 1024))
+    jobs += [Job(3 + i, 50, 100 * (i + 1), 100 * (i + 1), 512) for i in range(n_waiting - 1)]
+    return jobs
+
+
+def _ids(ps: RtMixPass) -> list[int]:
+    return [js.info.id for js in ps.queue]
+
+
+@pytest.mark.parametrize("n_waiting", [1, 2, 3])
+def test_auto_is_the_submit_order_while_the_window_shows_every_waiting_bj(n_waiting):
+    auto = _pass_at_50(_jobs(n_waiting), window=3, order="auto")
+    submit = _pass_at_50(_jobs(n_waiting), window=3, order="submit")
+    assert not auto.backfill_only and auto.backfill_alloc is None
+    assert _ids(auto) == _ids(submit)
+    assert np.array_equal(auto.mask(), submit.mask())
+
+
+@pytest.mark.parametrize("n_waiting", [4, 6])
+def test_auto_is_the_backfill_order_when_more_bjs_wait_than_the_window_shows(n_waiting):
+    auto = _pass_at_50(_jobs(n_waiting), window=3, order="auto")
+    backfill = _pass_at_50(_jobs(n_waiting), window=3, order="backfill")
+    submit = _pass_at_50(_jobs(n_waiting), window=3, order="submit")
+    assert auto.backfill_only and auto.backfill_alloc == backfill.backfill_alloc
+    assert _ids(auto) == _ids(backfill)
+    assert np.array_equal(auto.mask(), backfill.mask())
+    assert _ids(auto) != _ids(submit) or not np.array_equal(auto.mask(), submit.mask())
+
+
+def test_auto_is_a_known_order_and_others_are_refused():
+    assert "auto" in ORDERS
+    with pytest.raises(ValueError, match="order"):
+        RtMixSpec(order="queue")
