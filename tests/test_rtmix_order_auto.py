@@ -67,3 +67,17 @@ def test_auto_is_a_known_order_and_others_are_refused():
     assert "auto" in ORDERS
     with pytest.raises(ValueError, match="order"):
         RtMixSpec(order="queue")
+
+
+def test_the_curriculum_runs_and_writes_the_auto_order(tmp_path):
+    # --curriculum-order auto: the data's environments and the written model carry the order
+    from rtsched.rl.modelfiles import read_model_file
+    from rtsched.rl.rtmix.dagger import run_dagger
+    from rtsched.rl.rtmix.train import run_curriculum
+
+    run_dagger(str(tmp_path / "dagger"), teacher="wcjs", rounds=1, episodes=1, bc_epochs=1, eligibility="any")
+    init = str(tmp_path / "dagger" / "round-0.pt")
+    res = run_curriculum(str(tmp_path / "cur"), init, rounds=0, weeks=1, small_episodes=2, epochs=1,
+                         progress=None, days=0.5, order="auto")
+    out = read_model_file(res["model"])
+    assert out["env"]["order"] == "auto" and out["history"][-1]["order"] == "auto"
