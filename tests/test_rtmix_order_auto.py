@@ -63,10 +63,24 @@ def test_auto_is_the_backfill_order_when_more_bjs_wait_than_the_window_shows(n_w
     assert _ids(auto) != _ids(submit) or not np.array_equal(auto.mask(), submit.mask())
 
 
+def test_auto_n_moves_the_bound():
+    # 3 BJs wait: "auto" (the window, 3) keeps the submit order, "auto:2" switches, "auto:0" is backfill
+    jobs = _jobs(3)
+    backfill = _pass_at_50(jobs, window=3, order="backfill")
+    assert not _pass_at_50(jobs, window=3, order="auto").backfill_only
+    for order in ("auto:2", "auto:0"):
+        ps = _pass_at_50(jobs, window=3, order=order)
+        assert ps.backfill_only and np.array_equal(ps.mask(), backfill.mask())
+    assert not _pass_at_50(jobs, window=3, order="auto:3").backfill_only
+    assert RtMixSpec(order="auto:5").backfill_above == 5 and RtMixSpec(order="auto").backfill_above == 8
+    assert RtMixSpec(order="backfill").backfill_above == 0 and RtMixSpec().backfill_above == float("inf")
+
+
 def test_auto_is_a_known_order_and_others_are_refused():
     assert "auto" in ORDERS
-    with pytest.raises(ValueError, match="order"):
-        RtMixSpec(order="queue")
+    for bad in ("queue", "auto:", "auto:-1", "auto:x", "backfill:2"):
+        with pytest.raises(ValueError, match="order"):
+            RtMixSpec(order=bad)
 
 
 def test_the_curriculum_runs_and_writes_the_auto_order(tmp_path):

@@ -577,6 +577,11 @@ def cmd_train_rtmix_curriculum(args) -> int:
         make_policy(args.teacher)
     except ValueError as exc:
         raise UsageError(f"{exc}") from None
+    from rtsched.rl.rtmix.core import RtMixSpec
+    try:
+        RtMixSpec(order=args.curriculum_order)
+    except ValueError as exc:
+        raise UsageError(f"--curriculum-order: {exc}") from None
     init = args.init_from or PRETRAINED_RTMIX
     st = read_model_file(init)
     if st["agent"] != "rtmix":

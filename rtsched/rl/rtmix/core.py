@@ -13,7 +13,8 @@ One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choi
   rest, each group in wfp2 order, so that on a long queue (a Mira week) the jobs a backfilling
   scheduler would start are visible; ``"auto"``: ``"backfill"`` in a pass where more BJs wait than
   the window shows, else ``"submit"`` (every waiting BJ is visible then; a Table-3 instance, 5 BJs,
-  is always in the submit order, a long Mira queue mostly in the backfill order).  Under ``"backfill"`` a BJ start is legal only for the BJs
+  is always in the submit order, a long Mira queue mostly in the backfill order); ``"auto:N"``: the
+  same with N in place of the window (``"auto:0"`` is ``"backfill"``).  Under ``"backfill"`` a BJ start is legal only for the BJs
   that pass would start (never one that delays the head's reservation: EASY's rule,
   ``heuristics.backfill``), on the partition it chose while that is free (else best fit); after an
   RTJ starts in the pass the batch pass is planned again around it, as WCJS's is.  RTJ starts,
@@ -139,7 +140,7 @@ class RtMixSpec:
     shield_theta: float = 1.2
 
     def __post_init__(self) -> None:
-        if self.order not in ORDERS:
+        if self.order not in ORDERS and _auto_bound(self.order) is None:
             raise ValueError(f"unknown rtmix window order {self.order!r}; choose from {', '.join(ORDERS)}")
         if self.eligibility not in ELIGIBILITIES:
             raise ValueError(f"unknown rtmix eligibility {self.eligibility!r}; choose from {', '.join(ELIGIBILITIES)}")
@@ -149,6 +150,15 @@ class RtMixSpec:
             raise ValueError(f"unknown rtmix shield {self.shield!r}; choose from {', '.join(SHIELDS)}")
         if self.bj_candidates < 0:
             raise ValueError(f"rtmix bj_candidates must be >= 0, got {self.bj_candidates}")
+
+    @property
+    def backfill_above(self) -> float:
+        """The backfill order applies in a pass where more than this many BJs wait (module docstring)."""
+        if self.order == "backfill":
+            return 0
+        if self.order == "submit":
+            return float("inf")
+        return self.window if self.order == "auto" else _auto_bound(self.order)
 
     @property
     def n_actions(self) -> int:
@@ -167,6 +177,12 @@ class RtMixSpec:
     def n_features(self) -> int:
         """Features per action row: ``FEATURES``, then ``BJ_FEATURES`` when there are BJ-preemption slots."""
         return N_FEATURES + (len(BJ_FEATURES) if self.bj_candidates else 0)
+
+
+def _auto_bound(order: str) -> int | None:
+    """N of an ``"auto:N"`` order (N ≥ 0), else None."""
+    head, _, n = order.partition(":")
+    return int(n) if head == "auto" and n.isdigit() else None
 
 
 def _sd_so_far(js: JobState, now: int) -> float:
@@ -195,7 +211,7 @@ class RtMixPass:
         self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
         self._leaving: dict[int, int] = {}
         self._pass_ends: list[tuple[int, int]] = []  # (partition, walltime-based end) of this pass's starts
-        if bjs and (spec.order == "backfill" or (spec.order == "auto" and len(bjs) > spec.window)):
+        if bjs and len(bjs) > spec.backfill_above:
             order = _WFP2.order(bjs, self.now, machine.total_nodes)
             self._bj_order = order
             would = self._batch_starts(order)
