@@ -76,9 +76,24 @@ def test_auto_n_moves_the_bound():
     assert RtMixSpec(order="backfill").backfill_above == 0 and RtMixSpec().backfill_above == float("inf")
 
 
+def test_load_counts_the_running_and_the_waiting_jobs():
+    # job 1 runs; with window 3, "load" switches once more than 3 jobs are in the system, even
+    # where fewer BJs wait than the window shows ("auto" stays in the submit order there)
+    for n_waiting, expect in ((2, False), (3, True)):
+        jobs = _jobs(n_waiting)
+        ps = _pass_at_50(jobs, window=3, order="load")
+        assert ps.backfill_only is expect
+        ref = _pass_at_50(jobs, window=3, order="backfill" if expect else "submit")
+        assert _ids(ps) == _ids(ref) and np.array_equal(ps.mask(), ref.mask())
+    assert not _pass_at_50(_jobs(3), window=3, order="auto").backfill_only
+    assert not _pass_at_50(_jobs(3), window=3, order="load:4").backfill_only
+    assert _pass_at_50(_jobs(3), window=3, order="load:3").backfill_only
+    assert RtMixSpec(order="load").counts_load and not RtMixSpec(order="auto:3").counts_load
+
+
 def test_auto_is_a_known_order_and_others_are_refused():
     assert "auto" in ORDERS
-    for bad in ("queue", "auto:", "auto:-1", "auto:x", "backfill:2"):
+    for bad in ("queue", "auto:", "auto:-1", "auto:x", "backfill:2", "load:", "load:y"):
         with pytest.raises(ValueError, match="order"):
             RtMixSpec(order=bad)
 

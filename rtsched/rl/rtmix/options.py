@@ -72,7 +72,8 @@ _CURRICULUM = (
                 f"{CURRICULUM_DEFAULTS['small_episodes']})", kind="int"),
     TrainOption(("--curriculum-order",), "rtmix curriculum: the window order of its environments and models: "
                 "backfill (default) or auto (backfill only in a pass where more BJs wait than the window shows; "
-                "a Table-3 instance stays in the submit order) or auto:N (more than N BJs) or submit"),
+                "a Table-3 instance stays in the submit order) or auto:N (more than N BJs) or load[:N] (more jobs running "
+                "or waiting than the window, or N) or submit"),
     TrainOption(("--small-repeat",), "rtmix curriculum: weight of those instances in cloning, as repeats (default "
                 f"{CURRICULUM_DEFAULTS['small_repeat']})", kind="int"),
 )
