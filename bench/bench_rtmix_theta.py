@@ -174,7 +174,9 @@ def variants(models: list[str], settings: list[str], folder: str) -> list[str]:
         st = torch.load(model_file(m), map_location="cpu", weights_only=True)
         for combo in itertools.product(*values):
             tag = "-".join(f"{k}{v}" for k, v in zip(keys, combo))
-            path = os.path.join(folder, f"{os.path.basename(m).removesuffix('.pt')}-{tag}.pt")
+            # the run folder in the name too: round-2.pt of two runs must not share a copy
+            stem = "-".join(os.path.normpath(m).removesuffix(".pt").split(os.sep)[-2:])
+            path = os.path.join(folder, f"{stem}-{tag}.pt")
             torch.save({**st, "env": {**st["env"], **dict(zip(keys, combo))}}, path)
             out.append(path)
     return out

@@ -577,6 +577,11 @@ def cmd_train_rtmix_curriculum(args) -> int:
         make_policy(args.teacher)
     except ValueError as exc:
         raise UsageError(f"{exc}") from None
+    from rtsched.rl.rtmix.core import RtMixSpec
+    try:
+        RtMixSpec(order=args.curriculum_order)
+    except ValueError as exc:
+        raise UsageError(f"--curriculum-order: {exc}") from None
     init = args.init_from or PRETRAINED_RTMIX
     st = read_model_file(init)
     if st["agent"] != "rtmix":
@@ -592,7 +597,7 @@ def cmd_train_rtmix_curriculum(args) -> int:
     res = run_curriculum(out, init, rounds=args.curriculum_rounds, weeks=args.curriculum_weeks, machines=machines,
                          small_episodes=args.small_episodes, small_repeat=args.small_repeat,
                          epochs=args.bc_epochs or 20, seed=args.seed, teacher=args.teacher, checkpoint=checkpoint,
-                         torch_threads=args.torch_threads or 1, progress=say)
+                         order=args.curriculum_order, torch_threads=args.torch_threads or 1, progress=say)
     if args.json:
         print(json.dumps(res, indent=1, allow_nan=False))
     else:

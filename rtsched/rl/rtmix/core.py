@@ -11,7 +11,15 @@ One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choi
   the wfp2 + first-fit batch pass (``heuristics.batch.schedule_batch``, WCJS's low-priority pass,
   on the view that pass sees: ``heuristics.realtime.batch_pass_view``) would start now, then the
   rest, each group in wfp2 order, so that on a long queue (a Mira week) the jobs a backfilling
-  scheduler would start are visible.  Under ``"backfill"`` a BJ start is legal only for the BJs
+  scheduler would start are visible; ``"auto"``: ``"backfill"`` in a pass where more BJs wait than
+  the window shows, else ``"submit"`` (every waiting BJ is visible then; a Table-3 instance, 5 BJs,
+  is always in the submit order, a long Mira queue mostly in the backfill order); ``"auto:N"``: the
+  same with N in place of the window (``"auto:0"`` is ``"backfill"``); ``"load"`` / ``"load:N"``:
+  ``"backfill"`` in a pass where more jobs are running or waiting (RTJs and BJs) than the window
+  (or N), else ``"submit"`` — on a machine holding few jobs no stream of later jobs can starve the
+  wfp2 head, so every fitting BJ may start; on a busy machine the head keeps its reservation (a
+  Table-3 instance has 7 jobs in all, so it is always in the submit order; a Mira week nearly
+  always in the backfill order, even where few BJs wait).  Under ``"backfill"`` a BJ start is legal only for the BJs
   that pass would start (never one that delays the head's reservation: EASY's rule,
   ``heuristics.backfill``), on the partition it chose while that is free (else best fit); after an
   RTJ starts in the pass the batch pass is planned again around it, as WCJS's is.  RTJ starts,
@@ -100,7 +108,7 @@ N_FEATURES = len(FEATURES)
 # Features of the BJ-preemption slots, appended to every row only when the spec has such slots
 # (``RtMixSpec.n_features``), so that the earlier agents' observations stay as they were.
 BJ_FEATURES: tuple[str, ...] = ("cand_for_bj", "bj_target_sd_so_far")
-ORDERS = ("submit", "backfill")  # the visible window's BJ order (module docstring)
+ORDERS = ("submit", "backfill", "auto", "load")  # the visible window's BJ order (module docstring)
 # Which partitions an RTJ's candidate slots may free (module docstring): WCJS's (Alg. 2's criteria)
 # or any of its size that conflicts with no job that must not be preempted (``replan``'s rule).
 ELIGIBILITIES = ("wcjs", "any")
@@ -137,7 +145,7 @@ class RtMixSpec:
     shield_theta: float = 1.2
 
     def __post_init__(self) -> None:
-        if self.order not in ORDERS:
+        if self.order not in ORDERS and _order_bound(self.order) is None:
             raise ValueError(f"unknown rtmix window order {self.order!r}; choose from {', '.join(ORDERS)}")
         if self.eligibility not in ELIGIBILITIES:
             raise ValueError(f"unknown rtmix eligibility {self.eligibility!r}; choose from {', '.join(ELIGIBILITIES)}")
@@ -147,6 +155,21 @@ class RtMixSpec:
             raise ValueError(f"unknown rtmix shield {self.shield!r}; choose from {', '.join(SHIELDS)}")
         if self.bj_candidates < 0:
             raise ValueError(f"rtmix bj_candidates must be >= 0, got {self.bj_candidates}")
+
+    @property
+    def backfill_above(self) -> float:
+        """The backfill order applies in a pass where more than this many BJs wait (``"auto"``) or
+        jobs are running or waiting (``"load"``) (module docstring)."""
+        if self.order == "backfill":
+            return 0
+        if self.order == "submit":
+            return float("inf")
+        return self.window if self.order in ("auto", "load") else _order_bound(self.order)
+
+    @property
+    def counts_load(self) -> bool:
+        """Whether ``backfill_above`` bounds the jobs in the system (``"load"``) rather than the waiting BJs."""
+        return self.order.partition(":")[0] == "load"
 
     @property
     def n_actions(self) -> int:
@@ -165,6 +188,12 @@ class RtMixSpec:
     def n_features(self) -> int:
         """Features per action row: ``FEATURES``, then ``BJ_FEATURES`` when there are BJ-preemption slots."""
         return N_FEATURES + (len(BJ_FEATURES) if self.bj_candidates else 0)
+
+
+def _order_bound(order: str) -> int | None:
+    """N of an ``"auto:N"`` or ``"load:N"`` order (N ≥ 0), else None."""
+    head, _, n = order.partition(":")
+    return int(n) if head in ("auto", "load") and n.isdigit() else None
 
 
 def _sd_so_far(js: JobState, now: int) -> float:
@@ -193,7 +222,7 @@ class RtMixPass:
         self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
         self._leaving: dict[int, int] = {}
         self._pass_ends: list[tuple[int, int]] = []  # (partition, walltime-based end) of this pass's starts
-        if spec.order == "backfill" and bjs:
+        if bjs and (len(view.running) + len(view.queue) if spec.counts_load else len(bjs)) > spec.backfill_above:
             order = _WFP2.order(bjs, self.now, machine.total_nodes)
             self._bj_order = order
             would = self._batch_starts(order)

@@ -13,7 +13,7 @@ DEFAULTS = {"experts": 120, "expert_cache": os.path.join("runs", "rtmix-plans"),
             "penalty": 10.0, "reward_baseline": "wcjs"}
 # The curriculum (docs/rl.md "Curriculum"): from the shipped model (or --init-from) to Mira-like weeks.
 CURRICULUM_DEFAULTS = {"curriculum_weeks": 8, "curriculum_machines": "mira", "small_episodes": 3000,
-                       "small_repeat": 2}
+                       "small_repeat": 2, "curriculum_order": "backfill"}
 
 _RTMIX = (
     TrainOption(("--experts",), "rtmix clone: expert instances, generator seeds 100000.. solved to optimality (CP-SAT; "
@@ -70,6 +70,10 @@ _CURRICULUM = (
                 f"mira:BLOCKS or a partition XML (default {CURRICULUM_DEFAULTS['curriculum_machines']})"),
     TrainOption(("--small-episodes",), "rtmix curriculum: Table-3 instances labelled by the initial model (default "
                 f"{CURRICULUM_DEFAULTS['small_episodes']})", kind="int"),
+    TrainOption(("--curriculum-order",), "rtmix curriculum: the window order of its environments and models: "
+                "backfill (default) or auto (backfill only in a pass where more BJs wait than the window shows; "
+                "a Table-3 instance stays in the submit order) or auto:N (more than N BJs) or load[:N] (more jobs running "
+                "or waiting than the window, or N) or submit"),
     TrainOption(("--small-repeat",), "rtmix curriculum: weight of those instances in cloning, as repeats (default "
                 f"{CURRICULUM_DEFAULTS['small_repeat']})", kind="int"),
 )

@@ -233,7 +233,7 @@ def _load_data(path: str) -> dict:
 
 def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=("mira",), small_episodes: int = 3000,
                    small_repeat: int = 2, epochs: int = 20, lr: float = 1e-3, seed: int = 0, teacher: str = "wcjs",
-                   checkpoint: str = "jit", days: float = 7.0, rt_percent: float = 10.0,
+                   checkpoint: str = "jit", days: float = 7.0, rt_percent: float = 10.0, order: str = "backfill",
                    torch_threads: int | None = 1, progress: Callable[[str], None] | None = None) -> dict:
     """The curriculum from Table-3 instances to Mira-like weeks (docs/rl.md, "Curriculum").
 
@@ -243,7 +243,11 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
     teacher (DAgger).  After each round the actor of ``init`` is cloned on all data so far (the small
     part repeated ``small_repeat`` times) and written to ``OUT/round-R.pt``; the data of each round
     are kept in ``OUT/data-R.npz``, so a run stopped at any point resumes with the same command
-    (finished rounds are read back, not redone).  Returns ``{"model", "rounds": [...]}``."""
+    (finished rounds are read back, not redone).  ``order``: the window order of every environment
+    of the data (the Table-3 instances and the weeks) and of the written models ("backfill", the
+    default; "auto" keeps the submit order wherever the window shows every waiting BJ, so the
+    self-distilled Table-3 instances stay in the order a submit-order model was trained in).
+    Returns ``{"model", "rounds": [...]}``."""
     say = progress or (lambda text: None)
     os.makedirs(out, exist_ok=True)
     rows = []
@@ -270,7 +274,7 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
                     d = curriculum_data(init, small_episodes=small_episodes if r == 0 else 0, weeks=weeks,
                                         week_machines=machines, days=days, rt_percent=rt_percent, teacher=teacher,
                                         week_seed=CURRICULUM_WEEK_SEEDS.start + r * weeks, checkpoint=checkpoint,
-                                        learner=learner, progress=note)
+                                        learner=learner, order=order, progress=note)
                     d["parts"]["seconds"] = round(time.perf_counter() - t0, 1)
                     _save_data(dpath, d)
                 datas.append(d)
@@ -282,11 +286,11 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
                         if e % 5 == 0 or e == n:
                             say(f"round {r}: cloning {e}/{n}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
 
-                    train_curriculum(init, data, mpath, epochs=epochs, lr=lr, seed=seed, progress=bc_note,
-                                     torch_threads=torch_threads,
+                    train_curriculum(init, data, mpath, epochs=epochs, lr=lr, seed=seed, order=order,
+                                     progress=bc_note, torch_threads=torch_threads,
                                      note={"round": r, "samples": int(len(data["act"])), "teacher": teacher,
                                            "weeks_per_machine": weeks * (r + 1), "small_episodes": small_episodes,
-                                           "small_repeat": small_repeat,
+                                           "small_repeat": small_repeat, "order": order,
                                            "machines": [os.path.basename(m) for m in machines]})
                     say(f"round {r}: model {mpath} ({len(data['act'])} samples)")
                 rows.append({"round": r, "model": mpath, "parts": d["parts"], "samples": int(len(data["act"]))})
