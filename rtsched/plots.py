@@ -341,8 +341,9 @@ def learning_curve(history, *, key: str = "mean_return", label: str = "", title:
 def window_sweep(rows, *, references: dict | None = None, title: str = ""):
     """Seed 004 Fig. 5 layout: for each window size M (one panel) the average wait (left axis, dots)
     and the average queue length (right axis, crosses) against the tail size M_t.  ``rows``: dicts
-    with ``head``, ``tail``, ``avg_wait`` (s), ``avg_queue``; ``references``: {label: (avg_wait,
-    avg_queue)} drawn as horizontal lines (e.g. EASY, SJF)."""
+    with ``head``, ``tail``, ``avg_wait`` (s), ``avg_queue``, optionally ``teacher_wait`` (s, the
+    configuration's SJF window teacher, a faint line); ``references``: {label: (avg_wait, avg_queue)}
+    drawn as horizontal lines (e.g. EASY, SJF)."""
     sizes = sorted({int(r["head"]) + int(r["tail"]) for r in rows})
     fig = new_figure((max(4.6 * max(len(sizes), 1), 6.0), 4.2))
     axes = fig.subplots(1, max(len(sizes), 1), squeeze=False)[0]
@@ -352,6 +353,10 @@ def window_sweep(rows, *, references: dict | None = None, title: str = ""):
         tails = [int(r["tail"]) for r in rs]
         h_wait, = ax.plot(tails, [r["avg_wait"] / 3600.0 for r in rs], "o-", color=RT_COLOR,
                           label="agent: average wait (h, left)")
+        teacher = []
+        if all("teacher_wait" in r for r in rs):  # the imitation target of each configuration (bench --recipe clone)
+            teacher = [ax.plot(tails, [r["teacher_wait"] / 3600.0 for r in rs], "s:", color=RT_COLOR, alpha=0.5,
+                               label="its SJF window teacher: average wait (h, left)")[0]]
         ax2 = ax.twinx()
         h_queue, = ax2.plot(tails, [r["avg_queue"] for r in rs], "x--", color="#2ca02c",
                             label="agent: average queue length (jobs, right)")
@@ -360,7 +365,7 @@ def window_sweep(rows, *, references: dict | None = None, title: str = ""):
             color = PALETTE[(i + 4) % len(PALETTE)]
             refs.append(ax.axhline(w / 3600.0, color=color, linewidth=1.0, linestyle=":", label=f"{lab}: wait"))
             refs.append(ax2.axhline(q, color=color, linewidth=1.0, linestyle="-.", label=f"{lab}: queue length"))
-        handles = [h_wait, h_queue] + refs
+        handles = [h_wait, *teacher, h_queue] + refs
         ax.set_title(f"window M = {m} slots (head M_h = M − M_t)", fontsize=9)
         ax.set_xlabel("tail slots M_t")
         ax.set_xticks(sorted(set(tails)))

@@ -157,3 +157,17 @@ def test_an_unknown_time_unit_names_the_parameter_and_the_units(plot, unit):
     assert str(info.value) == f"time_unit: unknown unit {unit!r}; choose from s, min, h, d"
     assert plt.get_fignums() == figures  # refused before a figure was made
     assert getattr(run, plot)(time_unit="d") is not None
+
+
+def test_window_sweep_draws_each_configurations_teacher_beside_the_agent():
+    from rtsched.plots import window_sweep
+
+    rows = [{"head": 4, "tail": 0, "avg_wait": 7200.0, "avg_queue": 3.0, "teacher_wait": 3600.0},
+            {"head": 2, "tail": 2, "avg_wait": 3600.0, "avg_queue": 2.0, "teacher_wait": 1800.0}]
+    fig = window_sweep(rows, references={"EASY": (5400.0, 2.5)})
+    ax = fig.axes[0]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert list(lines["agent: average wait (h, left)"].get_ydata()) == [2.0, 1.0]  # hours, by tail 0, 2
+    assert list(lines["its SJF window teacher: average wait (h, left)"].get_ydata()) == [1.0, 0.5]
+    plain = window_sweep([{k: v for k, v in r.items() if k != "teacher_wait"} for r in rows])
+    assert not any("teacher" in ln.get_label() for ln in plain.axes[0].get_lines())
