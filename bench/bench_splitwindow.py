@@ -208,6 +208,10 @@ def versus(rows: list[dict], pairs: list[tuple[str, str]]) -> list[dict]:
             row[key] = {"minus": paired_bootstrap([y - x for x, y in zip(xa, xb)]),
                         "relative": relative_bootstrap(xa, xb)}
             d, r = row[key]["minus"], row[key]["relative"]
+            if d is None:  # paired_bootstrap gives no interval on fewer than MIN_PAIRED segments
+                print(f"{b} − {a}: {key} {np.mean(xb) - np.mean(xa):+.2f}, relative {100 * r[0]:+.1f} % "
+                      f"(no interval: {len(xa)} segments are too few; use more --eval-segments)")
+                continue
             print(f"{b} − {a}: {key} {d[0]:+.2f} [{d[1]:+.2f}, {d[2]:+.2f}]; relative {100 * r[0]:+.1f} % "
                   f"[{100 * r[1]:+.1f}, {100 * r[2]:+.1f}]")
         out.append(row)
