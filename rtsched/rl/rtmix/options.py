@@ -70,8 +70,8 @@ _CURRICULUM = (
                 f"mira:BLOCKS or a partition XML (default {CURRICULUM_DEFAULTS['curriculum_machines']})"),
     TrainOption(("--small-episodes",), "rtmix curriculum: Table-3 instances labelled by the initial model (default "
                 f"{CURRICULUM_DEFAULTS['small_episodes']})", kind="int"),
-    TrainOption(("--curriculum-order",), "rtmix curriculum: the window order of its environments and models: "
-                "backfill (default) or auto (backfill only in a pass where more BJs wait than the window shows; "
+    TrainOption(("--curriculum-order",), "rtmix curriculum: the window order of its environments and models "
+                "(default backfill): backfill or auto (backfill only in a pass where more BJs wait than the window shows; "
                 "a Table-3 instance stays in the submit order) or auto:N (more than N BJs) or load[:N] (more jobs running "
                 "or waiting than the window, or N) or submit"),
     TrainOption(("--small-repeat",), "rtmix curriculum: weight of those instances in cloning, as repeats (default "
