@@ -404,3 +404,22 @@ def test_time_scale_is_kept_in_the_model_and_used_by_the_policy(tmp_path, capsys
     with pytest.raises(SystemExit) as exc:
         main(["rl", "train", "--agent", "splitwindow", "--trace", SAMPLE, "--time-scale", "sqrt", "--epochs", "1"])
     assert exc.value.code == 2 and "--time-scale" in capsys.readouterr().err
+
+
+def test_a_checkpoint_written_before_the_mask_and_time_scale_options_still_resumes(tmp_path):
+    import torch
+
+    from rtsched.errors import RtschedError
+    from rtsched.rl.api import train
+
+    out = str(tmp_path / "old")
+    opts = dict(head=4, tail=2, placements=40, hidden=(16, 8), seed=3)
+    train("splitwindow", trace=SAMPLE, epochs=1, out=out, **opts)
+    path = tmp_path / "old" / "checkpoint.pt"
+    st = torch.load(path, weights_only=False)
+    for key in ("mask_invalid", "time_scale"):  # as the runs committed before 2026-11-28 wrote it
+        del st["env"][key]
+    torch.save(st, path)
+    assert train("splitwindow", trace=SAMPLE, epochs=2, out=out, resume=True, **opts)["epochs_run"] == 1
+    with pytest.raises(RtschedError, match="mask_invalid"):  # a real change of setting is still refused
+        train("splitwindow", trace=SAMPLE, epochs=3, out=out, resume=True, mask_invalid=True, **opts)

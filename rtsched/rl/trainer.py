@@ -92,6 +92,9 @@ class PPOConfig:
 # compares as if it held the default.
 _LATER_FIELDS = {"minibatch": None, "max_grad_norm": None, "ent_coef": 0.0, "imitation": 0.0, "imitation_hold": 0,
                  "imitation_end": 0, "critic_warmup": 0, "anchor_kl": 0.0}
+# Environment settings added later (the split window's, 2026-11-28): absent compares as the default, so
+# the runs committed before them still resume.
+_LATER_ENV_FIELDS = {"mask_invalid": False, "time_scale": "linear"}
 
 
 def imitation_weight(cfg: PPOConfig, epoch: int) -> float:
@@ -702,4 +705,7 @@ def _comparable(d: dict, key: str) -> dict:
                 d.pop(name, None)
     if key == "env":
         d.pop("trace_path", None)  # the same trace may be found elsewhere
+        for name, default in _LATER_ENV_FIELDS.items():
+            if d.get(name, default) == default:
+                d.pop(name, None)
     return d
