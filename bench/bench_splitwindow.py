@@ -296,9 +296,10 @@ def main() -> int:
 
                 shutil.rmtree(out)
             info = train_config(tr, head, tail, out, args.budget_s, args)
-        rows = evaluate_online([out], tr, starts, args.eval_jobs)
-        info.update(mean_rows(rows))
-        teacher = mean_rows(evaluate_online([WindowTeacherPolicy(head, tail)], tr, starts, args.eval_jobs))
+        teacher_policy = WindowTeacherPolicy(head, tail)
+        rows = evaluate_online([out, teacher_policy], tr, starts, args.eval_jobs)  # the same segments, one pass
+        info.update(mean_rows([r for r in rows if r["policy"] == out]))
+        teacher = mean_rows([r for r in rows if r["policy"] == teacher_policy.name])
         info["teacher_wait"], info["teacher_queue"] = teacher["avg_wait"], teacher["avg_queue"]
         results.append(info)
         how = (f"clone {info['samples']:>6} decisions, accuracy {info['clone_accuracy']:.3f}, "

@@ -21,6 +21,8 @@ NumPy only (no PyTorch, no Gymnasium).  Paper: Wang, Harwood, Rodriguez, HPCC 20
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 W1 = W2 = W3 = 1.0 / 3.0
@@ -170,7 +172,7 @@ class SplitObservation:
         for js in vis:
             info = js.info
             obs[k] = min(info.nodes / n, 1.0)
-            obs[k + 1] = min(float(np.log1p(info.walltime)) / norm if log else info.walltime / r_max, 1.0)
+            obs[k + 1] = min(math.log1p(info.walltime) / norm if log else info.walltime / r_max, 1.0)
             obs[k + 2] = min((now - info.submit) / wn, 1.0)
             k += 3
         return obs, vis
