@@ -147,6 +147,16 @@ def mean_rows(rows, key_fields=("avg_wait", "avg_queue", "utilization", "avg_bsl
     return out
 
 
+def segment_starts(n: int, jobs: int, segments: int, protocol: str, seed: int) -> list[int]:
+    """The test segments' first jobs: ``held-out`` evenly spaced over the last 20 % of an ``n``-job trace
+    (the split the project trains against); ``paper`` drawn at random over the whole trace (seed 004
+    evaluates on random start points of the trace it trains on): distinct, seeded, possibly overlapping."""
+    if protocol == "paper":
+        from rtsched.rl.selection import validation_starts
+        return [int(s) for s in validation_starts(n, jobs, segments, [], seed=seed, start_range=(0.0, 1.0))]
+    return [int(x) for x in np.linspace(int(0.8 * n), n - jobs, segments)]
+
+
 def held_out(tr, starts, jobs: int, models: list[tuple[str, str]], teachers: list[tuple[int, int]]) -> list[dict]:
     """``--models``: every model, teacher and ``HELD_OUT`` reference on the same segments; rows with the
     mean average wait and queue length and the paired 95 % intervals of the wait against FCFS + EASY
@@ -233,6 +243,10 @@ def main() -> int:
     ap.add_argument("--episodes-per-update", type=int, default=2)
     ap.add_argument("--eval-jobs", type=int, default=500)
     ap.add_argument("--eval-segments", type=int, default=4)
+    ap.add_argument("--protocol", choices=("held-out", "paper"), default="held-out",
+                    help="held-out: test segments evenly spaced over the last 20 %% of the trace (default); paper: "
+                    "seed 004's own protocol, segments starting at random points of the whole trace (--seed), the "
+                    "training part included (in-sample, as the paper evaluates; no split is described there)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=os.path.join("runs", "bench_splitwindow"))
     ap.add_argument("--recipe", choices=("ppo", "clone"), default="ppo",
@@ -256,14 +270,16 @@ def main() -> int:
     sizes = [int(x) for x in args.sizes.split(",")]
     tr = load_trace(args.trace)
     n = len(tr)
-    lo = int(0.8 * n)
-    starts = [int(x) for x in np.linspace(lo, n - args.eval_jobs, args.eval_segments)]
+    starts = segment_starts(n, args.eval_jobs, args.eval_segments, args.protocol, args.seed)
     how = (f"imitation of each window's SJF teacher ({args.clone_episodes} episodes, {args.clone_epochs} passes)"
            if args.recipe == "clone" else
            f"PPO, budget {args.budget_s:.0f} s per configuration, {args.episodes_per_update} episodes per update")
-    print(f"trace {tr.name}: {n} jobs; training starts in the first 80 %, test segments {starts} × {args.eval_jobs} "
-          f"jobs; {how}; episodes of {args.placements} placements, networks {args.hidden}"
-          f"{', masked (--mask-invalid)' if args.mask_invalid else ''}")
+    where = ("the paper's protocol: random starts over the whole trace, training part included (in-sample)"
+             if args.protocol == "paper" else "held out: the last 20 %")
+    print(f"trace {tr.name}: {n} jobs; training starts in the first 80 %; test segments ({where}) {starts} × {args.eval_jobs} "
+          "jobs; " + ("no training (--models)" if args.models else
+                      f"{how}; episodes of {args.placements} placements, networks {args.hidden}"
+                      f"{', masked (--mask-invalid)' if args.mask_invalid else ''}"))
     if args.models:
         models = [tuple(item.split("=", 1)) for item in args.models.split(",")]
         teachers = [tuple(int(x) for x in ht.split("-")) for ht in args.teachers.split(",") if ht]

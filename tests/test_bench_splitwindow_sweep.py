@@ -41,3 +41,17 @@ def test_clone_sweep_scores_each_configuration_beside_its_teacher_and_resumes(tm
     again, text2 = _sweep(tmp_path)  # every configuration is already cloned: reused, same agents, same scores
     assert all(c["reused"] for c in again["configs"]) and "(reused)" in text2
     assert [c["avg_wait"] for c in again["configs"]] == [c["avg_wait"] for c in doc["configs"]]
+
+
+def test_test_segments_held_out_or_at_random_over_the_whole_trace_as_the_paper():
+    """``--protocol held-out`` spaces the segments evenly over the last 20 % (the split the models never
+    trained on); ``--protocol paper`` draws them at random over the whole trace, seeded and distinct."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_splitwindow import segment_starts
+
+    held = segment_starts(10_000, 1000, 4, "held-out", 0)
+    assert held == [8000, 8333, 8666, 9000]
+    paper = segment_starts(10_000, 1000, 40, "paper", 1)
+    assert paper == segment_starts(10_000, 1000, 40, "paper", 1) != segment_starts(10_000, 1000, 40, "paper", 2)
+    assert len(set(paper)) == 40 and min(paper) >= 0 and max(paper) <= 9000
+    assert min(paper) < 8000 and any(s > 4500 for s in paper)  # the training part is drawn from, not only the tail
