@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rtsched.experiments.weeks import DAYS, REFERENCE, WEEKS, paired_weeks, run_week, week_named, week_paths, week_workload  # noqa: E402
+from benchcli import one_line_errors  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.files import atomic_write_text  # noqa: E402
 from rtsched.optiontext import int_list  # noqa: E402
 
@@ -144,4 +145,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(one_line_errors("bench_mira_weeks", main))

@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rtsched.experiments.weeks import (REFERENCE, RT_PERCENT, TAU, WEEKS, outcome_row, policy_fields,  # noqa: E402
                                        run_week, week_named, week_paths, week_workload)
+from benchcli import one_line_errors  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.files import atomic_write_text  # noqa: E402
 from rtsched.pipeline import RunSpec, execute  # noqa: E402
 
@@ -141,4 +142,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(one_line_errors("bench_rtmix_wk1", main))

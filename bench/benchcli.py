@@ -22,4 +22,14 @@ def require_input(prog: str, path: str | os.PathLike, option: str = "--trace") -
         raise SystemExit(BAD_DATA) from None
 
 
-__all__ = ["BAD_DATA", "require_input"]
+def one_line_errors(prog: str, main) -> int:
+    """Run ``main()``; a bad option or input (an ``RtschedError``, e.g. an unknown policy or policy
+    option) ends with the command line's one-line error and status ``BAD_DATA``, not a traceback."""
+    try:
+        return main()
+    except RtschedError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return BAD_DATA
+
+
+__all__ = ["BAD_DATA", "one_line_errors", "require_input"]

@@ -62,3 +62,29 @@ def test_outcome_row_reads_the_window_groups_and_counts_preemptions():
                                             "bj_sd": 6.0, "utilization": 0.75, "preemptions": 3}
     with pytest.raises(RuntimeError, match="^rtmix on wk1, seed 2: 4 window jobs never finished$"):
         outcome_row(_Record(4), "rtmix on wk1, seed 2")
+
+
+def test_a_scheme_with_options_runs_as_that_scheme_with_those_policy_options():
+    from rtsched.errors import OptionError
+    from rtsched.experiments.weeks import policy_fields
+
+    assert policy_fields("wcjs-jit") == {"scheme": "wcjs-jit", "policy": None, "checkpoint": None}
+    assert policy_fields("wcjs-jit:priority=sjf,near_completion_factor=2.5") == {
+        "scheme": "wcjs-jit", "policy": None, "checkpoint": None,
+        "policy_options": {"priority": "sjf", "near_completion_factor": 2.5}}
+    assert policy_fields("replan:k=2,ms=20") == {"scheme": None, "policy": "replan:k=2,ms=20", "checkpoint": "jit"}
+    with pytest.raises(OptionError, match="'prio' is not KEY=VALUE"):
+        policy_fields("wcjs-jit:prio")
+
+
+def test_wcjs_with_another_batch_order_schedules_a_miralike_day_differently():
+    # the option reaches the policy: WCJS-JIT with SJF as its batch order is a different schedule
+    from rtsched.experiments.weeks import outcome_row, policy_fields
+    from rtsched.generators import generate_miralike
+    from rtsched.pipeline import RunSpec, execute
+
+    wl = generate_miralike(days=1.0, seed=9001)
+    rows = [outcome_row(execute(RunSpec(machine="mira", rt_percent=10, marking="random", seed=1, tau=600,
+                                        **policy_fields(name)), workload=wl), name)
+            for name in ("wcjs-jit", "wcjs-jit:priority=sjf", "wcjs-jit:priority=wfp2")]
+    assert rows[0] == rows[2] and rows[0]["bj_bsld"] != rows[1]["bj_bsld"]

@@ -363,7 +363,8 @@ def cmd_train_rtmix(args) -> int:
     with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
     if args.curriculum_rounds is not None:
         return cmd_train_rtmix_curriculum(args)
-    given = [f"--{k.replace('_', '-')}" for k in CURRICULUM_DEFAULTS if getattr(args, k) is not None]
+    given = [f"--{k.replace('_', '-')}" for k in (*CURRICULUM_DEFAULTS, "curriculum_priority")
+             if getattr(args, k) is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
     if (args.recipe or "dagger") == "dagger":
@@ -582,6 +583,12 @@ def cmd_train_rtmix_curriculum(args) -> int:
         RtMixSpec(order=args.curriculum_order)
     except ValueError as exc:
         raise UsageError(f"--curriculum-order: {exc}") from None
+    if args.curriculum_priority is not None:
+        try:
+            RtMixSpec(batch_priority=args.curriculum_priority)
+            make_policy(args.teacher, priority=args.curriculum_priority)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"--curriculum-priority: {exc}") from None
     init = args.init_from or PRETRAINED_RTMIX
     st = read_model_file(init)
     if st["agent"] != "rtmix":
@@ -597,7 +604,8 @@ def cmd_train_rtmix_curriculum(args) -> int:
     res = run_curriculum(out, init, rounds=args.curriculum_rounds, weeks=args.curriculum_weeks, machines=machines,
                          small_episodes=args.small_episodes, small_repeat=args.small_repeat,
                          epochs=args.bc_epochs or 20, seed=args.seed, teacher=args.teacher, checkpoint=checkpoint,
-                         order=args.curriculum_order, torch_threads=args.torch_threads or 1, progress=say)
+                         order=args.curriculum_order, priority=args.curriculum_priority,
+                         torch_threads=args.torch_threads or 1, progress=say)
     if args.json:
         print(json.dumps(res, indent=1, allow_nan=False))
     else:

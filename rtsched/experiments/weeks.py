@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 
 from heuristics.registry import SCHEMES, make_policy
 from milp.compare import paired_bootstrap
+from rtsched.errors import OptionError
 from rtsched.io import read_workload
 from rtsched.jobs import Workload
 from rtsched.pipeline import RunSpec, execute
@@ -115,10 +116,31 @@ def run_week(week: Week, policy: str, seed: int, data_dir: str | Path, *, days: 
 
 def policy_fields(name: str) -> dict[str, Any]:
     """The ``RunSpec`` fields that run ``name``: a seed-002 scheme as itself (its own checkpoint
-    model), anything else (an rtmix model, ``replan``) as a policy under JIT checkpointing."""
+    model), ``SCHEME:KEY=VALUE,...`` as that scheme with those policy options (e.g.
+    ``wcjs-jit:priority=sjf``: WCJS with SJF as its batch order; numbers are read as numbers),
+    anything else (an rtmix model, ``replan``) as a policy under JIT checkpointing."""
     if name.strip().lower() in SCHEMES:
         return {"scheme": name, "policy": None, "checkpoint": None}
+    head, sep, rest = name.partition(":")
+    if sep and head.strip().lower() in SCHEMES:
+        options: dict[str, Any] = {}
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise OptionError(f"policy {name!r}: {item!r} is not KEY=VALUE (e.g. wcjs-jit:priority=sjf)")
+            options[key.strip()] = _number_or_text(value.strip())
+        return {"scheme": head.strip(), "policy": None, "checkpoint": None, "policy_options": options}
     return {"scheme": None, "policy": name, "checkpoint": "jit"}
+
+
+def _number_or_text(value: str) -> Any:
+    """An option value as written: an int or a float where it reads as one, else the text."""
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
 
 
 def outcome_row(rec, what: str) -> dict[str, Any]:

@@ -7,7 +7,8 @@ One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choi
   (best fit, ``MachineState.find``); legal iff one of its size is free in this pass's plan.  The
   visible jobs are the first ``window`` of the queue in the spec's ``order``: RTJs first by submit
   time (ties by id), then the BJs — ``"submit"``: by submit time; ``"backfill"``: the BJ at the
-  head of Cobalt's wfp2 order (``heuristics.priorities``, the order WCJS serves), then the BJs that
+  head of Cobalt's wfp2 order (``heuristics.priorities``, the order WCJS serves; another batch order
+  with ``RtMixSpec.batch_priority``, and "wfp2" below means that order), then the BJs that
   the wfp2 + first-fit batch pass (``heuristics.batch.schedule_batch``, WCJS's low-priority pass,
   on the view that pass sees: ``heuristics.realtime.batch_pass_view``) would start now, then the
   rest, each group in wfp2 order, so that on a long queue (a Mira week) the jobs a backfilling
@@ -84,7 +85,9 @@ from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
 from rtsched.sim.state import RUNNING, JobState
 
-_WFP2 = get_priority("wfp2")  # the batch order WCJS serves (heuristics.realtime.RealTimePolicy)
+# The batch order WCJS serves by default (heuristics.realtime.RealTimePolicy); ``RtMixSpec.batch_priority``
+# may name another of ``heuristics.priorities`` (a WCJS teacher run with that priority).
+BATCH_PRIORITY = "wfp2"
 
 # Normalisation constants (documented in docs/rl.md).
 TIME_SCALE = 14400.0  # s: walltimes, waits and checkpoint ages are divided by 4 h
@@ -131,7 +134,9 @@ class RtMixSpec:
     waiting BJ (0: none, the action space of the agents trained before them); ``eligibility`` the
     partitions an RTJ's candidate slots may free (``ELIGIBILITIES``); ``wake`` whether a pass that
     leaves a job waiting asks for a scheduling point when a running BJ becomes splittable
-    (``split_wake``).  The defaults are the action space of the agents trained before the options."""
+    (``split_wake``); ``batch_priority`` the batch order of the backfill window and its batch pass
+    (WCJS's wfp2 by default; issue 23, seventh session: WCJS with SJF is the curriculum's stronger
+    teacher on Mira-like weeks).  The defaults are the action space of the agents trained before the options."""
 
     window: int = 8
     candidates: int = 4
@@ -143,8 +148,10 @@ class RtMixSpec:
     shield: str = "none"
     conserve: float | None = None
     shield_theta: float = 1.2
+    batch_priority: str = BATCH_PRIORITY
 
     def __post_init__(self) -> None:
+        get_priority(self.batch_priority)  # an unknown name fails here (ValueError naming the choices)
         if self.order not in ORDERS and _order_bound(self.order) is None:
             raise ValueError(f"unknown rtmix window order {self.order!r}; choose from {', '.join(ORDERS)}")
         if self.eligibility not in ELIGIBILITIES:
@@ -223,7 +230,7 @@ class RtMixPass:
         self._leaving: dict[int, int] = {}
         self._pass_ends: list[tuple[int, int]] = []  # (partition, walltime-based end) of this pass's starts
         if bjs and (len(view.running) + len(view.queue) if spec.counts_load else len(bjs)) > spec.backfill_above:
-            order = _WFP2.order(bjs, self.now, machine.total_nodes)
+            order = get_priority(spec.batch_priority).order(bjs, self.now, machine.total_nodes)
             self._bj_order = order
             would = self._batch_starts(order)
             self.backfill_alloc = would

@@ -58,7 +58,7 @@ from rtsched.generators.smallmix import random_jobs
 from rtsched.jobs import Job, Workload
 from rtsched.machines import machine_from_spec
 from rtsched.metrics import slowdown
-from rtsched.rl.rtmix.core import OBS_HIGH, RtMixPass, RtMixSpec
+from rtsched.rl.rtmix.core import BATCH_PRIORITY, OBS_HIGH, RtMixPass, RtMixSpec
 from rtsched.sim.core import Simulator
 from rtsched.validate import validate_schedule
 
@@ -85,7 +85,7 @@ class RtMixEnv(gym.Env):
                  generator: dict | None = None, validate: bool = True, baseline: str | None = None,
                  order: str = "submit", bj_candidates: int = 0, eligibility: str = "wcjs",
                  wake: bool = False, shield: str = "none", conserve: float | None = None,
-                 shield_theta: float = 1.2) -> None:
+                 shield_theta: float = 1.2, batch_priority: str = BATCH_PRIORITY) -> None:
         super().__init__()
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
@@ -96,7 +96,8 @@ class RtMixEnv(gym.Env):
         self.checkpoint = CheckpointModel.parse(checkpoint)
         self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order), int(bj_candidates),
                                str(eligibility), bool(wake), str(shield),
-                               None if conserve is None else float(conserve), float(shield_theta))
+                               None if conserve is None else float(conserve), float(shield_theta),
+                               str(batch_priority))
         self.n_bj, self.n_rt = int(n_bj), int(n_rt)
         self.theta, self.penalty = float(theta), float(penalty)
         self.seed_range = (int(seed_range[0]), int(seed_range[1]))
@@ -135,7 +136,9 @@ class RtMixEnv(gym.Env):
                 **({"wake": True} if self.spec_.wake else {}),
                 **({"shield": self.spec_.shield} if self.spec_.shield != "none" else {}),
                 **({"conserve": self.spec_.conserve} if self.spec_.conserve is not None else {}),
-                **({"shield_theta": self.spec_.shield_theta} if self.spec_.shield_theta != 1.2 else {})}
+                **({"shield_theta": self.spec_.shield_theta} if self.spec_.shield_theta != 1.2 else {}),
+                **({"batch_priority": self.spec_.batch_priority} if self.spec_.batch_priority != BATCH_PRIORITY
+                   else {})}
 
     def make_jobs(self, seed: int) -> list[Job]:
         return random_jobs(seed, self.n_bj, self.n_rt, self.blocks, **self.generator)

@@ -74,6 +74,9 @@ _CURRICULUM = (
                 "(default backfill): backfill or auto (backfill only in a pass where more BJs wait than the window shows; "
                 "a Table-3 instance stays in the submit order) or auto:N (more than N BJs) or load[:N] (more jobs running "
                 "or waiting than the window, or N) or submit"),
+    TrainOption(("--curriculum-priority",), "rtmix curriculum: the batch order of the WCJS teacher (its priority) "
+                "and of the backfill window of the environments and written models (default: the init model's, wfp2 "
+                "for models before the option), one of heuristics.priorities (e.g. sjf)"),
     TrainOption(("--small-repeat",), "rtmix curriculum: weight of those instances in cloning, as repeats (default "
                 f"{CURRICULUM_DEFAULTS['small_repeat']})", kind="int"),
 )

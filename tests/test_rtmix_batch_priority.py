@@ -1,0 +1,91 @@
+"""rtmix's batch order (``RtMixSpec.batch_priority``, issue 23, seventh session): the backfill window and
+its batch pass follow WCJS's wfp2 by default, or another priority of ``heuristics.priorities`` (the
+curriculum's ``--curriculum-priority``, with the WCJS teacher run under the same priority)."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("gymnasium")
+
+from rtsched.checkpoint import CheckpointModel  # noqa: E402
+from rtsched.jobs import Job, Workload  # noqa: E402
+from rtsched.machines import machine_from_spec  # noqa: E402
+from rtsched.rl.rtmix.core import RtMixPass, RtMixSpec  # noqa: E402
+from rtsched.sim.decisions import Start  # noqa: E402
+
+
+def _pass_at_400(**spec) -> RtMixPass:
+    """Mira:2 (two 512-node halves); job 1 (512 nodes) runs on half 0 from 0.  Waiting at 400: job 2
+    (1024 nodes, walltime 5,000 s, submitted at 0), 512-node jobs 3, 4, 5 submitted at 300 with
+    walltimes 3,000, 200 and 100 s, and job 6 (512 nodes, 50 s) submitted at 400."""
+    from rtsched.sim.core import Simulator
+
+    jobs = [Job(1, 0, 1000, 1000, 512), Job(2, 0, 5000, 5000, 1024), Job(3, 300, 3000, 3000, 512),
+            Job(4, 300, 200, 200, 512), Job(5, 300, 100, 100, 512), Job(6, 400, 50, 50, 512)]
+    machine = machine_from_spec("mira:2")
+    sim = Simulator(Workload(jobs, name="prio", max_nodes=machine.total_nodes), machine,
+                    checkpoint=CheckpointModel.parse("jit"))
+    assert sim.advance()
+    sim.apply([Start(1, 0)])
+    while sim.view.now < 400:
+        assert sim.advance()
+    return RtMixPass(sim.view, RtMixSpec(window=3, order="backfill", **spec))
+
+
+def _bj_ids(ps: RtMixPass) -> list[int]:
+    return [js.info.id for js in ps.queue if js.info.kind != "rt"]
+
+
+def test_the_backfill_window_follows_the_batch_priority():
+    wfp2 = _pass_at_400()
+    sjf = _pass_at_400(batch_priority="sjf")
+    # wfp2 (Cobalt's, the default): wait² / walltime³ × nodes / 1024 at 400 s, highest first —
+    # job 5: 100² / 100³ × 0.5 = 5e-3, 4: 100² / 200³ × 0.5 = 6.25e-4, 2: 400² / 5000³ × 1 = 1.28e-6,
+    # 3: 100² / 3000³ × 0.5 = 1.9e-7, 6: 0 (just arrived); the head (5) takes the free half
+    assert _bj_ids(wfp2) == [5, 4, 2, 3, 6] and set(wfp2.backfill_alloc) == {5}
+    # SJF: shortest walltime first (6: 50 s, 5: 100 s, 4: 200 s, 3, then 2); the head (6) takes the free half
+    assert _bj_ids(sjf) == [6, 5, 4, 3, 2] and set(sjf.backfill_alloc) == {6}
+    assert sjf.mask()[0] and not sjf.mask()[1]  # only the batch pass's start is legal among the BJs
+
+
+def test_an_unknown_batch_priority_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="unknown priority 'nope'; choose from .*sjf"):
+        RtMixSpec(batch_priority="nope")
+
+
+def test_the_environment_records_the_priority_only_when_it_is_not_wfp2_and_the_policy_reads_it():
+    from rtsched.rl.rtmix.env import RtMixEnv
+
+    assert "batch_priority" not in RtMixEnv("mira:16").config()  # the models before the option stay as they were
+    assert RtMixEnv("mira:16", batch_priority="sjf").config()["batch_priority"] == "sjf"
+    with pytest.raises(ValueError, match="unknown priority"):
+        RtMixEnv("mira:16", batch_priority="nope")
+
+
+def test_the_curriculum_writes_the_priority_and_its_policy_uses_it(tmp_path):
+    from rtsched.rl.modelfiles import read_model_file
+    from rtsched.rl.rtmix.dagger import run_dagger
+    from rtsched.rl.rtmix.policy import RtMixPolicy
+    from rtsched.rl.rtmix.train import run_curriculum
+
+    run_dagger(str(tmp_path / "dagger"), teacher="wcjs", rounds=1, episodes=1, bc_epochs=1, eligibility="any")
+    init = str(tmp_path / "dagger" / "round-0.pt")
+    assert RtMixPolicy(init).spec.batch_priority == "wfp2"  # a model without the setting: WCJS's order
+    res = run_curriculum(str(tmp_path / "cur"), init, rounds=1, weeks=1, small_episodes=2, epochs=1,
+                         progress=None, days=0.5, order="load", priority="sjf")
+    for row in res["rounds"]:
+        out = read_model_file(row["model"])
+        assert out["env"]["batch_priority"] == "sjf" and out["history"][-1]["batch_priority"] == "sjf"
+        assert RtMixPolicy(row["model"]).spec.batch_priority == "sjf"
+
+
+def test_the_command_line_refuses_a_bad_priority_or_one_without_the_curriculum(tmp_path, capsys):
+    from rtsched.cli import main as cli_main
+
+    for argv, message in ((["--curriculum-rounds", "0", "--curriculum-priority", "nope"],
+                           "--curriculum-priority: unknown priority 'nope'; choose from"),
+                          (["--curriculum-priority", "sjf"], "--curriculum-priority: options of the curriculum")):
+        assert cli_main(["rl", "train", "--agent", "rtmix", "--out", str(tmp_path / "x"), *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "x").exists()
