@@ -1,6 +1,7 @@
-"""rtmix's batch order (``RtMixSpec.batch_priority``, issue 23, seventh session): the backfill window and
-its batch pass follow WCJS's wfp2 by default, or another priority of ``heuristics.priorities`` (the
-curriculum's ``--curriculum-priority``, with the WCJS teacher run under the same priority)."""
+"""rtmix's batch pass (``RtMixSpec.batch_priority`` / ``batch_backfill``, issue 23, seventh session): the
+backfill window and its batch pass follow WCJS's wfp2 order and first-fit backfilling by default, or
+another priority / backfilling (the curriculum's ``--curriculum-priority`` / ``--curriculum-backfill``,
+with the WCJS teacher run under the same settings)."""
 from __future__ import annotations
 
 import pytest
@@ -48,9 +49,42 @@ def test_the_backfill_window_follows_the_batch_priority():
     assert sjf.mask()[0] and not sjf.mask()[1]  # only the batch pass's start is legal among the BJs
 
 
-def test_an_unknown_batch_priority_is_refused_with_the_choices():
+def test_an_unknown_batch_priority_or_backfill_is_refused_with_the_choices():
     with pytest.raises(ValueError, match="unknown priority 'nope'; choose from .*sjf"):
         RtMixSpec(batch_priority="nope")
+    with pytest.raises(ValueError, match="unknown backfill 'nope'; choose from none, easy, ff"):
+        RtMixSpec(batch_backfill="nope")
+
+
+def _pass_with_head_reservation(**spec) -> RtMixPass:
+    """Mira:2; job 1 (512 nodes, walltime 1,000 s) runs on half 0 from 0.  Waiting at 400: job 2
+    (1024 nodes, 5,000 s, submitted at 0), 512-node jobs 3 (3,000 s) and 4 (2,000 s) submitted at 300,
+    6 (590 s) at 395 and 5 (500 s) at 400.  wfp2 keys (wait² / walltime³ × nodes / 1024): 2: 1.28e-6,
+    4: 6.3e-7, 3: 1.9e-7, 6: 6.1e-8, 5: 0 — so job 2 heads the order and does not fit; it is reserved
+    at 1000 (job 1's walltime end) on the whole machine, so only a job ending by 1000 may use the free
+    half: 6 (ends 990) and 5 (900) both could, and only one fits."""
+    from rtsched.sim.core import Simulator
+
+    jobs = [Job(1, 0, 1000, 1000, 512), Job(2, 0, 5000, 5000, 1024), Job(3, 300, 3000, 3000, 512),
+            Job(4, 300, 2000, 2000, 512), Job(6, 395, 590, 590, 512), Job(5, 400, 500, 500, 512)]
+    machine = machine_from_spec("mira:2")
+    sim = Simulator(Workload(jobs, name="bf", max_nodes=machine.total_nodes), machine,
+                    checkpoint=CheckpointModel.parse("jit"))
+    assert sim.advance()
+    sim.apply([Start(1, 0)])
+    while sim.view.now < 400:
+        assert sim.advance()
+    return RtMixPass(sim.view, RtMixSpec(window=4, order="backfill", **spec))
+
+
+def test_the_backfill_window_follows_the_batch_backfilling():
+    ff = _pass_with_head_reservation()
+    sjf = _pass_with_head_reservation(batch_backfill="sjf")
+    # first-fit (WCJS's, the default) backfills in wfp2 order: 4 and 3 end too late, 6 is the first that fits
+    assert set(ff.backfill_alloc) == {6} and _bj_ids(ff) == [2, 6, 4, 3, 5]
+    # SJF backfilling offers the shortest first: 5
+    assert set(sjf.backfill_alloc) == {5} and _bj_ids(sjf) == [2, 5, 4, 3, 6]
+    assert list(sjf.mask()[:4]) == [False, True, False, False]  # the head does not fit; only 5 may start
 
 
 def test_the_environment_records_the_priority_only_when_it_is_not_wfp2_and_the_policy_reads_it():
@@ -58,6 +92,8 @@ def test_the_environment_records_the_priority_only_when_it_is_not_wfp2_and_the_p
 
     assert "batch_priority" not in RtMixEnv("mira:16").config()  # the models before the option stay as they were
     assert RtMixEnv("mira:16", batch_priority="sjf").config()["batch_priority"] == "sjf"
+    assert RtMixEnv("mira:16", batch_backfill="sjf").config()["batch_backfill"] == "sjf"
+    assert "batch_backfill" not in RtMixEnv("mira:16", batch_priority="sjf").config()
     with pytest.raises(ValueError, match="unknown priority"):
         RtMixEnv("mira:16", batch_priority="nope")
 
@@ -70,13 +106,16 @@ def test_the_curriculum_writes_the_priority_and_its_policy_uses_it(tmp_path):
 
     run_dagger(str(tmp_path / "dagger"), teacher="wcjs", rounds=1, episodes=1, bc_epochs=1, eligibility="any")
     init = str(tmp_path / "dagger" / "round-0.pt")
-    assert RtMixPolicy(init).spec.batch_priority == "wfp2"  # a model without the setting: WCJS's order
+    assert (RtMixPolicy(init).spec.batch_priority, RtMixPolicy(init).spec.batch_backfill) == ("wfp2", "ff")
     res = run_curriculum(str(tmp_path / "cur"), init, rounds=1, weeks=1, small_episodes=2, epochs=1,
-                         progress=None, days=0.5, order="load", priority="sjf")
+                         progress=None, days=0.5, order="load",
+                         batch_settings={"batch_priority": "sjf", "batch_backfill": "sjf"})
     for row in res["rounds"]:
         out = read_model_file(row["model"])
         assert out["env"]["batch_priority"] == "sjf" and out["history"][-1]["batch_priority"] == "sjf"
-        assert RtMixPolicy(row["model"]).spec.batch_priority == "sjf"
+        assert out["env"]["batch_backfill"] == "sjf"
+        spec = RtMixPolicy(row["model"]).spec
+        assert (spec.batch_priority, spec.batch_backfill) == ("sjf", "sjf")
 
 
 def test_the_command_line_refuses_a_bad_priority_or_one_without_the_curriculum(tmp_path, capsys):
@@ -84,7 +123,10 @@ def test_the_command_line_refuses_a_bad_priority_or_one_without_the_curriculum(t
 
     for argv, message in ((["--curriculum-rounds", "0", "--curriculum-priority", "nope"],
                            "--curriculum-priority: unknown priority 'nope'; choose from"),
-                          (["--curriculum-priority", "sjf"], "--curriculum-priority: options of the curriculum")):
+                          (["--curriculum-rounds", "0", "--curriculum-backfill", "nope"],
+                           "--curriculum-backfill: unknown backfill 'nope'; choose from"),
+                          (["--curriculum-priority", "sjf"], "--curriculum-priority: options of the curriculum"),
+                          (["--curriculum-backfill", "sjf"], "--curriculum-backfill: options of the curriculum")):
         assert cli_main(["rl", "train", "--agent", "rtmix", "--out", str(tmp_path / "x"), *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1

@@ -363,7 +363,7 @@ def cmd_train_rtmix(args) -> int:
     with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
     if args.curriculum_rounds is not None:
         return cmd_train_rtmix_curriculum(args)
-    given = [f"--{k.replace('_', '-')}" for k in (*CURRICULUM_DEFAULTS, "curriculum_priority")
+    given = [f"--{k.replace('_', '-')}" for k in (*CURRICULUM_DEFAULTS, "curriculum_priority", "curriculum_backfill")
              if getattr(args, k) is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
@@ -583,12 +583,18 @@ def cmd_train_rtmix_curriculum(args) -> int:
         RtMixSpec(order=args.curriculum_order)
     except ValueError as exc:
         raise UsageError(f"--curriculum-order: {exc}") from None
-    if args.curriculum_priority is not None:
+    batch = {}
+    for flag, setting, option in (("--curriculum-priority", "batch_priority", "priority"),
+                                  ("--curriculum-backfill", "batch_backfill", "backfill")):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is None:
+            continue
         try:
-            RtMixSpec(batch_priority=args.curriculum_priority)
-            make_policy(args.teacher, priority=args.curriculum_priority)
+            RtMixSpec(**{setting: value})
+            make_policy(args.teacher, **{option: value})
         except (ValueError, TypeError) as exc:
-            raise UsageError(f"--curriculum-priority: {exc}") from None
+            raise UsageError(f"{flag}: {exc}") from None
+        batch[setting] = value
     init = args.init_from or PRETRAINED_RTMIX
     st = read_model_file(init)
     if st["agent"] != "rtmix":
@@ -604,7 +610,7 @@ def cmd_train_rtmix_curriculum(args) -> int:
     res = run_curriculum(out, init, rounds=args.curriculum_rounds, weeks=args.curriculum_weeks, machines=machines,
                          small_episodes=args.small_episodes, small_repeat=args.small_repeat,
                          epochs=args.bc_epochs or 20, seed=args.seed, teacher=args.teacher, checkpoint=checkpoint,
-                         order=args.curriculum_order, priority=args.curriculum_priority,
+                         order=args.curriculum_order, batch_settings=batch,
                          torch_threads=args.torch_threads or 1, progress=say)
     if args.json:
         print(json.dumps(res, indent=1, allow_nan=False))

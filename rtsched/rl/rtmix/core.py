@@ -75,6 +75,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from heuristics.backfill import BACKFILLS
 from heuristics.batch import schedule_batch
 from heuristics.priorities import get_priority
 from heuristics.realtime import Holders, _bits, batch_pass_view, wcjs_eligible
@@ -85,9 +86,11 @@ from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
 from rtsched.sim.state import RUNNING, JobState
 
-# The batch order WCJS serves by default (heuristics.realtime.RealTimePolicy); ``RtMixSpec.batch_priority``
-# may name another of ``heuristics.priorities`` (a WCJS teacher run with that priority).
+# The batch order WCJS serves by default (heuristics.realtime.RealTimePolicy) and the backfilling of its
+# batch pass; ``RtMixSpec.batch_priority`` / ``batch_backfill`` may name another of ``heuristics.priorities``
+# / ``heuristics.backfill.BACKFILLS`` (a WCJS teacher run with those settings).
 BATCH_PRIORITY = "wfp2"
+BATCH_BACKFILL = "ff"
 
 # Normalisation constants (documented in docs/rl.md).
 TIME_SCALE = 14400.0  # s: walltimes, waits and checkpoint ages are divided by 4 h
@@ -134,9 +137,9 @@ class RtMixSpec:
     waiting BJ (0: none, the action space of the agents trained before them); ``eligibility`` the
     partitions an RTJ's candidate slots may free (``ELIGIBILITIES``); ``wake`` whether a pass that
     leaves a job waiting asks for a scheduling point when a running BJ becomes splittable
-    (``split_wake``); ``batch_priority`` the batch order of the backfill window and its batch pass
-    (WCJS's wfp2 by default; issue 23, seventh session: WCJS with SJF is the curriculum's stronger
-    teacher on Mira-like weeks).  The defaults are the action space of the agents trained before the options."""
+    (``split_wake``); ``batch_priority`` and ``batch_backfill`` the batch order and the backfilling of
+    the backfill window's batch pass (WCJS's wfp2 and first-fit by default; issue 23, seventh session:
+    WCJS with another batch pass is the curriculum's stronger teacher on Mira-like weeks).  The defaults are the action space of the agents trained before the options."""
 
     window: int = 8
     candidates: int = 4
@@ -149,9 +152,12 @@ class RtMixSpec:
     conserve: float | None = None
     shield_theta: float = 1.2
     batch_priority: str = BATCH_PRIORITY
+    batch_backfill: str = BATCH_BACKFILL
 
     def __post_init__(self) -> None:
         get_priority(self.batch_priority)  # an unknown name fails here (ValueError naming the choices)
+        if self.batch_backfill not in BACKFILLS:
+            raise ValueError(f"unknown backfill {self.batch_backfill!r}; choose from {', '.join(BACKFILLS)}")
         if self.order not in ORDERS and _order_bound(self.order) is None:
             raise ValueError(f"unknown rtmix window order {self.order!r}; choose from {', '.join(ORDERS)}")
         if self.eligibility not in ELIGIBILITIES:
@@ -250,7 +256,7 @@ class RtMixPass:
         pass's plan, seen as WCJS's low-priority pass sees it (``heuristics.realtime.batch_pass_view``)."""
         jit = self.model.kind is CheckpointKind.JIT
         pv = batch_pass_view(self.view, self._rt_started, self._leaving, jit)
-        return {d.job_id: d.alloc for d in schedule_batch(pv, order, "ff", state=self.plan.copy())
+        return {d.job_id: d.alloc for d in schedule_batch(pv, order, self.spec.batch_backfill, state=self.plan.copy())
                 if isinstance(d, Start)}
 
     # ------------------------------------------------------------------------------ actions

@@ -58,7 +58,7 @@ from rtsched.generators.smallmix import random_jobs
 from rtsched.jobs import Job, Workload
 from rtsched.machines import machine_from_spec
 from rtsched.metrics import slowdown
-from rtsched.rl.rtmix.core import BATCH_PRIORITY, OBS_HIGH, RtMixPass, RtMixSpec
+from rtsched.rl.rtmix.core import BATCH_BACKFILL, BATCH_PRIORITY, OBS_HIGH, RtMixPass, RtMixSpec
 from rtsched.sim.core import Simulator
 from rtsched.validate import validate_schedule
 
@@ -85,7 +85,8 @@ class RtMixEnv(gym.Env):
                  generator: dict | None = None, validate: bool = True, baseline: str | None = None,
                  order: str = "submit", bj_candidates: int = 0, eligibility: str = "wcjs",
                  wake: bool = False, shield: str = "none", conserve: float | None = None,
-                 shield_theta: float = 1.2, batch_priority: str = BATCH_PRIORITY) -> None:
+                 shield_theta: float = 1.2, batch_priority: str = BATCH_PRIORITY,
+                 batch_backfill: str = BATCH_BACKFILL) -> None:
         super().__init__()
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
@@ -97,7 +98,7 @@ class RtMixEnv(gym.Env):
         self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order), int(bj_candidates),
                                str(eligibility), bool(wake), str(shield),
                                None if conserve is None else float(conserve), float(shield_theta),
-                               str(batch_priority))
+                               str(batch_priority), str(batch_backfill))
         self.n_bj, self.n_rt = int(n_bj), int(n_rt)
         self.theta, self.penalty = float(theta), float(penalty)
         self.seed_range = (int(seed_range[0]), int(seed_range[1]))
@@ -138,6 +139,8 @@ class RtMixEnv(gym.Env):
                 **({"conserve": self.spec_.conserve} if self.spec_.conserve is not None else {}),
                 **({"shield_theta": self.spec_.shield_theta} if self.spec_.shield_theta != 1.2 else {}),
                 **({"batch_priority": self.spec_.batch_priority} if self.spec_.batch_priority != BATCH_PRIORITY
+                   else {}),
+                **({"batch_backfill": self.spec_.batch_backfill} if self.spec_.batch_backfill != BATCH_BACKFILL
                    else {})}
 
     def make_jobs(self, seed: int) -> list[Job]:

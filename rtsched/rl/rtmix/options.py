@@ -77,6 +77,9 @@ _CURRICULUM = (
     TrainOption(("--curriculum-priority",), "rtmix curriculum: the batch order of the WCJS teacher (its priority) "
                 "and of the backfill window of the environments and written models (default: the init model's, wfp2 "
                 "for models before the option), one of heuristics.priorities (e.g. sjf)"),
+    TrainOption(("--curriculum-backfill",), "rtmix curriculum: the backfilling of the WCJS teacher's batch pass and "
+                "of the environments' and written models' backfill window (default: the init model's, ff for models "
+                "before the option): none, easy, ff, bf, sjf or rlscheduler (heuristics.backfill)"),
     TrainOption(("--small-repeat",), "rtmix curriculum: weight of those instances in cloning, as repeats (default "
                 f"{CURRICULUM_DEFAULTS['small_repeat']})", kind="int"),
 )

@@ -20,7 +20,7 @@ from heuristics.wcjs import WcjsConfig
 from rtsched.rl.nets import NumpyActor
 from rtsched.rl.modelfiles import LoadedModel, agent_model
 from rtsched.rl.policies import ModelPolicyError
-from rtsched.rl.rtmix.core import BATCH_PRIORITY, RtMixPass, RtMixSpec
+from rtsched.rl.rtmix.core import BATCH_BACKFILL, BATCH_PRIORITY, RtMixPass, RtMixSpec
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision
 
@@ -47,7 +47,8 @@ class RtMixPolicy:
                               str(env.get("shield", "none")),  # models before the shield: none
                               None if env.get("conserve") is None else float(env["conserve"]),
                               float(env.get("shield_theta", 1.2)),
-                              str(env.get("batch_priority", BATCH_PRIORITY)))  # models before it: wfp2
+                              str(env.get("batch_priority", BATCH_PRIORITY)),  # models before it: wfp2
+                              str(env.get("batch_backfill", BATCH_BACKFILL)))  # and first-fit
         if self.spec.n_actions != int(self.model.arch["window"]):
             raise ValueError(f"{self.model.path}: the network has {self.model.arch['window']} action slots, the "
                              f"environment settings give {self.spec.n_actions}")

@@ -30,7 +30,7 @@ from rtsched.rl.trainer import PPOConfig, PPOTrainer, split_options
 
 ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range",
                "baseline", "order", "bj_candidates", "eligibility", "wake", "shield", "conserve",
-               "shield_theta", "batch_priority")
+               "shield_theta", "batch_priority", "batch_backfill")
 # PPO defaults of the fine-tuning (a small step from the cloned policy: lower rate, fewer iterations)
 FINE_TUNE = {"pi_lr": 1e-4, "v_lr": 1e-3, "train_pi_iters": 20, "train_v_iters": 40, "trajs_per_epoch": 64,
              "n_envs": 8, "hidden": (64, 32, 16)}
@@ -109,7 +109,11 @@ def miralike_jobs(seed: int, days: float = 7.0, rt_percent: float = 10.0, max_no
 
 # The environment options that shape a model's observation and actions beside the window order
 # (rtsched.rl.rtmix.env): a curriculum starting from a model must keep them (a DAgger model has BJ slots).
-SLOT_OPTIONS = ("bj_candidates", "eligibility", "wake", "shield", "conserve", "shield_theta", "batch_priority")
+SLOT_OPTIONS = ("bj_candidates", "eligibility", "wake", "shield", "conserve", "shield_theta", "batch_priority",
+                "batch_backfill")
+# The batch-pass settings a curriculum may give its environments and models (``RtMixSpec``), and the
+# option of the same meaning of its WCJS teacher (``heuristics.realtime.RealTimePolicy``).
+BATCH_SETTINGS = {"batch_priority": "priority", "batch_backfill": "backfill"}
 
 
 def model_slots(path) -> dict:
@@ -121,16 +125,16 @@ def model_slots(path) -> dict:
 def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mira",), days: float = 7.0,
                     rt_percent: float = 10.0, teacher: str = "wcjs", order: str = "backfill",
                     small_seed: int = TRAIN_SEEDS.start, week_seed: int = CURRICULUM_WEEK_SEEDS.start,
-                    checkpoint: str = "jit", learner=None, priority: str | None = None,
+                    checkpoint: str = "jit", learner=None, batch_settings: dict | None = None,
                     progress: Callable[[str, int, int, dict], None] | None = None) -> dict:
     """The curriculum's imitation data: ``small_episodes`` Table-3 instances (16 blocks) labelled by
     the model ``init`` itself (self-distillation: keeps what it does there) and ``weeks`` generated
     Mira-like weeks per machine of ``week_machines`` labelled by core policy ``teacher``
     (``rtsched.rl.rtmix.teacher``); with ``learner`` (a model) the weeks follow its actions and
-    the teacher only labels them (DAgger), and ``small_episodes`` may be 0.  ``priority``: the batch
-    order of the teacher (its ``priority`` option) and of every environment's backfill window
-    (``batch_priority``), instead of those ``init`` was trained with.  Returns the stacked arrays and
-    per-part statistics."""
+    the teacher only labels them (DAgger), and ``small_episodes`` may be 0.  ``batch_settings``: settings of
+    ``BATCH_SETTINGS`` (e.g. ``{"batch_priority": "sjf"}``) for every environment's backfill window and,
+    as its own options, for the teacher, instead of those ``init`` was trained with.  Returns the
+    stacked arrays and per-part statistics."""
     from heuristics.registry import make_policy
     from rtsched.rl.rtmix.policy import RtMixPolicy
     from rtsched.rl.rtmix.teacher import model_teacher_episode, policy_teacher_episode, stack
@@ -140,9 +144,8 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
     pol = RtMixPolicy(init)
     follow = None if learner is None else RtMixPolicy(learner)
     slots = model_slots(init)
-    if priority is not None:
-        slots["batch_priority"] = priority
-    teacher_options = {"priority": priority} if priority is not None else {}
+    slots.update(batch_settings or {})
+    teacher_options = {BATCH_SETTINGS[k]: v for k, v in (batch_settings or {}).items()}
     make_policy(teacher, **teacher_options)  # a bad name or option fails before any episode
     env = RtMixEnv("mira:16", checkpoint, order=order, validate=True, **slots)
     small = []
@@ -175,10 +178,10 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
 def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float = 1e-3, batch: int = 256,
                      seed: int = 0, order: str = "backfill", progress: Callable | None = None,
                      torch_threads: int | None = 1, note: dict | None = None, distill=None,
-                     priority: str | None = None) -> dict:
+                     batch_settings: dict | None = None) -> dict:
     """Fine-tune the actor of model ``init`` by behaviour cloning on curriculum ``data`` and write
     the result as a model file ``out`` (the same format as ``rtsched rl export``; its environment
-    settings record the window ``order``, and ``priority`` as its ``batch_priority`` when given).  ``distill``: a boolean per sample; those samples are
+    settings record the window ``order`` and the ``batch_settings`` given).  ``distill``: a boolean per sample; those samples are
     fitted to ``init``'s own action probabilities (not only its greedy action), which keeps its
     behaviour where it was trained.  Returns ``{"out", "history"}``."""
     st = read_model_file(init)
@@ -209,7 +212,7 @@ def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float 
                 "init": os.path.basename(os.fspath(init)), **(note or {})})
     out_st = dict(st)
     out_st["actor"] = actor.state_dict()
-    out_st["env"] = dict(st["env"], order=order, **({"batch_priority": priority} if priority is not None else {}))
+    out_st["env"] = dict(st["env"], order=order, **(batch_settings or {}))
     out_st["history"] = list(st.get("history", [])) + [row]
     out_st.pop("critic", None)
     for key in ("pi_opt", "v_opt", "rng"):
@@ -241,7 +244,7 @@ def _load_data(path: str) -> dict:
 def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=("mira",), small_episodes: int = 3000,
                    small_repeat: int = 2, epochs: int = 20, lr: float = 1e-3, seed: int = 0, teacher: str = "wcjs",
                    checkpoint: str = "jit", days: float = 7.0, rt_percent: float = 10.0, order: str = "backfill",
-                   priority: str | None = None, torch_threads: int | None = 1,
+                   batch_settings: dict | None = None, torch_threads: int | None = 1,
                    progress: Callable[[str], None] | None = None) -> dict:
     """The curriculum from Table-3 instances to Mira-like weeks (docs/rl.md, "Curriculum").
 
@@ -255,7 +258,7 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
     of the data (the Table-3 instances and the weeks) and of the written models ("backfill", the
     default; "auto" keeps the submit order wherever the window shows every waiting BJ, so the
     self-distilled Table-3 instances stay in the order a submit-order model was trained in).
-    ``priority``: the batch order of the teacher and of the backfill windows (``curriculum_data``),
+    ``batch_settings``: the batch-pass settings of the teacher and of the backfill windows (``curriculum_data``),
     recorded in every written model.  Returns ``{"model", "rounds": [...]}``."""
     say = progress or (lambda text: None)
     os.makedirs(out, exist_ok=True)
@@ -283,7 +286,8 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
                     d = curriculum_data(init, small_episodes=small_episodes if r == 0 else 0, weeks=weeks,
                                         week_machines=machines, days=days, rt_percent=rt_percent, teacher=teacher,
                                         week_seed=CURRICULUM_WEEK_SEEDS.start + r * weeks, checkpoint=checkpoint,
-                                        learner=learner, order=order, priority=priority, progress=note)
+                                        learner=learner, order=order, batch_settings=batch_settings,
+                                        progress=note)
                     d["parts"]["seconds"] = round(time.perf_counter() - t0, 1)
                     _save_data(dpath, d)
                 datas.append(d)
@@ -296,11 +300,11 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
                             say(f"round {r}: cloning {e}/{n}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
 
                     train_curriculum(init, data, mpath, epochs=epochs, lr=lr, seed=seed, order=order,
-                                     progress=bc_note, torch_threads=torch_threads, priority=priority,
+                                     progress=bc_note, torch_threads=torch_threads, batch_settings=batch_settings,
                                      note={"round": r, "samples": int(len(data["act"])), "teacher": teacher,
                                            "weeks_per_machine": weeks * (r + 1), "small_episodes": small_episodes,
                                            "small_repeat": small_repeat, "order": order,
-                                           **({"batch_priority": priority} if priority is not None else {}),
+                                           **(batch_settings or {}),
                                            "machines": [os.path.basename(m) for m in machines]})
                     say(f"round {r}: model {mpath} ({len(data['act'])} samples)")
                 rows.append({"round": r, "model": mpath, "parts": d["parts"], "samples": int(len(data["act"]))})
@@ -310,5 +314,5 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
     return {"model": learner, "rounds": rows}
 
 
-__all__ = ["behaviour_clone", "curriculum_data", "miralike_jobs", "model_slots", "run_curriculum", "train_curriculum", "train_rtmix", "ENV_OPTIONS",
+__all__ = ["BATCH_SETTINGS", "behaviour_clone", "curriculum_data", "miralike_jobs", "model_slots", "run_curriculum", "train_curriculum", "train_rtmix", "ENV_OPTIONS",
            "FINE_TUNE", "CURRICULUM_WEEK_SEEDS", "CURRICULUM_VALIDATION_SEEDS"]
