@@ -15,22 +15,26 @@ from rtsched.rl.rtmix.core import RtMixPass, RtMixSpec  # noqa: E402
 from rtsched.sim.decisions import Start  # noqa: E402
 
 
-def _pass_at_400(**spec) -> RtMixPass:
-    """Mira:2 (two 512-node halves); job 1 (512 nodes) runs on half 0 from 0.  Waiting at 400: job 2
-    (1024 nodes, walltime 5,000 s, submitted at 0), 512-node jobs 3, 4, 5 submitted at 300 with
-    walltimes 3,000, 200 and 100 s, and job 6 (512 nodes, 50 s) submitted at 400."""
+def _pass_at_400(waiting: list[Job], window: int, **spec) -> RtMixPass:
+    """The backfill-order pass at 400 s on Mira:2 (two 512-node halves): job 1 (512 nodes, walltime
+    1,000 s) runs on half 0 from 0, and the ``waiting`` jobs have been submitted by 400."""
     from rtsched.sim.core import Simulator
 
-    jobs = [Job(1, 0, 1000, 1000, 512), Job(2, 0, 5000, 5000, 1024), Job(3, 300, 3000, 3000, 512),
-            Job(4, 300, 200, 200, 512), Job(5, 300, 100, 100, 512), Job(6, 400, 50, 50, 512)]
     machine = machine_from_spec("mira:2")
-    sim = Simulator(Workload(jobs, name="prio", max_nodes=machine.total_nodes), machine,
-                    checkpoint=CheckpointModel.parse("jit"))
+    sim = Simulator(Workload([Job(1, 0, 1000, 1000, 512), *waiting], name="batch", max_nodes=machine.total_nodes),
+                    machine, checkpoint=CheckpointModel.parse("jit"))
     assert sim.advance()
     sim.apply([Start(1, 0)])
     while sim.view.now < 400:
         assert sim.advance()
-    return RtMixPass(sim.view, RtMixSpec(window=3, order="backfill", **spec))
+    return RtMixPass(sim.view, RtMixSpec(window=window, order="backfill", **spec))
+
+
+def _short_jobs_waiting(**spec) -> RtMixPass:
+    """Waiting at 400: job 2 (1024 nodes, walltime 5,000 s, submitted at 0), 512-node jobs 3, 4, 5
+    submitted at 300 with walltimes 3,000, 200 and 100 s, and job 6 (512 nodes, 50 s) submitted at 400."""
+    return _pass_at_400([Job(2, 0, 5000, 5000, 1024), Job(3, 300, 3000, 3000, 512), Job(4, 300, 200, 200, 512),
+                         Job(5, 300, 100, 100, 512), Job(6, 400, 50, 50, 512)], 3, **spec)
 
 
 def _bj_ids(ps: RtMixPass) -> list[int]:
@@ -38,8 +42,8 @@ def _bj_ids(ps: RtMixPass) -> list[int]:
 
 
 def test_the_backfill_window_follows_the_batch_priority():
-    wfp2 = _pass_at_400()
-    sjf = _pass_at_400(batch_priority="sjf")
+    wfp2 = _short_jobs_waiting()
+    sjf = _short_jobs_waiting(batch_priority="sjf")
     # wfp2 (Cobalt's, the default): wait² / walltime³ × nodes / 1024 at 400 s, highest first —
     # job 5: 100² / 100³ × 0.5 = 5e-3, 4: 100² / 200³ × 0.5 = 6.25e-4, 2: 400² / 5000³ × 1 = 1.28e-6,
     # 3: 100² / 3000³ × 0.5 = 1.9e-7, 6: 0 (just arrived); the head (5) takes the free half
@@ -57,24 +61,13 @@ def test_an_unknown_batch_priority_or_backfill_is_refused_with_the_choices():
 
 
 def _pass_with_head_reservation(**spec) -> RtMixPass:
-    """Mira:2; job 1 (512 nodes, walltime 1,000 s) runs on half 0 from 0.  Waiting at 400: job 2
-    (1024 nodes, 5,000 s, submitted at 0), 512-node jobs 3 (3,000 s) and 4 (2,000 s) submitted at 300,
-    6 (590 s) at 395 and 5 (500 s) at 400.  wfp2 keys (wait² / walltime³ × nodes / 1024): 2: 1.28e-6,
-    4: 6.3e-7, 3: 1.9e-7, 6: 6.1e-8, 5: 0 — so job 2 heads the order and does not fit; it is reserved
-    at 1000 (job 1's walltime end) on the whole machine, so only a job ending by 1000 may use the free
-    half: 6 (ends 990) and 5 (900) both could, and only one fits."""
-    from rtsched.sim.core import Simulator
-
-    jobs = [Job(1, 0, 1000, 1000, 512), Job(2, 0, 5000, 5000, 1024), Job(3, 300, 3000, 3000, 512),
-            Job(4, 300, 2000, 2000, 512), Job(6, 395, 590, 590, 512), Job(5, 400, 500, 500, 512)]
-    machine = machine_from_spec("mira:2")
-    sim = Simulator(Workload(jobs, name="bf", max_nodes=machine.total_nodes), machine,
-                    checkpoint=CheckpointModel.parse("jit"))
-    assert sim.advance()
-    sim.apply([Start(1, 0)])
-    while sim.view.now < 400:
-        assert sim.advance()
-    return RtMixPass(sim.view, RtMixSpec(window=4, order="backfill", **spec))
+    """Waiting at 400: job 2 (1024 nodes, 5,000 s, submitted at 0), 512-node jobs 3 (3,000 s) and 4
+    (2,000 s) submitted at 300, 6 (590 s) at 395 and 5 (500 s) at 400.  wfp2 keys (wait² / walltime³ ×
+    nodes / 1024): 2: 1.28e-6, 4: 6.3e-7, 3: 1.9e-7, 6: 6.1e-8, 5: 0 — so job 2 heads the order and does
+    not fit; it is reserved at 1000 (job 1's walltime end) on the whole machine, so only a job ending by
+    1000 may use the free half: 6 (ends 990) and 5 (900) both could, and only one fits."""
+    return _pass_at_400([Job(2, 0, 5000, 5000, 1024), Job(3, 300, 3000, 3000, 512), Job(4, 300, 2000, 2000, 512),
+                         Job(6, 395, 590, 590, 512), Job(5, 400, 500, 500, 512)], 4, **spec)
 
 
 def test_the_backfill_window_follows_the_batch_backfilling():
