@@ -139,7 +139,8 @@ class RtMixSpec:
     leaves a job waiting asks for a scheduling point when a running BJ becomes splittable
     (``split_wake``); ``batch_priority`` and ``batch_backfill`` the batch order and the backfilling of
     the backfill window's batch pass (WCJS's wfp2 and first-fit by default; issue 23, seventh session:
-    WCJS with another batch pass is the curriculum's stronger teacher on Mira-like weeks).  The defaults are the action space of the agents trained before the options."""
+    WCJS with another batch pass is the curriculum's stronger teacher on Mira-like weeks).  The
+    defaults are the action space of the agents trained before the options."""
 
     window: int = 8
     candidates: int = 4

@@ -131,9 +131,9 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
     the model ``init`` itself (self-distillation: keeps what it does there) and ``weeks`` generated
     Mira-like weeks per machine of ``week_machines`` labelled by core policy ``teacher``
     (``rtsched.rl.rtmix.teacher``); with ``learner`` (a model) the weeks follow its actions and
-    the teacher only labels them (DAgger), and ``small_episodes`` may be 0.  ``batch_settings``: settings of
-    ``BATCH_SETTINGS`` (e.g. ``{"batch_priority": "sjf"}``) for every environment's backfill window and,
-    as its own options, for the teacher, instead of those ``init`` was trained with.  Returns the
+    the teacher only labels them (DAgger), and ``small_episodes`` may be 0.  ``batch_settings``:
+    settings of ``BATCH_SETTINGS`` (e.g. ``{"batch_priority": "sjf"}``) for every environment's backfill
+    window and, as its own options, for the teacher, instead of those ``init`` was trained with.  Returns the
     stacked arrays and per-part statistics."""
     from heuristics.registry import make_policy
     from rtsched.rl.rtmix.policy import RtMixPolicy
@@ -181,8 +181,8 @@ def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float 
                      batch_settings: dict | None = None) -> dict:
     """Fine-tune the actor of model ``init`` by behaviour cloning on curriculum ``data`` and write
     the result as a model file ``out`` (the same format as ``rtsched rl export``; its environment
-    settings record the window ``order`` and the ``batch_settings`` given).  ``distill``: a boolean per sample; those samples are
-    fitted to ``init``'s own action probabilities (not only its greedy action), which keeps its
+    settings record the window ``order`` and the ``batch_settings`` given).  ``distill``: a boolean
+    per sample; those samples are fitted to ``init``'s own action probabilities (not only its greedy action), which keeps its
     behaviour where it was trained.  Returns ``{"out", "history"}``."""
     st = read_model_file(init)
     model = load_model(init)
@@ -258,8 +258,8 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
     of the data (the Table-3 instances and the weeks) and of the written models ("backfill", the
     default; "auto" keeps the submit order wherever the window shows every waiting BJ, so the
     self-distilled Table-3 instances stay in the order a submit-order model was trained in).
-    ``batch_settings``: the batch-pass settings of the teacher and of the backfill windows (``curriculum_data``),
-    recorded in every written model.  Returns ``{"model", "rounds": [...]}``."""
+    ``batch_settings``: the batch-pass settings of the teacher and of the backfill windows
+    (``curriculum_data``), recorded in every written model.  Returns ``{"model", "rounds": [...]}``."""
     say = progress or (lambda text: None)
     os.makedirs(out, exist_ok=True)
     rows = []
