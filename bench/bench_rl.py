@@ -241,12 +241,17 @@ def main(argv=None) -> int:
     require_input("bench_rl", args.trace)
     trace = read_rl_trace(args.trace)
     if args.train_to_target:
-        rows = bench_train_to_target(trace, args.out, args.cap_min, log=args.log, n_envs=args.n_envs,
-                                     seeds=[int(x) for x in args.seeds.split(",")], epochs=args.epochs,
-                                     backfill=args.backfill, filter_epochs=args.filter_epochs, seq_len=args.seq_len,
-                                     trajs_per_epoch=args.trajs_per_epoch, val_len=args.val_len, n_val=args.n_val,
-                                     init_from=args.init_from,
-                                     **({} if args.pi_lr is None else {"pi_lr": args.pi_lr}))
+        try:
+            rows = bench_train_to_target(trace, args.out, args.cap_min, log=args.log, n_envs=args.n_envs,
+                                         seeds=[int(x) for x in args.seeds.split(",")], epochs=args.epochs,
+                                         backfill=args.backfill, filter_epochs=args.filter_epochs,
+                                         seq_len=args.seq_len, trajs_per_epoch=args.trajs_per_epoch,
+                                         val_len=args.val_len, n_val=args.n_val, init_from=args.init_from,
+                                         **({} if args.pi_lr is None else {"pi_lr": args.pi_lr}))
+        except KeyboardInterrupt:  # Ctrl-C: every finished epoch is checkpointed (checkpoint.pt, snapshots/)
+            print(f"bench_rl: interrupted; the finished epochs are in {args.out}: the same command resumes",
+                  file=sys.stderr)
+            return 130
         _print_rows(rows, args.json)
         return 0
     repeat = 2 if args.quick else 5
