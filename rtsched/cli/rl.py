@@ -589,6 +589,7 @@ def cmd_train_rtmix_curriculum(args) -> int:
         value = getattr(args, flag[2:].replace("-", "_"))
         if value is None:
             continue
+        value = value.strip().lower()  # the names of heuristics.priorities / heuristics.backfill
         try:
             RtMixSpec(**{setting: value})
             make_policy(args.teacher, **{option: value})
