@@ -363,7 +363,7 @@ def cmd_train_rtmix(args) -> int:
     with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
     if args.curriculum_rounds is not None:
         return cmd_train_rtmix_curriculum(args)
-    given = [f"--{k.replace('_', '-')}" for k in (*CURRICULUM_DEFAULTS, "curriculum_priority", "curriculum_backfill")
+    given = [f"--{k.replace('_', '-')}" for k in (*CURRICULUM_DEFAULTS, *_curriculum_batch_options())
              if getattr(args, k) is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
@@ -543,6 +543,14 @@ def _run_rtmix_training(args, out, ckpt, data, baseline, done_epochs: int, quiet
 TRAIN_COMMANDS = {"rtmix": cmd_train_rtmix}
 
 
+def _curriculum_batch_options() -> list[str]:
+    """The curriculum's batch-pass options (``--curriculum-priority``, ``--curriculum-backfill``), one per
+    ``rtsched.rl.rtmix.core.BATCH_SETTINGS`` entry, named after the WCJS option they set."""
+    from rtsched.rl.rtmix.core import BATCH_SETTINGS  # not at start-up: the core pulls in the heuristics
+
+    return [f"curriculum_{option}" for option in BATCH_SETTINGS.values()]
+
+
 def cmd_train_rtmix_curriculum(args) -> int:
     """``rtsched rl train --agent rtmix --curriculum-rounds R``: rounds of imitation from Table-3
     instances to generated Mira-like weeks (``rtsched.rl.rtmix.train.run_curriculum``)."""
@@ -578,15 +586,14 @@ def cmd_train_rtmix_curriculum(args) -> int:
         make_policy(args.teacher)
     except ValueError as exc:
         raise UsageError(f"{exc}") from None
-    from rtsched.rl.rtmix.core import RtMixSpec
+    from rtsched.rl.rtmix.core import BATCH_SETTINGS, RtMixSpec
     try:
         RtMixSpec(order=args.curriculum_order)
     except ValueError as exc:
         raise UsageError(f"--curriculum-order: {exc}") from None
     batch = {}
-    for flag, setting, option in (("--curriculum-priority", "batch_priority", "priority"),
-                                  ("--curriculum-backfill", "batch_backfill", "backfill")):
-        value = getattr(args, flag[2:].replace("-", "_"))
+    for (setting, option), name in zip(BATCH_SETTINGS.items(), _curriculum_batch_options()):
+        flag, value = f"--{name.replace('_', '-')}", getattr(args, name)
         if value is None:
             continue
         value = value.strip().lower()  # the names of heuristics.priorities / heuristics.backfill

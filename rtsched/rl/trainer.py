@@ -695,17 +695,17 @@ def _require_training_state(path: str, st: dict, purpose: str) -> None:
                              f"{purpose}; use the run's checkpoint.pt")
 
 
+# Per compared part: settings that never make a run differ (PPO: speed only; env: the same trace may be
+# found elsewhere) and the fields added later that compare as their defaults when absent.
+_NOT_COMPARED = {"ppo": ("torch_threads", "workers", "backend"), "env": ("trace_path",)}
+_ADDED_LATER = {"ppo": _LATER_FIELDS, "env": _LATER_ENV_FIELDS}
+
+
 def _comparable(d: dict, key: str) -> dict:
     d = jsonable(d)
-    if key == "ppo":
-        for k in ("torch_threads", "workers", "backend"):  # speed only
-            d.pop(k, None)
-        for name, default in _LATER_FIELDS.items():
-            if d.get(name, default) == default:
-                d.pop(name, None)
-    if key == "env":
-        d.pop("trace_path", None)  # the same trace may be found elsewhere
-        for name, default in _LATER_ENV_FIELDS.items():
-            if d.get(name, default) == default:
-                d.pop(name, None)
+    for name in _NOT_COMPARED.get(key, ()):
+        d.pop(name, None)
+    for name, default in _ADDED_LATER.get(key, {}).items():
+        if d.get(name, default) == default:
+            d.pop(name, None)
     return d

@@ -91,6 +91,9 @@ from rtsched.sim.state import RUNNING, JobState
 # / ``heuristics.backfill.BACKFILLS`` (a WCJS teacher run with those settings).
 BATCH_PRIORITY = "wfp2"
 BATCH_BACKFILL = "ff"
+# Those ``RtMixSpec`` fields and the WCJS option of the same meaning (``heuristics.realtime.RealTimePolicy``):
+# a curriculum gives both to its environments and its teacher (``--curriculum-priority``, ``--curriculum-backfill``).
+BATCH_SETTINGS = {"batch_priority": "priority", "batch_backfill": "backfill"}
 
 # Normalisation constants (documented in docs/rl.md).
 TIME_SCALE = 14400.0  # s: walltimes, waits and checkpoint ages are divided by 4 h

@@ -23,6 +23,7 @@ import torch
 
 from rtsched.errors import OptionError
 from rtsched.files import FileLock, LockedError, atomic_write_stream
+from rtsched.rl.rtmix.core import BATCH_SETTINGS
 from rtsched.rl.rtmix.env import TRAIN_SEEDS, RtMixEnv
 from rtsched.rl.cloning import behaviour_clone
 from rtsched.rl.modelfiles import CHECKPOINT, LOCK, load_model, read_model_file
@@ -111,9 +112,6 @@ def miralike_jobs(seed: int, days: float = 7.0, rt_percent: float = 10.0, max_no
 # (rtsched.rl.rtmix.env): a curriculum starting from a model must keep them (a DAgger model has BJ slots).
 SLOT_OPTIONS = ("bj_candidates", "eligibility", "wake", "shield", "conserve", "shield_theta", "batch_priority",
                 "batch_backfill")
-# The batch-pass settings a curriculum may give its environments and models (``RtMixSpec``), and the
-# option of the same meaning of its WCJS teacher (``heuristics.realtime.RealTimePolicy``).
-BATCH_SETTINGS = {"batch_priority": "priority", "batch_backfill": "backfill"}
 
 
 def model_slots(path) -> dict:
