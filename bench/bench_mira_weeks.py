@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rtsched.experiments.weeks import DAYS, REFERENCE, WEEKS, paired_weeks, run_week, week_named, week_paths, week_workload  # noqa: E402
+from rtsched.experiments.weeks import DAYS, REFERENCE, WEEKS, paired_weeks, run_week, split_policies, week_named, week_paths, week_workload  # noqa: E402
 from benchcli import one_line_errors  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.files import atomic_write_text  # noqa: E402
 from rtsched.optiontext import int_list  # noqa: E402
@@ -49,7 +49,7 @@ def load_rows(paths) -> list[dict]:
 def run(args) -> list[dict]:
     weeks = [week_named(w.strip()) for w in args.weeks.split(",") if w.strip()]
     seeds = int_list(args.seeds, "--seeds")
-    policies = [p.strip() for p in args.policies.split(";") if p.strip()]
+    policies = split_policies(args.policies)
     rows = load_rows([args.out]) if args.out else []
     done = {(r["week"], r["policy"], r["seed"]) for r in rows}
     progress = open(args.progress, "a", encoding="utf-8") if args.progress else None
@@ -129,7 +129,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--weeks", default=",".join(w.name for w in WEEKS))
     ap.add_argument("--seeds", default="1,2,3,4,5", help="RTJ marking seeds, comma-separated")
-    ap.add_argument("--policies", default=f"{REFERENCE};rtmix", help="';'-separated policy names (a replan name has commas)")
+    ap.add_argument("--policies", default=f"{REFERENCE};rtmix", help="policy names separated by ';' or ',' (rtsched.experiments.weeks.split_policies: 'wcjs-jit:priority=sjf,backfill=sjf,rtmix' is two)")
     ap.add_argument("--days", type=float, default=DAYS, help="results window, days (7; a shorter one is reported "
                     "as another week, WEEK/Nd)")
     ap.add_argument("--data", default=str(SHARED_DATA), help="the shared data folder")

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rtsched.experiments.weeks import (REFERENCE, RT_PERCENT, TAU, WEEKS, outcome_row, policy_fields,  # noqa: E402
+from rtsched.experiments.weeks import (REFERENCE, RT_PERCENT, TAU, WEEKS, outcome_row, policy_fields, split_policies,  # noqa: E402
                                        run_week, week_named, week_paths, week_workload)
 from benchcli import one_line_errors  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.files import atomic_write_text  # noqa: E402
@@ -96,8 +96,8 @@ def main() -> int:
         seeds = seed_list(args.seeds)
         wl = week_workload(log, week)
         where = f"{log.name}, window {week.start}/7 (jobs submitted before its end); machine {partitions.name}"
-    models = [m for m in args.models.split(",") if m.strip()]
-    others = [o for o in args.others.split(",") if o.strip()]
+    models = split_policies(args.models)
+    others = split_policies(args.others)
     if REFERENCE not in others:
         others.insert(0, REFERENCE)
     names = models + others

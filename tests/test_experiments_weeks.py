@@ -77,6 +77,18 @@ def test_a_scheme_with_options_runs_as_that_scheme_with_those_policy_options():
         policy_fields("wcjs-jit:prio")
 
 
+def test_a_policy_list_keeps_each_policys_comma_separated_options_together():
+    from rtsched.experiments.weeks import split_policies
+
+    assert split_policies("wcjs-jit:priority=sjf,backfill=sjf,rtmix") == ["wcjs-jit:priority=sjf,backfill=sjf", "rtmix"]
+    assert split_policies("wcjs-jit, replan:k=2,ms=20 ,models/a.pt") == ["wcjs-jit", "replan:k=2,ms=20", "models/a.pt"]
+    # with a ';' the commas belong to the policies
+    assert split_policies("wcjs-jit;rtmix,x;;") == ["wcjs-jit", "rtmix,x"]
+    # a KEY=VALUE piece after a plain name is its own (bad) entry, for policy_fields to reject by name
+    assert split_policies("rtmix,priority=sjf") == ["rtmix", "priority=sjf"]
+    assert split_policies(" , ") == []
+
+
 def test_wcjs_with_another_batch_order_schedules_a_miralike_day_differently():
     # the option reaches the policy: WCJS-JIT with SJF as its batch order is a different schedule
     from rtsched.experiments.weeks import outcome_row, policy_fields

@@ -133,6 +133,23 @@ def policy_fields(name: str) -> dict[str, Any]:
     return {"scheme": None, "policy": name, "checkpoint": "jit"}
 
 
+def split_policies(text: str) -> list[str]:
+    """A benchmark's policy list: separated by ``;`` when the text has one, else by ``,`` where a piece
+    that holds ``=`` but no ``:`` continues the previous policy's options (``wcjs-jit:priority=sjf,
+    backfill=sjf,rtmix`` is two policies), so options with commas need no other separator."""
+    if ";" in text:
+        return [p.strip() for p in text.split(";") if p.strip()]
+    out: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            continue
+        if out and "=" in piece and ":" not in piece and ":" in out[-1]:
+            out[-1] += "," + piece
+        else:
+            out.append(piece)
+    return out
+
+
 def _number_or_text(value: str) -> Any:
     """An option value as written: an int or a float where it reads as one, else the text."""
     for kind in (int, float):
@@ -194,5 +211,5 @@ def paired_weeks(rows: Sequence[dict[str, Any]], policy: str, reference: str = R
     return out
 
 
-__all__ = ["Week", "WEEKS", "week_named", "week_paths", "week_workload", "run_week", "policy_fields", "outcome_row", "decision_times",
+__all__ = ["Week", "WEEKS", "week_named", "week_paths", "week_workload", "run_week", "policy_fields", "split_policies", "outcome_row", "decision_times",
            "paired_weeks", "REFERENCE", "DAYS", "RT_PERCENT", "TAU"]
