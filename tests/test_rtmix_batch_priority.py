@@ -124,3 +124,31 @@ def test_the_command_line_refuses_a_bad_priority_or_one_without_the_curriculum(t
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_stored_settings_round_trip_and_old_model_files_read_as_the_agents_before_each_option():
+    from rtsched.rl.rtmix.core import OPTIONAL_SETTINGS
+
+    # a model file from before every option records the three always-stored settings only
+    old = RtMixSpec.from_settings({"window": "8", "candidates": 4, "order": "submit", "machine": "mira:16"})
+    assert old == RtMixSpec() and old.optional_settings() == {}
+    # every option set: each read with its type and written back as set, in OPTIONAL_SETTINGS's order
+    stored = {"bj_candidates": 2, "eligibility": "any", "wake": True, "shield": "risk", "conserve": 0,
+              "shield_theta": 1.5, "batch_priority": "sjf", "batch_backfill": "sjf"}
+    spec = RtMixSpec.from_settings({"window": 6, "candidates": 3, "order": "load", **stored})
+    assert (spec.window, spec.candidates, spec.order) == (6, 3, "load")
+    assert spec.optional_settings() == stored and list(spec.optional_settings()) == list(OPTIONAL_SETTINGS)
+    assert isinstance(spec.conserve, float) and spec.n_actions == 6 + 3 + 2 + 1
+    # None is "not set" (an environment's conserve=None); a bad value fails as the constructor does
+    assert RtMixSpec.from_settings({"conserve": None}).conserve is None
+    with pytest.raises(ValueError, match="unknown rtmix shield 'x'"):
+        RtMixSpec.from_settings({"shield": "x"})
+
+
+def test_the_environment_records_only_the_options_that_differ_from_the_agents_before_them():
+    from rtsched.rl.rtmix.env import RtMixEnv
+
+    assert not set(RtMixEnv("mira:16").config()) & {"bj_candidates", "shield", "batch_priority", "conserve"}
+    cfg = RtMixEnv("mira:16", batch_priority="sjf", shield="risk", shield_theta=1.5).config()
+    assert (cfg["batch_priority"], cfg["shield"], cfg["shield_theta"]) == ("sjf", "risk", 1.5)
+    assert "batch_backfill" not in cfg and "wake" not in cfg

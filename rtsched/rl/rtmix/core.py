@@ -71,7 +71,8 @@ returns them from ``decide``.  Neither ever reads an actual runtime.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -173,6 +174,20 @@ class RtMixSpec:
         if self.bj_candidates < 0:
             raise ValueError(f"rtmix bj_candidates must be >= 0, got {self.bj_candidates}")
 
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], wcjs=None) -> "RtMixSpec":
+        """The spec of stored settings (a model file's ``env``, an environment's options): each field read
+        with its type (``SETTING_TYPES``); an absent or None one takes its default, the action space of
+        the agents trained before the option (so every earlier model file loads as it was trained)."""
+        values = {k: kind(settings[k]) for k, kind in SETTING_TYPES.items() if settings.get(k) is not None}
+        return cls(wcjs=WcjsConfig.coerce(wcjs), **values)
+
+    def optional_settings(self) -> dict[str, Any]:
+        """The ``OPTIONAL_SETTINGS`` that differ from their defaults: what a model file records of them
+        (``RtMixEnv.config``), so the files of the agents before an option stay as they were written."""
+        defaults = _setting_defaults()
+        return {k: getattr(self, k) for k in OPTIONAL_SETTINGS if getattr(self, k) != defaults[k]}
+
     @property
     def backfill_above(self) -> float:
         """The backfill order applies in a pass where more than this many BJs wait (``"auto"``) or
@@ -205,6 +220,19 @@ class RtMixSpec:
     def n_features(self) -> int:
         """Features per action row: ``FEATURES``, then ``BJ_FEATURES`` when there are BJ-preemption slots."""
         return N_FEATURES + (len(BJ_FEATURES) if self.bj_candidates else 0)
+
+
+# The stored settings of a spec (every field but ``wcjs``, which is the run's WCJS configuration) and the
+# type each is read with; a model file always records the first three and the others (OPTIONAL_SETTINGS)
+# only when they differ from their defaults (``RtMixSpec.optional_settings``).
+SETTING_TYPES = {"window": int, "candidates": int, "order": str, "bj_candidates": int, "eligibility": str,
+                 "wake": bool, "shield": str, "conserve": float, "shield_theta": float, "batch_priority": str,
+                 "batch_backfill": str}
+OPTIONAL_SETTINGS = tuple(SETTING_TYPES)[3:]
+
+
+def _setting_defaults() -> dict[str, Any]:
+    return {f.name: f.default for f in fields(RtMixSpec) if f.name in SETTING_TYPES}
 
 
 def _order_bound(order: str) -> int | None:
@@ -542,4 +570,4 @@ class RtMixPass:
             row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
 
 
-__all__ = ["BJ_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["BJ_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]

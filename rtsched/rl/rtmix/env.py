@@ -51,7 +51,6 @@ import numpy as np
 from gymnasium import spaces
 
 from heuristics.registry import make_policy
-from heuristics.wcjs import WcjsConfig
 from rtsched.checkpoint import CheckpointModel
 from rtsched.errors import OptionError
 from rtsched.generators.smallmix import random_jobs
@@ -95,10 +94,10 @@ class RtMixEnv(gym.Env):
                               f".xml), not {self.machine.describe()}")
         self.checkpoint_text = checkpoint
         self.checkpoint = CheckpointModel.parse(checkpoint)
-        self.spec_ = RtMixSpec(int(window), int(candidates), WcjsConfig.coerce(wcjs), str(order), int(bj_candidates),
-                               str(eligibility), bool(wake), str(shield),
-                               None if conserve is None else float(conserve), float(shield_theta),
-                               str(batch_priority), str(batch_backfill))
+        self.spec_ = RtMixSpec.from_settings(
+            {"window": window, "candidates": candidates, "order": order, "bj_candidates": bj_candidates,
+             "eligibility": eligibility, "wake": wake, "shield": shield, "conserve": conserve,
+             "shield_theta": shield_theta, "batch_priority": batch_priority, "batch_backfill": batch_backfill}, wcjs)
         self.n_bj, self.n_rt = int(n_bj), int(n_rt)
         self.theta, self.penalty = float(theta), float(penalty)
         self.seed_range = (int(seed_range[0]), int(seed_range[1]))
@@ -132,16 +131,7 @@ class RtMixEnv(gym.Env):
                 "theta": self.theta, "penalty": self.penalty, "seed_range": list(self.seed_range),
                 "generator": self.generator, "baseline": self.baseline, "order": self.spec_.order,
                 # only when set: the settings (and model files) of the agents before the option stay as they were
-                **({"bj_candidates": self.spec_.bj_candidates} if self.spec_.bj_candidates else {}),
-                **({"eligibility": self.spec_.eligibility} if self.spec_.eligibility != "wcjs" else {}),
-                **({"wake": True} if self.spec_.wake else {}),
-                **({"shield": self.spec_.shield} if self.spec_.shield != "none" else {}),
-                **({"conserve": self.spec_.conserve} if self.spec_.conserve is not None else {}),
-                **({"shield_theta": self.spec_.shield_theta} if self.spec_.shield_theta != 1.2 else {}),
-                **({"batch_priority": self.spec_.batch_priority} if self.spec_.batch_priority != BATCH_PRIORITY
-                   else {}),
-                **({"batch_backfill": self.spec_.batch_backfill} if self.spec_.batch_backfill != BATCH_BACKFILL
-                   else {})}
+                **self.spec_.optional_settings()}
 
     def make_jobs(self, seed: int) -> list[Job]:
         return random_jobs(seed, self.n_bj, self.n_rt, self.blocks, **self.generator)

@@ -16,11 +16,10 @@ import numpy as np
 import torch
 
 from heuristics.realtime import require_partitioned
-from heuristics.wcjs import WcjsConfig
 from rtsched.rl.nets import NumpyActor
 from rtsched.rl.modelfiles import LoadedModel, agent_model
 from rtsched.rl.policies import ModelPolicyError
-from rtsched.rl.rtmix.core import BATCH_BACKFILL, BATCH_PRIORITY, RtMixPass, RtMixSpec
+from rtsched.rl.rtmix.core import RtMixPass, RtMixSpec
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision
 
@@ -40,15 +39,8 @@ class RtMixPolicy:
         # The checkpoint model it was trained under: the run pipeline's default for it (``--checkpoint``
         # overrides); models written before the option was stored were trained under JIT.
         self.default_checkpoint = str(env.get("checkpoint", "jit"))
-        self.spec = RtMixSpec(int(env.get("window", 8)), int(env.get("candidates", 4)), WcjsConfig.coerce(wcjs),
-                              str(env.get("order", "submit")),  # models before the option: submit order
-                              int(env.get("bj_candidates", 0)),  # models before BJ preemption: none
-                              str(env.get("eligibility", "wcjs")), bool(env.get("wake", False)),  # before: WCJS's, no wake
-                              str(env.get("shield", "none")),  # models before the shield: none
-                              None if env.get("conserve") is None else float(env["conserve"]),
-                              float(env.get("shield_theta", 1.2)),
-                              str(env.get("batch_priority", BATCH_PRIORITY)),  # models before it: wfp2
-                              str(env.get("batch_backfill", BATCH_BACKFILL)))  # and first-fit
+        # settings a model does not record are those of the agents before the option (RtMixSpec.from_settings)
+        self.spec = RtMixSpec.from_settings(env, wcjs)
         if self.spec.n_actions != int(self.model.arch["window"]):
             raise ValueError(f"{self.model.path}: the network has {self.model.arch['window']} action slots, the "
                              f"environment settings give {self.spec.n_actions}")

@@ -23,15 +23,14 @@ import torch
 
 from rtsched.errors import OptionError
 from rtsched.files import FileLock, LockedError, atomic_write_stream
-from rtsched.rl.rtmix.core import BATCH_SETTINGS
+from rtsched.rl.rtmix.core import BATCH_SETTINGS, OPTIONAL_SETTINGS
 from rtsched.rl.rtmix.env import TRAIN_SEEDS, RtMixEnv
 from rtsched.rl.cloning import behaviour_clone
 from rtsched.rl.modelfiles import CHECKPOINT, LOCK, load_model, read_model_file
 from rtsched.rl.trainer import PPOConfig, PPOTrainer, split_options
 
 ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range",
-               "baseline", "order", "bj_candidates", "eligibility", "wake", "shield", "conserve",
-               "shield_theta", "batch_priority", "batch_backfill")
+               "baseline", "order") + OPTIONAL_SETTINGS
 # PPO defaults of the fine-tuning (a small step from the cloned policy: lower rate, fewer iterations)
 FINE_TUNE = {"pi_lr": 1e-4, "v_lr": 1e-3, "train_pi_iters": 20, "train_v_iters": 40, "trajs_per_epoch": 64,
              "n_envs": 8, "hidden": (64, 32, 16)}
@@ -110,8 +109,7 @@ def miralike_jobs(seed: int, days: float = 7.0, rt_percent: float = 10.0, max_no
 
 # The environment options that shape a model's observation and actions beside the window order
 # (rtsched.rl.rtmix.env): a curriculum starting from a model must keep them (a DAgger model has BJ slots).
-SLOT_OPTIONS = ("bj_candidates", "eligibility", "wake", "shield", "conserve", "shield_theta", "batch_priority",
-                "batch_backfill")
+SLOT_OPTIONS = OPTIONAL_SETTINGS
 
 
 def model_slots(path) -> dict:
