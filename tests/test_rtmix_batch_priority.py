@@ -80,6 +80,33 @@ def test_the_backfill_window_follows_the_batch_backfilling():
     assert list(sjf.mask()[:4]) == [False, True, False, False]  # the head does not fit; only 5 may start
 
 
+def test_the_backfill_window_lists_the_batch_pass_starts_in_the_order_that_pass_starts_them():
+    """On Mira:4 (four 512-node blocks), job 1 (512 nodes, walltime 1,000 s) runs from 0.  Waiting at 400:
+    job 2 (2,048 nodes, walltime 1,000 s, submitted at 0), 512-node jobs 3 (590 s, submitted at 200) and 4
+    (300 s, submitted at 400).  wfp2 keys (q² / r³ · n / N): 2: 400² / 1000³ · 1 = 1.6e-4, 3: 200² / 590³ ·
+    0.25 = 4.9e-5, 4: 0 (no wait yet).  Job 2 heads the order, does not fit and is reserved at
+    1,000 s; 3 (ends 990) and 4 (ends 700) both backfill: first-fit starts 3 then 4 (wfp2 order), SJF
+    backfilling 4 then 3 (shortest first), and the window shows them in that order."""
+    from rtsched.sim.core import Simulator
+
+    def at_400(**spec) -> RtMixPass:
+        machine = machine_from_spec("mira:4")
+        jobs = [Job(1, 0, 1000, 1000, 512), Job(2, 0, 1000, 1000, 2048), Job(3, 200, 590, 590, 512),
+                Job(4, 400, 300, 300, 512)]
+        sim = Simulator(Workload(jobs, name="batch", max_nodes=machine.total_nodes), machine,
+                        checkpoint=CheckpointModel.parse("jit"))
+        assert sim.advance()
+        sim.apply([Start(1, 0)])
+        while sim.view.now < 400:
+            assert sim.advance()
+        return RtMixPass(sim.view, RtMixSpec(window=4, order="backfill", **spec))
+
+    ff, sjf = at_400(), at_400(batch_backfill="sjf")
+    assert set(ff.backfill_alloc) == set(sjf.backfill_alloc) == {3, 4}
+    assert _bj_ids(ff) == [2, 3, 4] and _bj_ids(sjf) == [2, 4, 3]
+    assert list(sjf.mask()[:3]) == [False, True, True]
+
+
 def test_the_environment_records_the_priority_only_when_it_is_not_wfp2_and_the_policy_reads_it():
     from rtsched.rl.rtmix.env import RtMixEnv
 

@@ -10,9 +10,10 @@ One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choi
   head of Cobalt's wfp2 order (``heuristics.priorities``, the order WCJS serves; another batch order
   with ``RtMixSpec.batch_priority``, and "wfp2" below means that order), then the BJs that
   the wfp2 + first-fit batch pass (``heuristics.batch.schedule_batch``, WCJS's low-priority pass,
-  on the view that pass sees: ``heuristics.realtime.batch_pass_view``) would start now, then the
-  rest, each group in wfp2 order, so that on a long queue (a Mira week) the jobs a backfilling
-  scheduler would start are visible; ``"auto"``: ``"backfill"`` in a pass where more BJs wait than
+  on the view that pass sees: ``heuristics.realtime.batch_pass_view``) would start now, in the
+  order it starts them (wfp2 for first-fit; shortest first behind the head with
+  ``batch_backfill="sjf"``), then the rest in wfp2 order, so that on a long queue (a Mira week) the
+  jobs a backfilling scheduler would start are visible, in the order it starts them; ``"auto"``: ``"backfill"`` in a pass where more BJs wait than
   the window shows, else ``"submit"`` (every waiting BJ is visible then; a Table-3 instance, 5 BJs,
   is always in the submit order, a long Mira queue mostly in the backfill order); ``"auto:N"``: the
   same with N in place of the window (``"auto:0"`` is ``"backfill"``); ``"load"`` / ``"load:N"``:
@@ -273,7 +274,11 @@ class RtMixPass:
             would = self._batch_starts(order)
             self.backfill_alloc = would
             self.backfill_only = True
-            fit = [js for js in order[1:] if js.info.id in would]
+            # the jobs the batch pass starts, in the order it starts them (in-order starts, then its backfilling's
+            # scan: the batch order for first-fit, shortest first for SJF backfilling), so that a teacher running
+            # that pass starts them slot after slot
+            by_id = {js.info.id: js for js in order}
+            fit = [by_id[j] for j in would if j != order[0].info.id]
             bjs = order[:1] + fit + [js for js in order[1:] if js.info.id not in would]
         if not self.backfill_only:
             bjs.sort(key=lambda s: (s.info.submit, s.info.id))
