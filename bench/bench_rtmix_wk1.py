@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rtsched.experiments.weeks import (REFERENCE, RT_PERCENT, TAU, WEEKS, outcome_row, policy_fields, split_policies,  # noqa: E402
                                        run_week, week_named, week_paths, week_workload)
-from benchcli import one_line_errors  # noqa: E402  (bench/ is sys.path[0] when run as a script)
+from benchcli import one_line_errors, unique_labels  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.files import atomic_write_text  # noqa: E402
 from rtsched.pipeline import RunSpec, execute  # noqa: E402
 
@@ -109,10 +109,12 @@ def main() -> int:
     machine = "" if week is not None else f"; machine {Path(args.machine).name}"
     print(f"{where}{machine}; {args.rt_percent:g} % RTJs (random); bounded slowdown "
           f"τ = {args.tau} s (seed 002 form); agent under JIT checkpointing")
-    print(f"{'seed':>5} {'policy':<22}{'RTJ bsld':>9}{'BJ bsld':>9}{'RTJ SD':>8}{'BJ SD':>8}{'util':>7}{'preempt':>8}"
+    label = unique_labels(names)
+    width = max(22, *(len(v) + 1 for v in label.values()))
+    print(f"{'seed':>5} {'policy':<{width}}{'RTJ bsld':>9}{'BJ bsld':>9}{'RTJ SD':>8}{'BJ SD':>8}{'util':>7}{'preempt':>8}"
           f"{'n RT/BJ':>10}{'s':>6}")
     for r in rows:
-        print(f"{r['seed']:>5} {Path(r['policy']).name[:22]:<22}{r['rtj_bsld']:9.3f}{r['bj_bsld']:9.3f}{r['rtj_sd']:8.3f}"
+        print(f"{r['seed']:>5} {label[r['policy']]:<{width}}{r['rtj_bsld']:9.3f}{r['bj_bsld']:9.3f}{r['rtj_sd']:8.3f}"
               f"{r['bj_sd']:8.3f}{r['utilization']:7.3f}{r['preemptions']:8d}{r['n_rt']:>5}/{r['n_bj']:<4}"
               f"{r['wall_s']:6.1f}")
     means = {}
@@ -124,14 +126,14 @@ def main() -> int:
     print(f"means over {len(seeds)} seeds ({', '.join(map(str, seeds))}); ratio = policy / {REFERENCE}")
     for name in names:
         m = means[name]
-        print(f"      {Path(name).name[:22]:<22}RTJ bsld {m['rtj_bsld']:8.3f} ({m['rtj_bsld'] / ref['rtj_bsld']:5.2f}x)  "
+        print(f"      {label[name]:<{width}}RTJ bsld {m['rtj_bsld']:8.3f} ({m['rtj_bsld'] / ref['rtj_bsld']:5.2f}x)  "
               f"BJ bsld {m['bj_bsld']:8.3f} ({m['bj_bsld'] / ref['bj_bsld']:5.2f}x)  util {m['utilization']:.3f}")
     verdicts = {}
     for name in models:
         m = means[name]
         ok_rt, ok_bj = m["rtj_bsld"] <= ref["rtj_bsld"], m["bj_bsld"] <= ref["bj_bsld"]
         verdicts[name] = ok_rt and ok_bj
-        print(f"verdict {Path(name).name}: RTJ {'met' if ok_rt else 'NOT met'} ({m['rtj_bsld']:.3f} vs "
+        print(f"verdict {label[name]}: RTJ {'met' if ok_rt else 'NOT met'} ({m['rtj_bsld']:.3f} vs "
               f"{ref['rtj_bsld']:.3f}), BJ {'met' if ok_bj else 'NOT met'} ({m['bj_bsld']:.3f} vs {ref['bj_bsld']:.3f})"
               f" -> {'PASS' if verdicts[name] else 'FAIL'}")
     print(f"wall time: {len(rows)} runs in {wall:.1f} s")

@@ -1,11 +1,12 @@
 """What the bench scripts share with the ``rtsched`` command line: a missing input file is bad data,
 reported as one line ``PROG: error: PATH: OPTION: file not found`` with exit status 1, as
 ``rtsched rl train --trace`` reports it (rtsched.files.require_file; rtsched.cli.common lists the
-exit statuses)."""
+exit statuses); and how they name policies and model files in their tables (``unique_labels``)."""
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from rtsched.errors import RtschedError
 from rtsched.files import require_file
@@ -32,4 +33,20 @@ def one_line_errors(prog: str, main) -> int:
         return BAD_DATA
 
 
-__all__ = ["BAD_DATA", "one_line_errors", "require_input"]
+def unique_labels(names: list[str]) -> dict[str, str]:
+    """Each policy name or model path → its table label: the shortest tail of its path that no other
+    name shares (``runs/a/round-3.pt`` and ``runs/b/round-3.pt`` stay ``a/round-3.pt`` and
+    ``b/round-3.pt``; a name without ``/``, such as ``wcjs-jit:priority=sjf,backfill=sjf``, is itself)."""
+    parts = {n: Path(n).parts or (n,) for n in names}
+    labels = {}
+    for n in names:
+        p = parts[n]
+        for k in range(1, len(p) + 1):
+            label = "/".join(p[-k:])
+            if all(o == n or "/".join(parts[o][-k:]) != label for o in parts):
+                break
+        labels[n] = label
+    return labels
+
+
+__all__ = ["BAD_DATA", "one_line_errors", "require_input", "unique_labels"]

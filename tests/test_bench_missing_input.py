@@ -34,3 +34,18 @@ def test_a_missing_trace_is_reported_as_the_command_line_does(script, tmp_path, 
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert (proc.returncode, proc.stderr) == (status, f"{script}: {message}")
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_bench_tables_label_each_policy_by_the_shortest_path_tail_no_other_shares(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    from benchcli import unique_labels
+
+    names = ["runs/a/round-3.pt", "training/b/round-3.pt", "training/b/round-4.pt", "wcjs-jit",
+             "wcjs-jit:priority=sjf,backfill=sjf", "wcjs-jit:priority=sjf"]
+    assert unique_labels(names) == {
+        "runs/a/round-3.pt": "a/round-3.pt", "training/b/round-3.pt": "b/round-3.pt",
+        "training/b/round-4.pt": "round-4.pt", "wcjs-jit": "wcjs-jit",
+        "wcjs-jit:priority=sjf,backfill=sjf": "wcjs-jit:priority=sjf,backfill=sjf",
+        "wcjs-jit:priority=sjf": "wcjs-jit:priority=sjf"}
+    # the same tail under two roots: the whole path
+    assert unique_labels(["x/m.pt", "y/x/m.pt"]) == {"x/m.pt": "x/m.pt", "y/x/m.pt": "y/x/m.pt"}
