@@ -161,7 +161,8 @@ def test_stored_settings_round_trip_and_old_model_files_read_as_the_agents_befor
     assert old == RtMixSpec() and old.optional_settings() == {}
     # every option set: each read with its type and written back as set, in OPTIONAL_SETTINGS's order
     stored = {"bj_candidates": 2, "eligibility": "any", "wake": True, "shield": "risk", "conserve": 0,
-              "shield_theta": 1.5, "batch_priority": "sjf", "batch_backfill": "sjf"}
+              "shield_theta": 1.5, "batch_priority": "sjf", "batch_backfill": "sjf", "rt_wake": True,
+              "refit_window": True}
     spec = RtMixSpec.from_settings({"window": 6, "candidates": 3, "order": "load", **stored})
     assert (spec.window, spec.candidates, spec.order) == (6, 3, "load")
     assert spec.optional_settings() == stored and list(spec.optional_settings()) == list(OPTIONAL_SETTINGS)
@@ -179,3 +180,50 @@ def test_the_environment_records_only_the_options_that_differ_from_the_agents_be
     cfg = RtMixEnv("mira:16", batch_priority="sjf", shield="risk", shield_theta=1.5).config()
     assert (cfg["batch_priority"], cfg["shield"], cfg["shield_theta"]) == ("sjf", "risk", 1.5)
     assert "batch_backfill" not in cfg and "wake" not in cfg
+
+
+def _mira4_pass_at_400(jobs: list[Job], **spec) -> RtMixPass:
+    """The backfill-order pass at 400 s on Mira:4 (four 512-node blocks) with job 1 (512 nodes,
+    walltime 1,000 s) running on block 0 from 0 and ``jobs`` submitted by 400."""
+    from rtsched.sim.core import Simulator
+
+    machine = machine_from_spec("mira:4")
+    sim = Simulator(Workload([Job(1, 0, 1000, 1000, 512), *jobs], name="batch", max_nodes=machine.total_nodes),
+                    machine, checkpoint=CheckpointModel.parse("jit"))
+    assert sim.advance()
+    sim.apply([Start(1, 0)])
+    while sim.view.now < 400:
+        assert sim.advance()
+    assert sim.view.now == 400
+    return RtMixPass(sim.view, RtMixSpec(window=4, order="backfill", batch_backfill="sjf", **spec))
+
+
+def test_refit_window_orders_the_window_by_the_batch_pass_planned_again_after_an_rt_start():
+    """Waiting at 400: head job 2 (2,048 nodes, reserved at 1,000), job 3 (512 nodes, 590 s), job 4 (1,024
+    nodes, 300 s) and RTJ 5 (1,024 nodes).  Before the RTJ starts, SJF backfilling starts 4 (on blocks
+    2-3) then 3 (block 1): the window is [5, 2, 4, 3].  RTJ 5 takes blocks 2-3 (the only free 1,024-node
+    partition); planned again, the pass starts only 3.  Without ``refit_window`` the window keeps the old
+    order [2, 4, 3] (3 at slot 2); with it the new plan's [2, 3, 4] (3 at slot 1)."""
+    jobs = [Job(2, 0, 1000, 1000, 2048), Job(3, 200, 590, 590, 512), Job(4, 400, 300, 300, 1024),
+            Job(5, 400, 100, 100, 1024, kind="rt")]
+    for refit, after in ((False, [2, 4, 3]), (True, [2, 3, 4])):
+        ps = _mira4_pass_at_400(jobs, refit_window=refit)
+        assert [js.info.id for js in ps.queue] == [5, 2, 4, 3] and set(ps.backfill_alloc) == {3, 4}
+        ps.apply(0)  # start RTJ 5
+        assert set(ps.backfill_alloc) == {3}
+        assert [js.info.id for js in ps.queue] == after
+        assert list(ps.mask()[:3]) == [False, after[1] == 3, after[2] == 3]
+
+
+def test_rt_wake_asks_for_a_pass_when_a_waiting_rtj_crosses_the_wcjs_threshold():
+    """RTJ 5 (2,048 nodes: the whole machine, walltime 1,000 s, submitted at 300) waits at 400 beside job 1:
+    WCJS's threshold for a narrow (below its wide size) short RTJ is 1.1, crossed when (t − 300 + 1,000) /
+    1,000 > 1.1, i.e. at t = 401."""
+    from rtsched.sim.decisions import WakeAt
+
+    jobs = [Job(5, 300, 1000, 1000, 2048, kind="rt"), Job(6, 400, 50, 50, 512)]
+    assert _mira4_pass_at_400(jobs).final_decisions() == []
+    ps = _mira4_pass_at_400(jobs, rt_wake=True)
+    assert ps.final_decisions() == [WakeAt(401)]
+    ps.apply(1)  # start BJ 6; the RTJ still waits
+    assert ps.final_decisions() == [Start(6, ps.final_decisions()[0].alloc), WakeAt(401)]

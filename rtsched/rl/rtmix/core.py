@@ -82,7 +82,7 @@ from heuristics.batch import schedule_batch
 from heuristics.priorities import get_priority
 from heuristics.realtime import Holders, _bits, batch_pass_view, wcjs_eligible
 from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, preemption_cost_terms,
-                             preemption_penalty, slowdown_after_preemption)
+                             preemption_penalty, slowdown_after_preemption, threshold_crossing)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
@@ -144,8 +144,13 @@ class RtMixSpec:
     leaves a job waiting asks for a scheduling point when a running BJ becomes splittable
     (``split_wake``); ``batch_priority`` and ``batch_backfill`` the batch order and the backfilling of
     the backfill window's batch pass (WCJS's wfp2 and first-fit by default; issue 23, seventh session:
-    WCJS with another batch pass is the curriculum's stronger teacher on Mira-like weeks).  The
-    defaults are the action space of the agents trained before the options."""
+    WCJS with another batch pass is the curriculum's stronger teacher on Mira-like weeks);
+    ``rt_wake`` and ``refit_window`` make the pass follow WCJS's (issue 23, eighth session: without
+    them the WCJS teacher replayed through the actions drifts from WCJS as a policy) — a pass that
+    leaves an RTJ waiting asks for a scheduling point when its estimated slowdown crosses WCJS's
+    threshold (``rt_threshold_wake``), and after an in-pass re-plan of the batch pass the backfill
+    window is ordered by the new plan.  The defaults are the action space of the agents trained
+    before the options."""
 
     window: int = 8
     candidates: int = 4
@@ -159,6 +164,8 @@ class RtMixSpec:
     shield_theta: float = 1.2
     batch_priority: str = BATCH_PRIORITY
     batch_backfill: str = BATCH_BACKFILL
+    rt_wake: bool = False
+    refit_window: bool = False
 
     def __post_init__(self) -> None:
         get_priority(self.batch_priority)  # an unknown name fails here (ValueError naming the choices)
@@ -228,7 +235,7 @@ class RtMixSpec:
 # only when they differ from their defaults (``RtMixSpec.optional_settings``).
 SETTING_TYPES = {"window": int, "candidates": int, "order": str, "bj_candidates": int, "eligibility": str,
                  "wake": bool, "shield": str, "conserve": float, "shield_theta": float, "batch_priority": str,
-                 "batch_backfill": str}
+                 "batch_backfill": str, "rt_wake": bool, "refit_window": bool}
 OPTIONAL_SETTINGS = tuple(SETTING_TYPES)[3:]
 
 
@@ -240,6 +247,18 @@ def _order_bound(order: str) -> int | None:
     """N of an ``"auto:N"`` or ``"load:N"`` order (N ≥ 0), else None."""
     head, _, n = order.partition(":")
     return int(n) if head in ("auto", "load") and n.isdigit() else None
+
+
+def _backfill_window(order: list[JobState], would: dict[int, int]) -> list[JobState]:
+    """The BJs of the backfill order: the head of the batch ``order``, then the jobs the batch pass
+    starts (``would``), in the order it starts them (in-order starts, then its backfilling's scan: the
+    batch order for first-fit, shortest first for SJF backfilling, so that a teacher running that pass
+    starts them slot after slot), then the rest in batch order."""
+    if not order:
+        return []
+    by_id = {js.info.id: js for js in order}
+    fit = [by_id[j] for j in would if j != order[0].info.id and j in by_id]
+    return order[:1] + fit + [js for js in order[1:] if js.info.id not in would]
 
 
 def _sd_so_far(js: JobState, now: int) -> float:
@@ -274,12 +293,7 @@ class RtMixPass:
             would = self._batch_starts(order)
             self.backfill_alloc = would
             self.backfill_only = True
-            # the jobs the batch pass starts, in the order it starts them (in-order starts, then its backfilling's
-            # scan: the batch order for first-fit, shortest first for SJF backfilling), so that a teacher running
-            # that pass starts them slot after slot
-            by_id = {js.info.id: js for js in order}
-            fit = [by_id[j] for j in would if j != order[0].info.id]
-            bjs = order[:1] + fit + [js for js in order[1:] if js.info.id not in would]
+            bjs = _backfill_window(order, would)
         if not self.backfill_only:
             bjs.sort(key=lambda s: (s.info.submit, s.info.id))
         self.queue: list[JobState] = rts + bjs
@@ -438,11 +452,29 @@ class RtMixPass:
                 best = t
         return best
 
+    def rt_threshold_wake(self) -> int | None:
+        """With ``spec.rt_wake``: the earliest time after now at which an RTJ still waiting after this
+        pass crosses WCJS's threshold (its estimated slowdown exceeds ``WcjsConfig.rt_threshold``, the
+        point at which WCJS makes it high-priority and may preempt for it; ``heuristics.realtime``'s
+        ``wake_on_threshold``), else None.  Walltimes only."""
+        if not self.spec.rt_wake:
+            return None
+        cfg = self.spec.wcjs
+        best = None
+        for js in self.queue:
+            info = js.info
+            if info.kind != "rt" or js.saved:
+                continue
+            t = threshold_crossing(info.submit, info.walltime, cfg.rt_threshold(info.nodes, info.walltime))
+            if t > self.now and (best is None or t < best):
+                best = t
+        return best
+
     def final_decisions(self) -> list[Decision]:
-        """The pass's decisions when the agent waits: its starts and preemptions, then the wake-up
-        of ``split_wake`` (if any)."""
-        t = self.split_wake()
-        return self.decisions if t is None else self.decisions + [WakeAt(t)]
+        """The pass's decisions when the agent waits: its starts and preemptions, then one wake-up at
+        the earlier of ``split_wake`` and ``rt_threshold_wake`` (if any)."""
+        wakes = [t for t in (self.split_wake(), self.rt_threshold_wake()) if t is not None]
+        return self.decisions + [WakeAt(min(wakes))] if wakes else self.decisions
 
     def has_choice(self) -> bool:
         """Whether any action other than waiting is legal."""
@@ -502,7 +534,10 @@ class RtMixPass:
             # until start + walltime
             self._rt_started.append((js, p, start_at))
             waiting = set(map(id, self.queue))
-            self.backfill_alloc = self._batch_starts([b for b in self._bj_order if id(b) in waiting])
+            order = [b for b in self._bj_order if id(b) in waiting]
+            self.backfill_alloc = self._batch_starts(order)
+            if spec.refit_window:  # the window as the new plan orders it (RtMixSpec.refit_window)
+                self.queue = [q for q in self.queue if q.info.kind == "rt"] + _backfill_window(order, self.backfill_alloc)
 
     # ------------------------------------------------------------------------------ observation
     def observe(self) -> np.ndarray:
