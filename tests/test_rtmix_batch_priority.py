@@ -129,13 +129,15 @@ def test_the_curriculum_writes_the_priority_and_its_policy_uses_it(tmp_path):
     assert (RtMixPolicy(init).spec.batch_priority, RtMixPolicy(init).spec.batch_backfill) == ("wfp2", "ff")
     res = run_curriculum(str(tmp_path / "cur"), init, rounds=1, weeks=1, small_episodes=2, epochs=1,
                          progress=None, days=0.5, order="load",
-                         batch_settings={"batch_priority": "sjf", "batch_backfill": "sjf"})
+                         batch_settings={"batch_priority": "sjf", "batch_backfill": "sjf", "rt_wake": True,
+                                         "refit_window": True})
     for row in res["rounds"]:
         out = read_model_file(row["model"])
         assert out["env"]["batch_priority"] == "sjf" and out["history"][-1]["batch_priority"] == "sjf"
         assert out["env"]["batch_backfill"] == "sjf"
+        assert out["env"]["rt_wake"] is True and out["env"]["refit_window"] is True  # the environments' only
         spec = RtMixPolicy(row["model"]).spec
-        assert (spec.batch_priority, spec.batch_backfill) == ("sjf", "sjf")
+        assert (spec.batch_priority, spec.batch_backfill) == ("sjf", "sjf") and spec.rt_wake and spec.refit_window
 
 
 def test_the_command_line_refuses_a_bad_priority_or_one_without_the_curriculum(tmp_path, capsys):
@@ -146,7 +148,9 @@ def test_the_command_line_refuses_a_bad_priority_or_one_without_the_curriculum(t
                           (["--curriculum-rounds", "0", "--curriculum-backfill", "nope"],
                            "--curriculum-backfill: unknown backfill 'nope'; choose from"),
                           (["--curriculum-priority", "sjf"], "--curriculum-priority: options of the curriculum"),
-                          (["--curriculum-backfill", "sjf"], "--curriculum-backfill: options of the curriculum")):
+                          (["--curriculum-backfill", "sjf"], "--curriculum-backfill: options of the curriculum"),
+                          (["--curriculum-rt-wake"], "--curriculum-rt-wake: options of the curriculum"),
+                          (["--curriculum-refit-window"], "--curriculum-refit-window: options of the curriculum")):
         assert cli_main(["rl", "train", "--agent", "rtmix", "--out", str(tmp_path / "x"), *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1

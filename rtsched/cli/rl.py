@@ -363,8 +363,8 @@ def cmd_train_rtmix(args) -> int:
     with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
     if args.curriculum_rounds is not None:
         return cmd_train_rtmix_curriculum(args)
-    given = [f"--{k.replace('_', '-')}" for k in (*CURRICULUM_DEFAULTS, *_curriculum_batch_options())
-             if getattr(args, k) is not None]
+    given = [f"--{k.replace('_', '-')}" for k in (*CURRICULUM_DEFAULTS, *_curriculum_batch_options(),
+                                                   *_curriculum_pass_options()) if getattr(args, k) is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
     if (args.recipe or "dagger") == "dagger":
@@ -551,6 +551,14 @@ def _curriculum_batch_options() -> list[str]:
     return [f"curriculum_{option}" for option in BATCH_SETTINGS.values()]
 
 
+def _curriculum_pass_options() -> dict[str, str]:
+    """The curriculum's flags that make the pass follow WCJS's (``--curriculum-rt-wake``,
+    ``--curriculum-refit-window``): argparse name → the ``RtMixSpec`` setting (``core.PASS_SETTINGS``)."""
+    from rtsched.rl.rtmix.core import PASS_SETTINGS
+
+    return {f"curriculum_{setting}": setting for setting in PASS_SETTINGS}
+
+
 def cmd_train_rtmix_curriculum(args) -> int:
     """``rtsched rl train --agent rtmix --curriculum-rounds R``: rounds of imitation from Table-3
     instances to generated Mira-like weeks (``rtsched.rl.rtmix.train.run_curriculum``)."""
@@ -603,6 +611,7 @@ def cmd_train_rtmix_curriculum(args) -> int:
         except (ValueError, TypeError) as exc:
             raise UsageError(f"{flag}: {exc}") from None
         batch[setting] = value
+    batch.update({setting: True for name, setting in _curriculum_pass_options().items() if getattr(args, name)})
     init = args.init_from or PRETRAINED_RTMIX
     st = read_model_file(init)
     if st["agent"] != "rtmix":

@@ -96,6 +96,9 @@ BATCH_BACKFILL = "ff"
 # Those ``RtMixSpec`` fields and the WCJS option of the same meaning (``heuristics.realtime.RealTimePolicy``):
 # a curriculum gives both to its environments and its teacher (``--curriculum-priority``, ``--curriculum-backfill``).
 BATCH_SETTINGS = {"batch_priority": "priority", "batch_backfill": "backfill"}
+# The ``RtMixSpec`` settings that make the pass follow WCJS's (``rt_wake``, ``refit_window``); a curriculum may
+# set them for its environments and models (``--curriculum-rt-wake``, ``--curriculum-refit-window``).
+PASS_SETTINGS = ("rt_wake", "refit_window")
 
 # Normalisation constants (documented in docs/rl.md).
 TIME_SCALE = 14400.0  # s: walltimes, waits and checkpoint ages are divided by 4 h
@@ -610,4 +613,4 @@ class RtMixPass:
             row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
 
 
-__all__ = ["BJ_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["BJ_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "PASS_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]

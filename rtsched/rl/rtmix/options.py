@@ -80,6 +80,12 @@ _CURRICULUM = (
     TrainOption(("--curriculum-backfill",), "rtmix curriculum: the backfilling of the WCJS teacher's batch pass and "
                 "of the environments' and written models' backfill window (default: the init model's, ff for models "
                 "before the option): none, easy, ff, bf, sjf or rlscheduler (heuristics.backfill)"),
+    TrainOption(("--curriculum-rt-wake",), "rtmix curriculum: environments and written models ask for a scheduling "
+                "point when a waiting RTJ crosses WCJS's threshold, as WCJS does (RtMixSpec.rt_wake; default: the init "
+                "model's, off for models before the option)", kind="flag"),
+    TrainOption(("--curriculum-refit-window",), "rtmix curriculum: environments and written models order the backfill "
+                "window by the batch pass planned again after an RT start in the pass (RtMixSpec.refit_window; default: "
+                "the init model's, off for models before the option)", kind="flag"),
     TrainOption(("--small-repeat",), "rtmix curriculum: weight of those instances in cloning, as repeats (default "
                 f"{CURRICULUM_DEFAULTS['small_repeat']})", kind="int"),
 )

@@ -129,7 +129,8 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
     (``rtsched.rl.rtmix.teacher``); with ``learner`` (a model) the weeks follow its actions and
     the teacher only labels them (DAgger), and ``small_episodes`` may be 0.  ``batch_settings``:
     settings of ``BATCH_SETTINGS`` (e.g. ``{"batch_priority": "sjf"}``) for every environment's backfill
-    window and, as its own options, for the teacher, instead of those ``init`` was trained with.  Returns the
+    window and, as its own options, for the teacher, and of ``PASS_SETTINGS`` (e.g. ``{"rt_wake": True}``)
+    for every environment only, instead of those ``init`` was trained with.  Returns the
     stacked arrays and per-part statistics."""
     from heuristics.registry import make_policy
     from rtsched.rl.rtmix.policy import RtMixPolicy
@@ -141,7 +142,7 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
     follow = None if learner is None else RtMixPolicy(learner)
     slots = model_slots(init)
     slots.update(batch_settings or {})
-    teacher_options = {BATCH_SETTINGS[k]: v for k, v in (batch_settings or {}).items()}
+    teacher_options = {BATCH_SETTINGS[k]: v for k, v in (batch_settings or {}).items() if k in BATCH_SETTINGS}
     make_policy(teacher, **teacher_options)  # a bad name or option fails before any episode
     env = RtMixEnv("mira:16", checkpoint, order=order, validate=True, **slots)
     small = []
