@@ -15,18 +15,20 @@ from rtsched.rl.rtmix.core import RtMixPass, RtMixSpec  # noqa: E402
 from rtsched.sim.decisions import Start  # noqa: E402
 
 
-def _pass_at_400(waiting: list[Job], window: int, **spec) -> RtMixPass:
-    """The backfill-order pass at 400 s on Mira:2 (two 512-node halves): job 1 (512 nodes, walltime
-    1,000 s) runs on half 0 from 0, and the ``waiting`` jobs have been submitted by 400."""
+def _pass_at_400(waiting: list[Job], window: int, machine: str = "mira:2", **spec) -> RtMixPass:
+    """The backfill-order pass at 400 s on ``machine`` (Mira:2: two 512-node halves; Mira:4: four 512-node
+    blocks): job 1 (512 nodes, walltime 1,000 s) runs on block 0 from 0, and the ``waiting`` jobs have been
+    submitted by 400 (one of them at 400, so that a pass happens then)."""
     from rtsched.sim.core import Simulator
 
-    machine = machine_from_spec("mira:2")
+    machine = machine_from_spec(machine)
     sim = Simulator(Workload([Job(1, 0, 1000, 1000, 512), *waiting], name="batch", max_nodes=machine.total_nodes),
                     machine, checkpoint=CheckpointModel.parse("jit"))
     assert sim.advance()
     sim.apply([Start(1, 0)])
     while sim.view.now < 400:
         assert sim.advance()
+    assert sim.view.now == 400
     return RtMixPass(sim.view, RtMixSpec(window=window, order="backfill", **spec))
 
 
@@ -87,21 +89,9 @@ def test_the_backfill_window_lists_the_batch_pass_starts_in_the_order_that_pass_
     0.25 = 4.9e-5, 4: 0 (no wait yet).  Job 2 heads the order, does not fit and is reserved at
     1,000 s; 3 (ends 990) and 4 (ends 700) both backfill: first-fit starts 3 then 4 (wfp2 order), SJF
     backfilling 4 then 3 (shortest first), and the window shows them in that order."""
-    from rtsched.sim.core import Simulator
-
-    def at_400(**spec) -> RtMixPass:
-        machine = machine_from_spec("mira:4")
-        jobs = [Job(1, 0, 1000, 1000, 512), Job(2, 0, 1000, 1000, 2048), Job(3, 200, 590, 590, 512),
-                Job(4, 400, 300, 300, 512)]
-        sim = Simulator(Workload(jobs, name="batch", max_nodes=machine.total_nodes), machine,
-                        checkpoint=CheckpointModel.parse("jit"))
-        assert sim.advance()
-        sim.apply([Start(1, 0)])
-        while sim.view.now < 400:
-            assert sim.advance()
-        return RtMixPass(sim.view, RtMixSpec(window=4, order="backfill", **spec))
-
-    ff, sjf = at_400(), at_400(batch_backfill="sjf")
+    waiting = [Job(2, 0, 1000, 1000, 2048), Job(3, 200, 590, 590, 512), Job(4, 400, 300, 300, 512)]
+    ff = _pass_at_400(waiting, 4, "mira:4")
+    sjf = _pass_at_400(waiting, 4, "mira:4", batch_backfill="sjf")
     assert set(ff.backfill_alloc) == set(sjf.backfill_alloc) == {3, 4}
     assert _bj_ids(ff) == [2, 3, 4] and _bj_ids(sjf) == [2, 4, 3]
     assert list(sjf.mask()[:3]) == [False, True, True]
@@ -187,19 +177,8 @@ def test_the_environment_records_only_the_options_that_differ_from_the_agents_be
 
 
 def _mira4_pass_at_400(jobs: list[Job], **spec) -> RtMixPass:
-    """The backfill-order pass at 400 s on Mira:4 (four 512-node blocks) with job 1 (512 nodes,
-    walltime 1,000 s) running on block 0 from 0 and ``jobs`` submitted by 400."""
-    from rtsched.sim.core import Simulator
-
-    machine = machine_from_spec("mira:4")
-    sim = Simulator(Workload([Job(1, 0, 1000, 1000, 512), *jobs], name="batch", max_nodes=machine.total_nodes),
-                    machine, checkpoint=CheckpointModel.parse("jit"))
-    assert sim.advance()
-    sim.apply([Start(1, 0)])
-    while sim.view.now < 400:
-        assert sim.advance()
-    assert sim.view.now == 400
-    return RtMixPass(sim.view, RtMixSpec(window=4, order="backfill", batch_backfill="sjf", **spec))
+    """``_pass_at_400`` on Mira:4 with a 4-slot window and SJF backfilling."""
+    return _pass_at_400(jobs, 4, "mira:4", batch_backfill="sjf", **spec)
 
 
 def test_refit_window_orders_the_window_by_the_batch_pass_planned_again_after_an_rt_start():
