@@ -13,7 +13,9 @@ One scheduling pass of the core (a ``SimView``) becomes a sequence of agent choi
   on the view that pass sees: ``heuristics.realtime.batch_pass_view``) would start now, in the
   order it starts them (wfp2 for first-fit; shortest first behind the head with
   ``batch_backfill="sjf"``), then the rest in wfp2 order, so that on a long queue (a Mira week) the
-  jobs a backfilling scheduler would start are visible, in the order it starts them; ``"auto"``: ``"backfill"`` in a pass where more BJs wait than
+  jobs a backfilling scheduler would start are visible, in the order it starts them (with
+  ``refit_window`` the window is ordered so again after a re-plan inside the pass); ``"auto"``:
+  ``"backfill"`` in a pass where more BJs wait than
   the window shows, else ``"submit"`` (every waiting BJ is visible then; a Table-3 instance, 5 BJs,
   is always in the submit order, a long Mira queue mostly in the backfill order); ``"auto:N"``: the
   same with N in place of the window (``"auto:0"`` is ``"backfill"``); ``"load"`` / ``"load:N"``:
