@@ -33,8 +33,8 @@ from typing import Any, Callable
 from heuristics.backfill import normalize_backfill
 from heuristics.batch import BatchPolicy, schedule_batch
 from heuristics.priorities import get_priority
-from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, slowdown_after_preemption,
-                             threshold_crossing)
+from heuristics.wcjs import (WcjsConfig, estimated_slowdown, next_rt_threshold_crossing, preemption_cost,
+                             slowdown_after_preemption)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
 from rtsched.errors import OptionError
 from rtsched.sim.core import SimView
@@ -414,14 +414,7 @@ class WcjsPolicy(RealTimePolicy):
         wakes = self._wakes
         while wakes and wakes[0] <= now:
             heapq.heappop(wakes)
-        first = None
-        for js in low:
-            info = js.info
-            if info.kind != "rt" or js.saved:
-                continue
-            t = threshold_crossing(info.submit, info.walltime, cfg.rt_threshold(info.nodes, info.walltime))
-            if t > now and (first is None or t < first):
-                first = t
+        first = next_rt_threshold_crossing(low, now, cfg)
         if first is None or (wakes and wakes[0] <= first):
             return []
         heapq.heappush(wakes, first)

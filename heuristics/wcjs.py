@@ -291,6 +291,21 @@ def threshold_crossing(submit: int, walltime: int, threshold: float) -> int:
     return t
 
 
+def next_rt_threshold_crossing(jobs, now: int, cfg: WcjsConfig) -> int | None:
+    """The earliest time after ``now`` at which a waiting RTJ of ``jobs`` that never ran to a checkpoint
+    crosses its threshold (``threshold_crossing`` of ``cfg.rt_threshold``): when WCJS makes it
+    high-priority, and so when a scheduler following WCJS needs a pass; None if there is none."""
+    first = None
+    for js in jobs:
+        info = js.info
+        if info.kind != "rt" or js.saved:
+            continue
+        t = threshold_crossing(info.submit, info.walltime, cfg.rt_threshold(info.nodes, info.walltime))
+        if t > now and (first is None or t < first):
+            first = t
+    return first
+
+
 def work_since_checkpoint(js: JobState, now: int, io: IOModel) -> int:
     """Estimated work (s) done since the job's last restorable point (0 for a job not running).
 
@@ -371,6 +386,6 @@ def preemption_cost(js: JobState, now: int, cfg: WcjsConfig) -> float:
     return score
 
 
-__all__ = ["Thresholds", "WcjsConfig", "MIRA_WK1_BJ", "MIRA_WK1_RT", "CURIE_BJ", "CURIE_RT", "estimated_slowdown",
+__all__ = ["next_rt_threshold_crossing", "Thresholds", "WcjsConfig", "MIRA_WK1_BJ", "MIRA_WK1_RT", "CURIE_BJ", "CURIE_RT", "estimated_slowdown",
            "threshold_crossing", "work_since_checkpoint", "preemption_penalty", "slowdown_after_preemption",
            "preemption_cost", "preemption_cost_terms"]

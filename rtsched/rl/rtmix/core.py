@@ -83,8 +83,8 @@ from heuristics.backfill import BACKFILLS
 from heuristics.batch import schedule_batch
 from heuristics.priorities import get_priority
 from heuristics.realtime import Holders, _bits, batch_pass_view, wcjs_eligible
-from heuristics.wcjs import (WcjsConfig, estimated_slowdown, preemption_cost, preemption_cost_terms,
-                             preemption_penalty, slowdown_after_preemption, threshold_crossing)
+from heuristics.wcjs import (WcjsConfig, estimated_slowdown, next_rt_threshold_crossing, preemption_cost,
+                             preemption_cost_terms, preemption_penalty, slowdown_after_preemption)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
@@ -462,18 +462,7 @@ class RtMixPass:
         pass crosses WCJS's threshold (its estimated slowdown exceeds ``WcjsConfig.rt_threshold``, the
         point at which WCJS makes it high-priority and may preempt for it; ``heuristics.realtime``'s
         ``wake_on_threshold``), else None.  Walltimes only."""
-        if not self.spec.rt_wake:
-            return None
-        cfg = self.spec.wcjs
-        best = None
-        for js in self.queue:
-            info = js.info
-            if info.kind != "rt" or js.saved:
-                continue
-            t = threshold_crossing(info.submit, info.walltime, cfg.rt_threshold(info.nodes, info.walltime))
-            if t > self.now and (best is None or t < best):
-                best = t
-        return best
+        return next_rt_threshold_crossing(self.queue, self.now, self.spec.wcjs) if self.spec.rt_wake else None
 
     def final_decisions(self) -> list[Decision]:
         """The pass's decisions when the agent waits: its starts and preemptions, then one wake-up at
