@@ -33,8 +33,8 @@ from typing import Any, Callable
 from heuristics.backfill import normalize_backfill
 from heuristics.batch import BatchPolicy, schedule_batch
 from heuristics.priorities import get_priority
-from heuristics.wcjs import (WcjsConfig, estimated_slowdown, next_rt_threshold_crossing, preemption_cost,
-                             slowdown_after_preemption)
+from heuristics.wcjs import (WcjsConfig, estimated_slowdown, is_high_priority, next_rt_threshold_crossing,
+                             preemption_cost, slowdown_after_preemption)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
 from rtsched.errors import OptionError
 from rtsched.sim.core import SimView
@@ -393,11 +393,9 @@ class WcjsPolicy(RealTimePolicy):
         low: list[JobState] = []
         for js in view.queue:
             info = js.info
-            if info.kind == "rt":
-                sd = estimated_slowdown(js, now)
-                if sd > cfg.rt_threshold(info.nodes, info.walltime):
-                    hp.append((-sd, info.submit, info.id, js))
-                    continue
+            if info.kind == "rt" and is_high_priority(js, now, cfg):
+                hp.append((-estimated_slowdown(js, now), info.submit, info.id, js))
+                continue
             low.append(js)
         hp.sort(key=lambda t: t[:3])
         return [t[3] for t in hp], low

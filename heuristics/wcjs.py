@@ -280,6 +280,13 @@ def estimated_slowdown(js: JobState, now: int) -> float:
     return (end - info.submit) / w
 
 
+def is_high_priority(js: JobState, now: int, cfg: "WcjsConfig") -> bool:
+    """Whether WCJS serves RTJ ``js`` in its high-priority queue at ``now`` (Alg. 1): its estimated
+    slowdown exceeds its category's RT threshold; at or below it the RTJ waits in the batch queue."""
+    info = js.info
+    return estimated_slowdown(js, now) > cfg.rt_threshold(info.nodes, info.walltime)
+
+
 def threshold_crossing(submit: int, walltime: int, threshold: float) -> int:
     """First integer time t at which a never-run waiting job's estimated slowdown exceeds
     ``threshold``: (t - submit + walltime) / walltime > threshold."""
@@ -386,6 +393,6 @@ def preemption_cost(js: JobState, now: int, cfg: WcjsConfig) -> float:
     return score
 
 
-__all__ = ["next_rt_threshold_crossing", "Thresholds", "WcjsConfig", "MIRA_WK1_BJ", "MIRA_WK1_RT", "CURIE_BJ", "CURIE_RT", "estimated_slowdown",
+__all__ = ["is_high_priority", "next_rt_threshold_crossing", "Thresholds", "WcjsConfig", "MIRA_WK1_BJ", "MIRA_WK1_RT", "CURIE_BJ", "CURIE_RT", "estimated_slowdown",
            "threshold_crossing", "work_since_checkpoint", "preemption_penalty", "slowdown_after_preemption",
            "preemption_cost", "preemption_cost_terms"]

@@ -120,14 +120,16 @@ def test_the_curriculum_writes_the_priority_and_its_policy_uses_it(tmp_path):
     res = run_curriculum(str(tmp_path / "cur"), init, rounds=1, weeks=1, small_episodes=2, epochs=1,
                          progress=None, days=0.5, order="load",
                          batch_settings={"batch_priority": "sjf", "batch_backfill": "sjf", "rt_wake": True,
-                                         "refit_window": True})
+                                         "refit_window": True, "low_rt_batch": True})
     for row in res["rounds"]:
         out = read_model_file(row["model"])
         assert out["env"]["batch_priority"] == "sjf" and out["history"][-1]["batch_priority"] == "sjf"
         assert out["env"]["batch_backfill"] == "sjf"
         assert out["env"]["rt_wake"] is True and out["env"]["refit_window"] is True  # the environments' only
+        assert out["env"]["low_rt_batch"] is True
         spec = RtMixPolicy(row["model"]).spec
         assert (spec.batch_priority, spec.batch_backfill) == ("sjf", "sjf") and spec.rt_wake and spec.refit_window
+        assert spec.low_rt_batch
 
 
 def test_the_command_line_refuses_a_bad_priority_or_one_without_the_curriculum(tmp_path, capsys):
@@ -140,7 +142,8 @@ def test_the_command_line_refuses_a_bad_priority_or_one_without_the_curriculum(t
                           (["--curriculum-priority", "sjf"], "--curriculum-priority: options of the curriculum"),
                           (["--curriculum-backfill", "sjf"], "--curriculum-backfill: options of the curriculum"),
                           (["--curriculum-rt-wake"], "--curriculum-rt-wake: options of the curriculum"),
-                          (["--curriculum-refit-window"], "--curriculum-refit-window: options of the curriculum")):
+                          (["--curriculum-refit-window"], "--curriculum-refit-window: options of the curriculum"),
+                          (["--curriculum-low-rt-batch"], "--curriculum-low-rt-batch: options of the curriculum")):
         assert cli_main(["rl", "train", "--agent", "rtmix", "--out", str(tmp_path / "x"), *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1
@@ -156,7 +159,7 @@ def test_stored_settings_round_trip_and_old_model_files_read_as_the_agents_befor
     # every option set: each read with its type and written back as set, in OPTIONAL_SETTINGS's order
     stored = {"bj_candidates": 2, "eligibility": "any", "wake": True, "shield": "risk", "conserve": 0,
               "shield_theta": 1.5, "batch_priority": "sjf", "batch_backfill": "sjf", "rt_wake": True,
-              "refit_window": True}
+              "refit_window": True, "low_rt_batch": True}
     spec = RtMixSpec.from_settings({"window": 6, "candidates": 3, "order": "load", **stored})
     assert (spec.window, spec.candidates, spec.order) == (6, 3, "load")
     assert spec.optional_settings() == stored and list(spec.optional_settings()) == list(OPTIONAL_SETTINGS)
@@ -210,3 +213,37 @@ def test_rt_wake_asks_for_a_pass_when_a_waiting_rtj_crosses_the_wcjs_threshold()
     assert ps.final_decisions() == [WakeAt(401)]
     ps.apply(1)  # start BJ 6; the RTJ still waits
     assert ps.final_decisions() == [Start(6, ps.final_decisions()[0].alloc), WakeAt(401)]
+
+
+def test_low_rt_batch_starts_a_low_priority_rtj_where_wcjs_batch_pass_places_it():
+    """Waiting at 400 on Mira:4 (block 0 busy until 1,000): head job 2 (2,048 nodes, reserved at 1,000), job 4
+    (512 nodes, 100 s) and RTJ 5 (512 nodes, 500 s, submitted at 400: estimated slowdown 1.0, below WCJS's
+    threshold, so WCJS serves it in its batch pass).  SJF backfilling starts 4 (100 s) on block 1, the best fit,
+    then 5 (500 s) on block 2.  Without ``low_rt_batch`` the RTJ starts best fit on block 1 and the pass is
+    planned again (4 moves to block 2); with it the RTJ takes block 2, as WCJS's pass, and the plan stays."""
+    jobs = [Job(2, 0, 1000, 1000, 2048), Job(4, 300, 100, 100, 512), Job(5, 400, 500, 500, 512, kind="rt")]
+    before = _mira4_pass_at_400(jobs)
+    assert before.backfill_alloc == {4: 1} and before.plan.find(512) == 1
+    before.apply(0)  # start RTJ 5
+    assert before.decisions == [Start(5, 1)] and before.backfill_alloc == {4: 2}
+    ps = _mira4_pass_at_400(jobs, low_rt_batch=True)
+    assert [js.info.id for js in ps.queue] == [5, 4, 2]  # RTJs first, as always; the BJs as before
+    assert ps.backfill_alloc == {4: 1, 5: 2}
+    ps.apply(0)
+    assert ps.decisions == [Start(5, 2)] and ps.backfill_alloc == {4: 1, 5: 2}
+    assert ps.mask()[0] and [js.info.id for js in ps.queue] == [4, 2]  # 4 still starts on block 1
+    ps.apply(0)
+    assert ps.decisions == [Start(5, 2), Start(4, 1)]
+
+
+def test_low_rt_batch_leaves_the_low_priority_rtjs_out_while_a_high_priority_one_waits():
+    """RTJ 7 (2,048 nodes, submitted at 0, walltime 1,000 s: estimated slowdown 1.4 at 400, above the 1.1
+    threshold) cannot start beside job 1: WCJS (``blocking="rt-only"``) then keeps its low-priority RTJs out of
+    the batch pass, so RTJ 5 is not planned; job 4 is, as without the option."""
+    jobs = [Job(2, 0, 1000, 1000, 2048), Job(4, 300, 100, 100, 512), Job(5, 400, 500, 500, 512, kind="rt"),
+            Job(7, 0, 1000, 1000, 2048, kind="rt")]
+    ps = _mira4_pass_at_400(jobs, low_rt_batch=True)
+    assert [js.info.id for js in ps.queue] == [7, 5, 4, 2] and ps.backfill_alloc == {4: 1}
+    assert ps.mask()[1]  # RTJ 5 may still start (legality is unchanged), best fit then
+    ps.apply(1)
+    assert ps.decisions == [Start(5, 1)]

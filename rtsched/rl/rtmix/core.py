@@ -68,6 +68,15 @@ plan (a work-conserving rule, also in the mask).  Measured cause: the DAgger mod
 Table-3 instances alone wait beside legal BJ starts on a half-empty Mira (utilization 0.06 on a
 Mira-like week), where their teacher ``replan`` waits in 6 % of such states.
 
+With ``low_rt_batch`` (``RtMixSpec.low_rt_batch``, issue 23, ninth session; off by default) the backfill
+window's batch pass is WCJS's low-priority pass: its order holds the RTJs at or below WCJS's threshold
+(``heuristics.wcjs.is_high_priority`` at the pass's time) beside the BJs, as WCJS's batch queue does
+(left out while a high-priority RTJ waits, WCJS's ``blocking="rt-only"``); such an RTJ that the pass
+would start starts on the partition the pass chose (while free, else best fit) and is part of that
+pass (no re-plan).  Which RTJ starts are legal is unchanged.  Measured cause (docs/benchmarks.md, issue
+23 ninth session): the SJF-backfilling WCJS teacher replayed through the actions placed such an RTJ
+best-fit where WCJS's backfill scan had put it elsewhere, and the BJ WCJS started beside it no longer fit.
+
 ``RtMixPass`` keeps the pass's plan (a copy of the occupancy, the ``Holders`` of preemptable BJs)
 and the decisions taken so far; the environment applies them when the agent waits, the policy
 returns them from ``decide``.  Neither ever reads an actual runtime.
@@ -83,8 +92,8 @@ from heuristics.backfill import BACKFILLS
 from heuristics.batch import schedule_batch
 from heuristics.priorities import get_priority
 from heuristics.realtime import Holders, _bits, batch_pass_view, wcjs_eligible
-from heuristics.wcjs import (WcjsConfig, estimated_slowdown, next_rt_threshold_crossing, preemption_cost,
-                             preemption_cost_terms, preemption_penalty, slowdown_after_preemption)
+from heuristics.wcjs import (WcjsConfig, estimated_slowdown, is_high_priority, next_rt_threshold_crossing,
+                             preemption_cost, preemption_cost_terms, preemption_penalty, slowdown_after_preemption)
 from rtsched.checkpoint import CheckpointKind, CheckpointModel
 from rtsched.sim.core import SimView
 from rtsched.sim.decisions import Decision, Preempt, Start, WakeAt
@@ -98,9 +107,10 @@ BATCH_BACKFILL = "ff"
 # Those ``RtMixSpec`` fields and the WCJS option of the same meaning (``heuristics.realtime.RealTimePolicy``):
 # a curriculum gives both to its environments and its teacher (``--curriculum-priority``, ``--curriculum-backfill``).
 BATCH_SETTINGS = {"batch_priority": "priority", "batch_backfill": "backfill"}
-# The ``RtMixSpec`` settings that make the pass follow WCJS's (``rt_wake``, ``refit_window``); a curriculum may
-# set them for its environments and models (``--curriculum-rt-wake``, ``--curriculum-refit-window``).
-PASS_SETTINGS = ("rt_wake", "refit_window")
+# The ``RtMixSpec`` settings that make the pass follow WCJS's (``rt_wake``, ``refit_window``, ``low_rt_batch``); a
+# curriculum may set them for its environments and models (``--curriculum-rt-wake``, ``--curriculum-refit-window``,
+# ``--curriculum-low-rt-batch``).
+PASS_SETTINGS = ("rt_wake", "refit_window", "low_rt_batch")
 
 # Normalisation constants (documented in docs/rl.md).
 TIME_SCALE = 14400.0  # s: walltimes, waits and checkpoint ages are divided by 4 h
@@ -154,8 +164,9 @@ class RtMixSpec:
     them the WCJS teacher replayed through the actions drifts from WCJS as a policy) — a pass that
     leaves an RTJ waiting asks for a scheduling point when its estimated slowdown crosses WCJS's
     threshold (``rt_threshold_wake``), and after an in-pass re-plan of the batch pass the backfill
-    window is ordered by the new plan.  The defaults are the action space of the agents trained
-    before the options."""
+    window is ordered by the new plan; ``low_rt_batch`` (ninth session) puts the RTJs below WCJS's
+    threshold into the backfill window's batch pass, as WCJS's low-priority queue (module docstring).
+    The defaults are the action space of the agents trained before the options."""
 
     window: int = 8
     candidates: int = 4
@@ -171,6 +182,7 @@ class RtMixSpec:
     batch_backfill: str = BATCH_BACKFILL
     rt_wake: bool = False
     refit_window: bool = False
+    low_rt_batch: bool = False
 
     def __post_init__(self) -> None:
         get_priority(self.batch_priority)  # an unknown name fails here (ValueError naming the choices)
@@ -240,7 +252,7 @@ class RtMixSpec:
 # only when they differ from their defaults (``RtMixSpec.optional_settings``).
 SETTING_TYPES = {"window": int, "candidates": int, "order": str, "bj_candidates": int, "eligibility": str,
                  "wake": bool, "shield": str, "conserve": float, "shield_theta": float, "batch_priority": str,
-                 "batch_backfill": str, "rt_wake": bool, "refit_window": bool}
+                 "batch_backfill": str, "rt_wake": bool, "refit_window": bool, "low_rt_batch": bool}
 OPTIONAL_SETTINGS = tuple(SETTING_TYPES)[3:]
 
 
@@ -264,6 +276,11 @@ def _backfill_window(order: list[JobState], would: dict[int, int]) -> list[JobSt
     by_id = {js.info.id: js for js in order}
     fit = [by_id[j] for j in would if j != order[0].info.id and j in by_id]
     return order[:1] + fit + [js for js in order[1:] if js.info.id not in would]
+
+
+def _batch_jobs(order: list[JobState]) -> list[JobState]:
+    """The BJs of a batch order (without the low-priority RTJs ``RtMixSpec.low_rt_batch`` adds to it)."""
+    return [js for js in order if js.info.kind != "rt"]
 
 
 def _sd_so_far(js: JobState, now: int) -> float:
@@ -292,13 +309,18 @@ class RtMixPass:
         self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
         self._leaving: dict[int, int] = {}
         self._pass_ends: list[tuple[int, int]] = []  # (partition, walltime-based end) of this pass's starts
+        # ids of the RTJs at or below WCJS's threshold, which the batch pass plans (``spec.low_rt_batch``);
+        # the split is the pass's, as WCJS's (``heuristics.realtime.WcjsPolicy.split``)
+        self._low_rt = {js.info.id for js in rts if not is_high_priority(js, self.now, spec.wcjs)} \
+            if spec.low_rt_batch else set()
         if bjs and (len(view.running) + len(view.queue) if spec.counts_load else len(bjs)) > spec.backfill_above:
-            order = get_priority(spec.batch_priority).order(bjs, self.now, machine.total_nodes)
+            low_rts = [js for js in rts if js.info.id in self._low_rt]
+            order = get_priority(spec.batch_priority).order(bjs + low_rts, self.now, machine.total_nodes)
             self._bj_order = order
-            would = self._batch_starts(order)
+            would = self._batch_starts(order, rts)
             self.backfill_alloc = would
             self.backfill_only = True
-            bjs = _backfill_window(order, would)
+            bjs = _backfill_window(_batch_jobs(order), would)
         if not self.backfill_only:
             bjs.sort(key=lambda s: (s.info.submit, s.info.id))
         self.queue: list[JobState] = rts + bjs
@@ -307,9 +329,14 @@ class RtMixPass:
         self.n_started = 0
         self._cache = None
 
-    def _batch_starts(self, order: list[JobState]) -> dict[int, int]:
-        """BJ id → partition of the starts of the wfp2 + first-fit batch pass over ``order`` on this
-        pass's plan, seen as WCJS's low-priority pass sees it (``heuristics.realtime.batch_pass_view``)."""
+    def _batch_starts(self, order: list[JobState], waiting_rts: list[JobState]) -> dict[int, int]:
+        """Job id → partition of the starts of the wfp2 + first-fit batch pass over ``order`` on this
+        pass's plan, seen as WCJS's low-priority pass sees it (``heuristics.realtime.batch_pass_view``).
+        With ``spec.low_rt_batch`` the order holds the low-priority RTJs too, left out while a
+        high-priority one of ``waiting_rts`` still waits (WCJS's ``blocking="rt-only"``)."""
+        if self._low_rt and self.spec.wcjs.blocking == "rt-only" and any(
+                js.info.id not in self._low_rt for js in waiting_rts):
+            order = _batch_jobs(order)
         jit = self.model.kind is CheckpointKind.JIT
         pv = batch_pass_view(self.view, self._rt_started, self._leaving, jit)
         return {d.job_id: d.alloc for d in schedule_batch(pv, order, self.spec.batch_backfill, state=self.plan.copy())
@@ -527,11 +554,14 @@ class RtMixPass:
             # the batch pass after an RT start (or a BJ start by preemption), as WCJS's: the job busy
             # until start + walltime
             self._rt_started.append((js, p, start_at))
+            if action < spec.window and self.backfill_alloc.get(js.info.id) == p:
+                return  # a low-priority RTJ started where the batch pass planned it: part of that pass
             waiting = set(map(id, self.queue))
             order = [b for b in self._bj_order if id(b) in waiting]
-            self.backfill_alloc = self._batch_starts(order)
+            rts = [q for q in self.queue if q.info.kind == "rt"]
+            self.backfill_alloc = self._batch_starts(order, rts)
             if spec.refit_window:  # the window as the new plan orders it (RtMixSpec.refit_window)
-                self.queue = [q for q in self.queue if q.info.kind == "rt"] + _backfill_window(order, self.backfill_alloc)
+                self.queue = rts + _backfill_window(_batch_jobs(order), self.backfill_alloc)
 
     # ------------------------------------------------------------------------------ observation
     def observe(self) -> np.ndarray:

@@ -86,6 +86,10 @@ _CURRICULUM = (
     TrainOption(("--curriculum-refit-window",), "rtmix curriculum: environments and written models order the backfill "
                 "window by the batch pass planned again after an RT start in the pass (RtMixSpec.refit_window; default: "
                 "the init model's, off for models before the option)", kind="flag"),
+    TrainOption(("--curriculum-low-rt-batch",), "rtmix curriculum: environments and written models put the RTJs below "
+                "WCJS's threshold into the backfill window's batch pass, started where it places them, as WCJS's "
+                "low-priority queue (RtMixSpec.low_rt_batch; default: the init model's, off for models before the option)",
+                kind="flag"),
     TrainOption(("--small-repeat",), "rtmix curriculum: weight of those instances in cloning, as repeats (default "
                 f"{CURRICULUM_DEFAULTS['small_repeat']})", kind="int"),
 )
