@@ -119,7 +119,7 @@ def test_the_curriculum_writes_the_priority_and_its_policy_uses_it(tmp_path):
     assert (RtMixPolicy(init).spec.batch_priority, RtMixPolicy(init).spec.batch_backfill) == ("wfp2", "ff")
     res = run_curriculum(str(tmp_path / "cur"), init, rounds=1, weeks=1, small_episodes=2, epochs=1,
                          progress=None, days=0.5, order="load",
-                         batch_settings={"batch_priority": "sjf", "batch_backfill": "sjf", "rt_wake": True,
+                         spec_settings={"batch_priority": "sjf", "batch_backfill": "sjf", "rt_wake": True,
                                          "refit_window": True, "low_rt_batch": True})
     for row in res["rounds"]:
         out = read_model_file(row["model"])

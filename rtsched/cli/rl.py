@@ -599,7 +599,7 @@ def cmd_train_rtmix_curriculum(args) -> int:
         RtMixSpec(order=args.curriculum_order)
     except ValueError as exc:
         raise UsageError(f"--curriculum-order: {exc}") from None
-    batch = {}
+    settings = {}
     for (setting, option), name in zip(BATCH_SETTINGS.items(), _curriculum_batch_options()):
         flag, value = f"--{name.replace('_', '-')}", getattr(args, name)
         if value is None:
@@ -610,8 +610,8 @@ def cmd_train_rtmix_curriculum(args) -> int:
             make_policy(args.teacher, **{option: value})
         except (ValueError, TypeError) as exc:
             raise UsageError(f"{flag}: {exc}") from None
-        batch[setting] = value
-    batch.update({setting: True for name, setting in _curriculum_pass_options().items() if getattr(args, name)})
+        settings[setting] = value
+    settings.update({setting: True for name, setting in _curriculum_pass_options().items() if getattr(args, name)})
     init = args.init_from or PRETRAINED_RTMIX
     st = read_model_file(init)
     if st["agent"] != "rtmix":
@@ -627,7 +627,7 @@ def cmd_train_rtmix_curriculum(args) -> int:
     res = run_curriculum(out, init, rounds=args.curriculum_rounds, weeks=args.curriculum_weeks, machines=machines,
                          small_episodes=args.small_episodes, small_repeat=args.small_repeat,
                          epochs=args.bc_epochs or 20, seed=args.seed, teacher=args.teacher, checkpoint=checkpoint,
-                         order=args.curriculum_order, batch_settings=batch,
+                         order=args.curriculum_order, spec_settings=settings,
                          torch_threads=args.torch_threads or 1, progress=say)
     if args.json:
         print(json.dumps(res, indent=1, allow_nan=False))

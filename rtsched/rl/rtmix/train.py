@@ -107,27 +107,24 @@ def miralike_jobs(seed: int, days: float = 7.0, rt_percent: float = 10.0, max_no
     return [j for j in jobs if max_nodes is None or j.nodes <= max_nodes]
 
 
-# The environment options that shape a model's observation and actions beside the window order
-# (rtsched.rl.rtmix.env): a curriculum starting from a model must keep them (a DAgger model has BJ slots).
-SLOT_OPTIONS = OPTIONAL_SETTINGS
-
-
 def model_slots(path) -> dict:
-    """The ``SLOT_OPTIONS`` model ``path`` was trained with (those its file records)."""
+    """The ``core.OPTIONAL_SETTINGS`` model ``path`` was trained with (those its file records): the environment
+    options that shape its observation and actions beside the window order, which a curriculum starting from
+    it must keep (a DAgger model has BJ slots)."""
     env = read_model_file(path)["env"]
-    return {k: env[k] for k in SLOT_OPTIONS if k in env}
+    return {k: env[k] for k in OPTIONAL_SETTINGS if k in env}
 
 
 def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mira",), days: float = 7.0,
                     rt_percent: float = 10.0, teacher: str = "wcjs", order: str = "backfill",
                     small_seed: int = TRAIN_SEEDS.start, week_seed: int = CURRICULUM_WEEK_SEEDS.start,
-                    checkpoint: str = "jit", learner=None, batch_settings: dict | None = None,
+                    checkpoint: str = "jit", learner=None, spec_settings: dict | None = None,
                     progress: Callable[[str, int, int, dict], None] | None = None) -> dict:
     """The curriculum's imitation data: ``small_episodes`` Table-3 instances (16 blocks) labelled by
     the model ``init`` itself (self-distillation: keeps what it does there) and ``weeks`` generated
     Mira-like weeks per machine of ``week_machines`` labelled by core policy ``teacher``
     (``rtsched.rl.rtmix.teacher``); with ``learner`` (a model) the weeks follow its actions and
-    the teacher only labels them (DAgger), and ``small_episodes`` may be 0.  ``batch_settings``:
+    the teacher only labels them (DAgger), and ``small_episodes`` may be 0.  ``spec_settings``:
     settings of ``BATCH_SETTINGS`` (e.g. ``{"batch_priority": "sjf"}``) for every environment's backfill
     window and, as its own options, for the teacher, and of ``PASS_SETTINGS`` (e.g. ``{"rt_wake": True}``)
     for every environment only, instead of those ``init`` was trained with.  Returns the
@@ -141,8 +138,8 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
     pol = RtMixPolicy(init)
     follow = None if learner is None else RtMixPolicy(learner)
     slots = model_slots(init)
-    slots.update(batch_settings or {})
-    teacher_options = {BATCH_SETTINGS[k]: v for k, v in (batch_settings or {}).items() if k in BATCH_SETTINGS}
+    slots.update(spec_settings or {})
+    teacher_options = {BATCH_SETTINGS[k]: v for k, v in (spec_settings or {}).items() if k in BATCH_SETTINGS}
     make_policy(teacher, **teacher_options)  # a bad name or option fails before any episode
     env = RtMixEnv("mira:16", checkpoint, order=order, validate=True, **slots)
     small = []
@@ -175,10 +172,10 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
 def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float = 1e-3, batch: int = 256,
                      seed: int = 0, order: str = "backfill", progress: Callable | None = None,
                      torch_threads: int | None = 1, note: dict | None = None, distill=None,
-                     batch_settings: dict | None = None) -> dict:
+                     spec_settings: dict | None = None) -> dict:
     """Fine-tune the actor of model ``init`` by behaviour cloning on curriculum ``data`` and write
     the result as a model file ``out`` (the same format as ``rtsched rl export``; its environment
-    settings record the window ``order`` and the ``batch_settings`` given).  ``distill``: a boolean
+    settings record the window ``order`` and the ``spec_settings`` given).  ``distill``: a boolean
     per sample; those samples are fitted to ``init``'s own action probabilities (not only its greedy action), which keeps its
     behaviour where it was trained.  Returns ``{"out", "history"}``."""
     st = read_model_file(init)
@@ -209,7 +206,7 @@ def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float 
                 "init": os.path.basename(os.fspath(init)), **(note or {})})
     out_st = dict(st)
     out_st["actor"] = actor.state_dict()
-    out_st["env"] = dict(st["env"], order=order, **(batch_settings or {}))
+    out_st["env"] = dict(st["env"], order=order, **(spec_settings or {}))
     out_st["history"] = list(st.get("history", [])) + [row]
     out_st.pop("critic", None)
     for key in ("pi_opt", "v_opt", "rng"):
@@ -241,7 +238,7 @@ def _load_data(path: str) -> dict:
 def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=("mira",), small_episodes: int = 3000,
                    small_repeat: int = 2, epochs: int = 20, lr: float = 1e-3, seed: int = 0, teacher: str = "wcjs",
                    checkpoint: str = "jit", days: float = 7.0, rt_percent: float = 10.0, order: str = "backfill",
-                   batch_settings: dict | None = None, torch_threads: int | None = 1,
+                   spec_settings: dict | None = None, torch_threads: int | None = 1,
                    progress: Callable[[str], None] | None = None) -> dict:
     """The curriculum from Table-3 instances to Mira-like weeks (docs/rl.md, "Curriculum").
 
@@ -255,8 +252,8 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
     of the data (the Table-3 instances and the weeks) and of the written models ("backfill", the
     default; "auto" keeps the submit order wherever the window shows every waiting BJ, so the
     self-distilled Table-3 instances stay in the order a submit-order model was trained in).
-    ``batch_settings``: the batch-pass settings of the teacher and of the backfill windows
-    (``curriculum_data``), recorded in every written model.  Returns ``{"model", "rounds": [...]}``."""
+    ``spec_settings``: ``RtMixSpec`` settings of the environments (the batch pass's ``BATCH_SETTINGS``, also
+    given to the teacher, and the ``PASS_SETTINGS``; ``curriculum_data``), recorded in every written model.  Returns ``{"model", "rounds": [...]}``."""
     say = progress or (lambda text: None)
     os.makedirs(out, exist_ok=True)
     rows = []
@@ -283,7 +280,7 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
                     d = curriculum_data(init, small_episodes=small_episodes if r == 0 else 0, weeks=weeks,
                                         week_machines=machines, days=days, rt_percent=rt_percent, teacher=teacher,
                                         week_seed=CURRICULUM_WEEK_SEEDS.start + r * weeks, checkpoint=checkpoint,
-                                        learner=learner, order=order, batch_settings=batch_settings,
+                                        learner=learner, order=order, spec_settings=spec_settings,
                                         progress=note)
                     d["parts"]["seconds"] = round(time.perf_counter() - t0, 1)
                     _save_data(dpath, d)
@@ -297,11 +294,11 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
                             say(f"round {r}: cloning {e}/{n}: loss {row['loss']:.4f}, accuracy {row['accuracy']:.3f}")
 
                     train_curriculum(init, data, mpath, epochs=epochs, lr=lr, seed=seed, order=order,
-                                     progress=bc_note, torch_threads=torch_threads, batch_settings=batch_settings,
+                                     progress=bc_note, torch_threads=torch_threads, spec_settings=spec_settings,
                                      note={"round": r, "samples": int(len(data["act"])), "teacher": teacher,
                                            "weeks_per_machine": weeks * (r + 1), "small_episodes": small_episodes,
                                            "small_repeat": small_repeat, "order": order,
-                                           **(batch_settings or {}),
+                                           **(spec_settings or {}),
                                            "machines": [os.path.basename(m) for m in machines]})
                     say(f"round {r}: model {mpath} ({len(data['act'])} samples)")
                 rows.append({"round": r, "model": mpath, "parts": d["parts"], "samples": int(len(data["act"]))})
