@@ -32,23 +32,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rtsched.experiments.weeks import (REFERENCE, RT_PERCENT, TAU, WEEKS, outcome_row, policy_fields, split_policies,  # noqa: E402
                                        run_week, week_named, week_paths, week_workload)
-from benchcli import one_line_errors, unique_labels  # noqa: E402  (bench/ is sys.path[0] when run as a script)
+from benchcli import one_line_errors, seed_list, unique_labels  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.files import atomic_write_text  # noqa: E402
 from rtsched.pipeline import RunSpec, execute  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PARTITIONS = SHARED_DATA / "mira" / "mira-partitions.xml"
-
-
-def seed_list(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        if "-" in part:
-            a, b = part.split("-", 1)
-            out.extend(range(int(a), int(b) + 1))
-        elif part.strip():
-            out.append(int(part))
-    return out
 
 
 def run_miralike(name: str, seed: int, args) -> dict:

@@ -33,6 +33,18 @@ def one_line_errors(prog: str, main) -> int:
         return BAD_DATA
 
 
+def seed_list(text: str) -> list[int]:
+    """Seeds written as ``A-B`` ranges and single values, comma-separated (``9001-9003,9010``)."""
+    out: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            a, b = part.split("-", 1)
+            out.extend(range(int(a), int(b) + 1))
+        elif part.strip():
+            out.append(int(part))
+    return out
+
+
 def unique_labels(names: list[str]) -> dict[str, str]:
     """Each policy name or model path → its table label: the shortest tail of its path that no other
     name shares (``runs/a/round-3.pt`` and ``runs/b/round-3.pt`` stay ``a/round-3.pt`` and
@@ -49,4 +61,4 @@ def unique_labels(names: list[str]) -> dict[str, str]:
     return labels
 
 
-__all__ = ["BAD_DATA", "one_line_errors", "require_input", "unique_labels"]
+__all__ = ["BAD_DATA", "one_line_errors", "require_input", "seed_list", "unique_labels"]

@@ -120,7 +120,7 @@ def test_the_curriculum_writes_the_priority_and_its_policy_uses_it(tmp_path):
     res = run_curriculum(str(tmp_path / "cur"), init, rounds=1, weeks=1, small_episodes=2, epochs=1,
                          progress=None, days=0.5, order="load",
                          spec_settings={"batch_priority": "sjf", "batch_backfill": "sjf", "rt_wake": True,
-                                         "refit_window": True, "low_rt_batch": True})
+                                        "refit_window": True, "low_rt_batch": True})
     for row in res["rounds"]:
         out = read_model_file(row["model"])
         assert out["env"]["batch_priority"] == "sjf" and out["history"][-1]["batch_priority"] == "sjf"

@@ -253,7 +253,8 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
     default; "auto" keeps the submit order wherever the window shows every waiting BJ, so the
     self-distilled Table-3 instances stay in the order a submit-order model was trained in).
     ``spec_settings``: ``RtMixSpec`` settings of the environments (the batch pass's ``BATCH_SETTINGS``, also
-    given to the teacher, and the ``PASS_SETTINGS``; ``curriculum_data``), recorded in every written model.  Returns ``{"model", "rounds": [...]}``."""
+    given to the teacher, and the ``PASS_SETTINGS``; ``curriculum_data``), recorded in every written model.
+    Returns ``{"model", "rounds": [...]}``."""
     say = progress or (lambda text: None)
     os.makedirs(out, exist_ok=True)
     rows = []
