@@ -103,6 +103,22 @@ def test_threshold_crossing_is_the_first_second_strictly_above():
     assert threshold_crossing(7, 1, 0.5) == 7  # already above at submit
 
 
+def test_is_high_priority_is_strictly_above_the_category_threshold_and_agrees_with_the_crossing():
+    from heuristics.wcjs import is_high_priority
+
+    cfg = WcjsConfig()
+    s = JobState(0, JobInfo(1, 100, 1000, 512, "rt", -1, -1, "", True))
+    s.status = WAITING
+    theta = cfg.rt_threshold(512, 1000)
+    t = threshold_crossing(100, 1000, theta)
+    # waiting, never run: estimated slowdown (now - 100 + 1000) / 1000, high priority only strictly above θ
+    assert not is_high_priority(s, t - 1, cfg) and is_high_priority(s, t, cfg)
+    assert estimated_slowdown(s, t - 1) <= theta < estimated_slowdown(s, t)
+    # a stricter threshold set (every category 2.0) moves it to 100 + 1000 + 1
+    strict = WcjsConfig(rt_thresholds=(2.0, 2.0, 2.0))
+    assert not is_high_priority(s, 1100, strict) and is_high_priority(s, 1101, strict)
+
+
 def test_preemption_penalty_per_checkpoint_model():
     # 512-node BJ, submit 0, walltime 10000, started 0, now 6000 (first stint): done 6000.
     s = js_running(1, 0, 10000, 512, 0)
