@@ -309,14 +309,14 @@ class RtMixPass:
         self._rt_started: list = []  # this pass's RT starts and preemptions, as WCJS's batch pass sees them
         self._leaving: dict[int, int] = {}
         self._pass_ends: list[tuple[int, int]] = []  # (partition, walltime-based end) of this pass's starts
-        # ids of the RTJs at or below WCJS's threshold, which the batch pass plans (``spec.low_rt_batch``);
-        # the split is the pass's, as WCJS's (``heuristics.realtime.WcjsPolicy.split``)
-        self._low_rt = {js.info.id for js in rts if not is_high_priority(js, self.now, spec.wcjs)} \
-            if spec.low_rt_batch else set()
+        # ids of the RTJs at or below WCJS's threshold, which the backfill order's batch pass plans
+        # (``spec.low_rt_batch``); the split is the pass's, as WCJS's (``heuristics.realtime.WcjsPolicy.split``)
+        self._low_rt: set[int] = set()
         if bjs and (len(view.running) + len(view.queue) if spec.counts_load else len(bjs)) > spec.backfill_above:
-            low_rts = [js for js in rts if js.info.id in self._low_rt]
+            low_rts = [js for js in rts if not is_high_priority(js, self.now, spec.wcjs)] if spec.low_rt_batch else []
+            self._low_rt = {js.info.id for js in low_rts}
             order = get_priority(spec.batch_priority).order(bjs + low_rts, self.now, machine.total_nodes)
-            self._bj_order = order
+            self._batch_order = order  # the BJs and low-priority RTJs in the batch order
             would = self._batch_starts(order, rts)
             self.backfill_alloc = would
             self.backfill_only = True
@@ -557,7 +557,7 @@ class RtMixPass:
             if action < spec.window and self.backfill_alloc.get(js.info.id) == p:
                 return  # a low-priority RTJ started where the batch pass planned it: part of that pass
             waiting = set(map(id, self.queue))
-            order = [b for b in self._bj_order if id(b) in waiting]
+            order = [b for b in self._batch_order if id(b) in waiting]
             rts = [q for q in self.queue if q.info.kind == "rt"]
             self.backfill_alloc = self._batch_starts(order, rts)
             if spec.refit_window:  # the window as the new plan orders it (RtMixSpec.refit_window)
