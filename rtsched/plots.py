@@ -302,19 +302,24 @@ def slowdown_distributions(jobs, *, tau: int | None = None, title: str = "", whi
     return fig
 
 
-def learning_curve(history, *, key: str = "mean_return", label: str = "", title: str = ""):
+def learning_curve(history, *, key: str = "mean_return", label: str = "", title: str = "",
+                   references: dict | None = None, ylabel: str = ""):
     """An RL training history (the list in ``progress.json``, or a ``train`` result's
     ``history``): ``key`` per epoch (default the mean trajectory return, i.e. minus the episode's
     goal, e.g. −bsld), with the min–max band of the epoch's trajectories when recorded.  ``history``
     may also be a mapping {label: history}: one panel per run (seed 003 Fig. 10 layout), each with
-    its own y scale, since runs on different traces differ by orders of magnitude."""
+    its own y scale, since runs on different traces differ by orders of magnitude.  A validation
+    curve is ``key="validation"`` over ``selection.json``'s rows (``rtsched.rl.runs.read_run``).
+    ``references``: {label: value} drawn as dashed horizontal lines in every panel (e.g. a heuristic's
+    validation figure), or {run label: {label: value}} per panel; ``ylabel`` names the y axis (default
+    from ``key``)."""
     runs = dict(history) if hasattr(history, "items") else {label or key: history}
     n = max(len(runs), 1)
     cols = 1 if n == 1 else 2
     rows = (n + cols - 1) // cols
     fig = new_figure((8, 4) if n == 1 else (10, 2.8 * rows + 0.6))
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
-    ylabel = "mean return per trajectory" if key == "mean_return" else key.replace("_", " ")
+    ylabel = ylabel or ("mean return per trajectory" if key == "mean_return" else key.replace("_", " "))
     for i, (ax, (name, hist)) in enumerate(zip(axes, runs.items())):
         epochs = [h.get("epoch", j + 1) for j, h in enumerate(hist)]
         values = [h.get(key) for h in hist]
@@ -325,17 +330,32 @@ def learning_curve(history, *, key: str = "mean_return", label: str = "", title:
         highs = [h.get("max_return") for h in hist]
         if key == "mean_return" and hist and all(v is not None for v in lows + highs):
             ax.fill_between(epochs, lows, highs, color=color, alpha=0.15, label="min–max of the epoch")
+        for j, (ref_label, value) in enumerate(_panel_references(references, name).items()):
+            shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+            ax.axhline(value, color=f"C{(i + 1 + j) % 10}" if n == 1 else "0.45", linestyle=("--", ":", "-.")[j % 3],
+                       linewidth=0.9, label=f"{ref_label} {shown}")
         ax.set_xlabel("epoch")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         if n > 1:
-            ax.set_title(f"{name} ({len(hist)} epochs)", fontsize=10)
-        ax.legend(fontsize=7, loc="lower right")
+            counted = "epochs" if key == "mean_return" else "scored epochs"
+            ax.set_title(f"{name} ({len(hist)} {counted})", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right" if key == "mean_return" else "best")
     for ax in axes[n:]:
         ax.set_visible(False)
     if title:
         (axes[0].set_title if n == 1 else fig.suptitle)(title)
     return fig
+
+
+def _panel_references(references: dict | None, run: str) -> dict[str, float]:
+    """``learning_curve``'s reference lines for panel ``run``: a flat {label: value} serves every
+    panel, a nested {run: {label: value}} only its own."""
+    if not references:
+        return {}
+    if all(isinstance(v, dict) for v in references.values()):
+        return dict(references.get(run, {}))
+    return dict(references)
 
 
 def window_sweep(rows, *, references: dict | None = None, title: str = ""):
