@@ -36,9 +36,21 @@ unicep                  −(w + 1e-15) / (log2(n + 1e-15)·r)  (the authors' 1e-
                         n = 1 finite)
 wfp2 (Cobalt)           −q²/r³ · n/N                                                  no
 unicef (Cobalt)         −q / (60·z·max(r, 1)),  z = max(⌈log2 n⌉, 6) − 5               no
+wsept                   −E[1/max(p, τ)] / E[p]   (Smith's rule in expectation for the  yes
+                        bounded slowdown, τ = 600 s; p the runtime the Mira fit
+                        expects of a request (r, n): ``runtime_prior``)
+wsept-sqrt              −E[1/max(p, τ)] / √E[p]                                       yes
 wfp3-authors            −((−1 − s)/r)³·n                                              yes
 unicep-authors          −(−1 − s + 1e-15) / (log2(n + 1e-15)·r)                       yes
 ======================  ===========================================================  =======
+
+The ``wsept`` orders see only the request, like every other order here: the runtime enters through
+the prior of the shipped fit to Mira's 2018 logs (``rtsched.generators.miralike.runtime_prior``,
+the runtime/walltime quantiles of the request's size class and walltime).  A waiting job's bounded
+slowdown grows at 1/max(p, τ) per second of wait, so serving jobs in decreasing E[1/max(p, τ)] /
+E[p] is Smith's WSEPT rule for a single machine; ``wsept-sqrt`` weighs the expected runtime less
+(a parallel machine runs many jobs at once, so one job's length delays the others less), and is
+the one that won on the Mira-like validation weeks (docs/benchmarks.md, tenth session).
 
 The ``-authors`` variants reproduce a defect of RLScheduler's code, which takes the wait of a
 queued job as its unset start time (−1) minus s; these keys produced the published WFP3/UNICEP
@@ -50,6 +62,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from rtsched.generators.miralike import runtime_prior
+from rtsched.metrics import TAU_SEED002
 from rtsched.sim.state import JobState
 
 KeyFunction = Callable[[JobState, int, int], Any]
@@ -162,6 +176,17 @@ def _cobalt_unicef(js: JobState, now: int, total: int):
     return -q / (60.0 * z * max(i.walltime, 1))
 
 
+def _wsept(runtime_exponent: float) -> KeyFunction:
+    """−E[1/max(p, τ)] / E[p]^runtime_exponent under the Mira runtime prior (module docstring)."""
+
+    def key(js: JobState, now: int, total: int):
+        i = js.info
+        rate, mean_runtime = runtime_prior(i.walltime, i.nodes, TAU_SEED002)
+        return -rate / mean_runtime ** runtime_exponent
+
+    return key
+
+
 PRIORITIES: dict[str, Priority] = {p.name: p for p in (
     Priority("fcfs", _fcfs, True, arrival_order=True),
     Priority("lcfs", _lcfs, True),
@@ -180,6 +205,8 @@ PRIORITIES: dict[str, Priority] = {p.name: p for p in (
     Priority("wfp", _wfp3, False),
     Priority("wfp2", _cobalt_wfp2, False),
     Priority("unicef", _cobalt_unicef, False),
+    Priority("wsept", _wsept(1.0), True),
+    Priority("wsept-sqrt", _wsept(0.5), True),
 )}
 
 

@@ -72,6 +72,30 @@ class RatioGroup:
         """Mean ratio of the piecewise-linear quantile function through (probs, ratio_quantiles)."""
         return float(np.sum(np.diff(probs) * (self.ratio_quantiles[1:] + self.ratio_quantiles[:-1]) / 2.0))
 
+    def mean_inverse_bounded(self, probs: np.ndarray, walltime: float, tau: float) -> float:
+        """E[1 / max(p, tau)] (1/s) for the runtime p = ratio · walltime (s): exact for the piecewise-linear
+        quantile function, segment by segment (1/tau where p < tau, the integral of 1/p above; the
+        generator's rounding to whole seconds is left out).  The weight of a job's wait in a bounded
+        slowdown with bound tau."""
+        if tau <= 0 or walltime <= 0:
+            raise ValueError(f"tau and walltime must be positive, got {tau}, {walltime}")
+        total = 0.0
+        q = self.ratio_quantiles
+        for u0, u1, r0, r1 in zip(probs[:-1].tolist(), probs[1:].tolist(), q[:-1].tolist(), q[1:].tolist()):
+            du = u1 - u0
+            p0, p1 = r0 * walltime, r1 * walltime  # p1 >= p0: the quantiles rise
+            if du <= 0:
+                continue
+            if p1 <= tau:
+                total += du / tau
+                continue
+            if p0 < tau:  # the segment crosses tau: its part below counts at 1/tau
+                below = du * (tau - p0) / (p1 - p0)
+                total += below / tau
+                du, p0 = du - below, tau
+            total += du / p0 if p1 == p0 else du * math.log(p1 / p0) / (p1 - p0)
+        return total
+
 
 @dataclass(frozen=True)
 class MiraLikeParams:
@@ -201,6 +225,17 @@ def mean_node_seconds(p: MiraLikeParams) -> float:
 def offered_load(p: MiraLikeParams, load: float = 1.0) -> float:
     """Expected offered load of the model: node-seconds submitted per second / machine nodes."""
     return p.jobs_per_day * load * mean_node_seconds(p) / (SECONDS_PER_DAY * p.machine_nodes)
+
+
+@lru_cache(maxsize=65536)
+def runtime_prior(walltime: int, nodes: int, tau: float) -> tuple[float, float]:
+    """What the shipped fit to Mira's logs expects of a job's runtime p given its request: (E[1 / max(p,
+    tau)] in 1/s, E[p] in s) under the ratio group of (``walltime`` s, ``nodes``) (``RatioGroup``).  A
+    scheduler may use it as its prior: the requested walltime is all it sees (``heuristics.priorities``'
+    ``wsept`` orders).  Cached per request."""
+    p = load_params()
+    group = p.ratio_groups[p.ratio_group_of(int(walltime), int(nodes))]
+    return group.mean_inverse_bounded(p.ratio_probs, float(walltime), float(tau)), group.mean(p.ratio_probs) * walltime
 
 
 def quantile_draw(probs: np.ndarray, quantiles: np.ndarray, u: np.ndarray) -> np.ndarray:
