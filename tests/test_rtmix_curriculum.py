@@ -136,8 +136,11 @@ def test_backfill_order_shows_and_allows_the_backfilling_starts(seed):
 
 
 def test_self_distillation_follows_the_model_exactly():
+    from rtsched.rl.rtmix.train import model_slots
+
     pol = RtMixPolicy(PRETRAINED_RTMIX)
-    env = RtMixEnv("mira:16", order=pol.spec.order)  # the environment the model decides in
+    # the environment the model decides in: its window order and every optional setting it was trained with
+    env = RtMixEnv("mira:16", order=pol.spec.order, **model_slots(PRETRAINED_RTMIX))
     for seed in (950010, 950011, 950012):
         ep = model_teacher_episode(env, env.make_jobs(seed), pol)
         ref = run_online(table3_instance(seed), "rtmix")
@@ -154,8 +157,11 @@ def test_policy_teacher_labels_are_legal_and_the_run_validates():
     for m, a in zip(ep.masks, ep.actions):
         assert m[a]
     assert ep.bj_sd_mean >= 1.0 and ep.rtj_sd_mean >= 1.0
-    # DAgger: the same labels' machinery following a model's actions
-    ep2 = policy_teacher_episode(env, jobs, make_policy("wcjs"), RtMixPolicy(PRETRAINED_RTMIX))
+    # DAgger: the same labels' machinery following a model's actions (in the environment the model was trained in)
+    from rtsched.rl.rtmix.train import model_slots
+
+    env2 = RtMixEnv("mira", order="backfill", **model_slots(PRETRAINED_RTMIX))
+    ep2 = policy_teacher_episode(env2, jobs, make_policy("wcjs"), RtMixPolicy(PRETRAINED_RTMIX))
     assert all(m[a] for m, a in zip(ep2.masks, ep2.actions)) and ep2.mapped > 0
 
 
@@ -227,7 +233,9 @@ def test_the_curriculum_keeps_a_dagger_models_bj_slots(tmp_path):
     init = str(tmp_path / "dagger" / "round-0.pt")
     st = read_model_file(init)
     assert model_slots(init) == {"bj_candidates": 2, "eligibility": "any", "wake": True}
-    assert model_slots(PRETRAINED_RTMIX) == {}
+    # the shipped model (tenth session) was trained with every optional setting it records, among them its
+    # batch order; a model written without them (the DAgger run's) reads back only what it has
+    assert model_slots(PRETRAINED_RTMIX)["batch_priority"] == "wsept-sqrt"
     d = curriculum_data(init, small_episodes=2, weeks=0)
     window, n_features = st["arch"]["window"], st["arch"]["n_features"]
     assert d["obs"].shape[1] == window * n_features and len(d["act"]) > 0
