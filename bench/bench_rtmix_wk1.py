@@ -11,8 +11,9 @@ The agent runs under JIT checkpointing, beside the seed-002 schemes ``wcjs-jit``
 this bench adds the mean slowdowns, utilization and preemptions per run and the Mira-like mode.
 
 Printed: per seed and policy the mean bounded slowdown of RTJs and BJs in the window, the means
-over seeds, each policy's ratio to WCJS-JIT, and the verdict (agent's mean RTJ and mean BJ each ≤
-WCJS-JIT's).  ``--miralike SEEDS`` runs generated Mira-like weeks instead of wk1 (validation of a
+over seeds, each policy's ratio to WCJS-JIT, the paired differences against WCJS-JIT over the seeds
+(95 % bootstrap intervals; on how many seeds a policy is better on both means, and worse on the BJ
+mean), and the verdict (agent's mean RTJ and mean BJ each ≤ WCJS-JIT's).  ``--miralike SEEDS`` runs generated Mira-like weeks instead of wk1 (validation of a
 model without touching the test trace; ``rtsched.generators.generate_miralike(days=7, seed=S)``,
 every job in the results, the RTJ marking seed = the week's seed).
 
@@ -30,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rtsched.experiments.weeks import (REFERENCE, RT_PERCENT, TAU, WEEKS, outcome_row, policy_fields, split_policies,  # noqa: E402
-                                       run_week, week_named, week_paths, week_workload)
+from rtsched.experiments.weeks import (REFERENCE, RT_PERCENT, TAU, WEEKS, outcome_row, paired_weeks,  # noqa: E402
+                                       policy_fields, run_week, split_policies, week_named, week_paths, week_workload)
 from benchcli import one_line_errors, seed_list, unique_labels  # noqa: E402  (bench/ is sys.path[0] when run as a script)
 from rtsched.files import atomic_write_text  # noqa: E402
 from rtsched.pipeline import RunSpec, execute  # noqa: E402
@@ -50,6 +51,26 @@ def run_miralike(name: str, seed: int, args) -> dict:
     rec = execute(spec, workload=generate_miralike(days=7.0, seed=seed), time_decisions=True)
     return {"policy": name, "seed": seed, **outcome_row(rec, f"{name}, Mira-like week {seed}"),
             "wall_s": time.perf_counter() - t}
+
+
+def paired_over_seeds(rows: list[dict], name: str) -> dict:
+    """``name`` − WCJS-JIT over the seeds both ran (each seed one week, or one RTJ marking of the trace week):
+    the paired 95 % intervals of ``paired_weeks`` and the per-seed counts a validation rule reads (better on
+    both means; BJ mean above WCJS-JIT's, with the largest excess)."""
+    rec = paired_weeks([{**r, "week": "all"} for r in rows], name)["all"]
+    mine = {r["seed"]: r for r in rows if r["policy"] == name}
+    ref = {r["seed"]: r for r in rows if r["policy"] == REFERENCE}
+    excess = [mine[s]["bj_bsld"] - ref[s]["bj_bsld"] for s in rec["seeds"]]
+    rec["better_on_both"] = sum(mine[s]["bj_bsld"] < ref[s]["bj_bsld"] and mine[s]["rtj_bsld"] < ref[s]["rtj_bsld"]
+                                for s in rec["seeds"])
+    rec["bj_worse"] = sum(e > 0 for e in excess)
+    rec["bj_worse_max"] = max([e for e in excess if e > 0], default=0.0)
+    return rec
+
+
+def _interval(part: dict) -> str:
+    ci = part["ci"]
+    return f"{part['diff']:+.3f}" + (f" [{ci[1]:+.3f}, {ci[2]:+.3f}]" if ci else " [too few seeds]")
 
 
 def main() -> int:
@@ -117,6 +138,13 @@ def main() -> int:
         m = means[name]
         print(f"      {label[name]:<{width}}RTJ bsld {m['rtj_bsld']:8.3f} ({m['rtj_bsld'] / ref['rtj_bsld']:5.2f}x)  "
               f"BJ bsld {m['bj_bsld']:8.3f} ({m['bj_bsld'] / ref['bj_bsld']:5.2f}x)  util {m['utilization']:.3f}")
+    paired = {name: paired_over_seeds(rows, name) for name in names if name != REFERENCE}
+    print(f"paired differences policy − {REFERENCE} over the seeds (95 % bootstrap)")
+    for name, rec in paired.items():
+        n = len(rec["seeds"])
+        print(f"      {label[name]:<{width}}ΔRTJ {_interval(rec['rtj_bsld'])}  ΔBJ {_interval(rec['bj_bsld'])}  "
+              f"better on both on {rec['better_on_both']} of {n}; BJ above {REFERENCE}'s on {rec['bj_worse']} of {n}"
+              + (f" (at most +{rec['bj_worse_max']:.3f})" if rec["bj_worse"] else ""))
     verdicts = {}
     for name in models:
         m = means[name]
@@ -127,7 +155,7 @@ def main() -> int:
               f" -> {'PASS' if verdicts[name] else 'FAIL'}")
     print(f"wall time: {len(rows)} runs in {wall:.1f} s")
     if args.json:
-        record = {"where": where, "rows": rows, "means": means, "verdicts": verdicts, "wall_s": wall}
+        record = {"where": where, "rows": rows, "means": means, "paired": paired, "verdicts": verdicts, "wall_s": wall}
         atomic_write_text(args.json, json.dumps(record, indent=1))
     return 0
 
