@@ -13,9 +13,10 @@ this bench adds the mean slowdowns, utilization and preemptions per run and the 
 Printed: per seed and policy the mean bounded slowdown of RTJs and BJs in the window, the means
 over seeds, each policy's ratio to WCJS-JIT, the paired differences against WCJS-JIT over the seeds
 (95 % bootstrap intervals; on how many seeds a policy is better on both means, and worse on the BJ
-mean), and the verdict (agent's mean RTJ and mean BJ each ≤ WCJS-JIT's).  ``--miralike SEEDS`` runs generated Mira-like weeks instead of wk1 (validation of a
-model without touching the test trace; ``rtsched.generators.generate_miralike(days=7, seed=S)``,
-every job in the results, the RTJ marking seed = the week's seed).
+mean), and the verdict (agent's mean RTJ and mean BJ each ≤ WCJS-JIT's).  ``--miralike SEEDS``
+runs generated Mira-like weeks instead of wk1 (validation of a model without touching the test
+trace; ``rtsched.generators.generate_miralike(days=7, seed=S)``, every job in the results, the RTJ
+marking seed = the week's seed).
 
     PYTHONPATH=. nice python bench/bench_rtmix_wk1.py [--seeds 1-5] [--models rtmix[,MODEL.pt]] [--json out.json]
     PYTHONPATH=. nice python bench/bench_rtmix_wk1.py --miralike 9001-9003 [--machine mira]

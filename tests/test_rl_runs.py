@@ -23,7 +23,8 @@ def test_read_run_joins_budget_and_validation(tmp_path):
     _write(tmp_path / "selection.json", {
         "validation": "greedy average wait (s)", "references": {"sjf+easy": 14645.4, "fcfs+easy": 31127},
         "best": {"epoch": 5, "validation": 9.0},
-        "epochs": [{"epoch": 10, "validation": 12.0}, {"epoch": 0, "validation": 11.0}, {"epoch": 5, "validation": 9.0}]})
+        "epochs": [{"epoch": 10, "validation": 12.0}, {"epoch": 0, "validation": 11.0},
+                   {"epoch": 5, "validation": 9.0}]})
     rec = read_run(str(tmp_path))
     assert rec.cpu_s == pytest.approx(3600.5) and rec.cpu_h == pytest.approx(3600.5 / 3600)
     assert rec.wall_s == pytest.approx(4200.0)

@@ -42,7 +42,8 @@ def test_runtime_prior_agrees_with_a_fine_midpoint_rule(walltime, nodes):
     rate, mean_runtime = runtime_prior(walltime, nodes, 600.0)
     assert rate == pytest.approx(float(np.mean(1.0 / np.maximum(runtimes, 600.0))), rel=1e-4)
     assert mean_runtime == pytest.approx(float(np.mean(runtimes)), rel=1e-4)
-    assert (1 - 1e-12) / max(walltime, 600) <= rate <= (1 + 1e-12) / 600  # between "runs to its walltime" and "ends at once"
+    # between "runs to its walltime" and "ends at once"
+    assert (1 - 1e-12) / max(walltime, 600) <= rate <= (1 + 1e-12) / 600
 
 
 def _states(*requests: tuple[int, int]) -> list[JobState]:
