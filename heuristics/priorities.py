@@ -62,7 +62,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from rtsched.generators.miralike import runtime_prior
 from rtsched.metrics import TAU_SEED002
 from rtsched.sim.state import JobState
 
@@ -180,6 +179,10 @@ def _wsept(runtime_exponent: float) -> KeyFunction:
     """−E[1/max(p, τ)] / E[p]^runtime_exponent under the Mira runtime prior (module docstring)."""
 
     def key(js: JobState, now: int, total: int):
+        # imported here, not at the top: rtsched.generators brings scipy (≈ 0.3 s) into every
+        # `import heuristics`; a static key is computed once per job, so the lookup is no hot path
+        from rtsched.generators.miralike import runtime_prior
+
         i = js.info
         rate, mean_runtime = runtime_prior(i.walltime, i.nodes, TAU_SEED002)
         return -rate / mean_runtime ** runtime_exponent
