@@ -187,8 +187,10 @@ def decision_times(pol) -> dict[str, Any]:
 def paired_weeks(rows: Sequence[dict[str, Any]], policy: str, reference: str = REFERENCE) -> dict[str, dict[str, Any]]:
     """Per week that both ran (on common seeds): the means of ``policy`` and ``reference``, the
     paired per-seed differences ``policy − reference`` with 95 % bootstrap intervals (None with
-    fewer seeds than ``paired_bootstrap`` needs), and the verdicts ``no_worse`` (both means ≤ the
-    reference's) and ``better`` (both <)."""
+    fewer seeds than ``paired_bootstrap`` needs), the verdicts ``no_worse`` (both means ≤ the
+    reference's) and ``better`` (both <), and per seed: ``better_on_both`` (seeds better on both
+    means), ``bj_worse`` (seeds with a higher BJ mean) and ``bj_worse_max`` (the largest such excess, 0
+    without one)."""
     out: dict[str, dict[str, Any]] = {}
     weeks = list(dict.fromkeys(r["week"] for r in rows))
     for wk in weeks:
@@ -207,6 +209,11 @@ def paired_weeks(rows: Sequence[dict[str, Any]], policy: str, reference: str = R
             verdict_le &= a <= b
             verdict_lt &= a < b
         rec["no_worse"], rec["better"] = verdict_le, verdict_lt
+        excess = [mine[s]["bj_bsld"] - theirs[s]["bj_bsld"] for s in seeds]
+        rec["better_on_both"] = sum(mine[s]["bj_bsld"] < theirs[s]["bj_bsld"]
+                                    and mine[s]["rtj_bsld"] < theirs[s]["rtj_bsld"] for s in seeds)
+        rec["bj_worse"] = sum(e > 0 for e in excess)
+        rec["bj_worse_max"] = max([e for e in excess if e > 0], default=0.0)
         out[wk] = rec
     return out
 
