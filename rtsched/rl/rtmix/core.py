@@ -134,6 +134,19 @@ N_FEATURES = len(FEATURES)
 # Features of the BJ-preemption slots, appended to every row only when the spec has such slots
 # (``RtMixSpec.n_features``), so that the earlier agents' observations stay as they were.
 BJ_FEATURES: tuple[str, ...] = ("cand_for_bj", "bj_target_sd_so_far")
+# Features of when the machine frees up without a preemption (walltime-based, as ``_at_risk``), appended after
+# ``BJ_FEATURES`` only with ``RtMixSpec.horizon_features`` (issue 23, eleventh session: on replan's DAgger labels the
+# 64-32-16 kernel chose replan's RTJ preemptions on 40 % and its BJ preemptions on 23 % of held-out states, mostly
+# waiting instead, and a 4× wider kernel did no better: the rows did not say how long waiting would take):
+# ``cand_free_in`` (candidate rows) the time until the candidate's partition frees without preempting (its
+# victims' latest walltime-based end − now, / 4 h); ``target_sd_if_wait`` (every row) the target RTJ's estimated
+# slowdown − 1 if it waits for the earliest walltime-based free partition of its size (clipped, / 10);
+# ``bj_target_walltime`` and ``bj_target_sd_if_wait`` (BJ-preemption rows) the BJ target's requested time / 4 h and
+# the same slowdown for it; ``job_free_in`` (rows of visible jobs that cannot start now) the wait for a partition of
+# its size / 4 h; ``job_past_shadow`` (rows of jobs that can start now) how far past the first blocked visible job's
+# earliest walltime-based start its own walltime-based end lies (EASY's shadow time, / 4 h; 0 without a blocked job).
+HORIZON_FEATURES: tuple[str, ...] = ("cand_free_in", "target_sd_if_wait", "bj_target_walltime",
+                                     "bj_target_sd_if_wait", "job_free_in", "job_past_shadow")
 ORDERS = ("submit", "backfill", "auto", "load")  # the visible window's BJ order (module docstring)
 # Which partitions an RTJ's candidate slots may free (module docstring): WCJS's (Alg. 2's criteria)
 # or any of its size that conflicts with no job that must not be preempted (``replan``'s rule).
@@ -166,6 +179,7 @@ class RtMixSpec:
     threshold (``rt_threshold_wake``), and after an in-pass re-plan of the batch pass the backfill
     window is ordered by the new plan; ``low_rt_batch`` (ninth session) puts the RTJs below WCJS's
     threshold into the backfill window's batch pass, as WCJS's low-priority queue (module docstring).
+    ``horizon_features`` appends ``HORIZON_FEATURES`` to every observation row (eleventh session).
     The defaults are the action space of the agents trained before the options."""
 
     window: int = 8
@@ -183,6 +197,7 @@ class RtMixSpec:
     rt_wake: bool = False
     refit_window: bool = False
     low_rt_batch: bool = False
+    horizon_features: bool = False
 
     def __post_init__(self) -> None:
         get_priority(self.batch_priority)  # an unknown name fails here (ValueError naming the choices)
@@ -243,7 +258,13 @@ class RtMixSpec:
 
     @property
     def n_features(self) -> int:
-        """Features per action row: ``FEATURES``, then ``BJ_FEATURES`` when there are BJ-preemption slots."""
+        """Features per action row: ``FEATURES``, then ``BJ_FEATURES`` when there are BJ-preemption slots, then
+        ``HORIZON_FEATURES`` with ``horizon_features``."""
+        return self.horizon_first + (len(HORIZON_FEATURES) if self.horizon_features else 0)
+
+    @property
+    def horizon_first(self) -> int:
+        """The column of the first of ``HORIZON_FEATURES``."""
         return N_FEATURES + (len(BJ_FEATURES) if self.bj_candidates else 0)
 
 
@@ -252,7 +273,8 @@ class RtMixSpec:
 # only when they differ from their defaults (``RtMixSpec.optional_settings``).
 SETTING_TYPES = {"window": int, "candidates": int, "order": str, "bj_candidates": int, "eligibility": str,
                  "wake": bool, "shield": str, "conserve": float, "shield_theta": float, "batch_priority": str,
-                 "batch_backfill": str, "rt_wake": bool, "refit_window": bool, "low_rt_batch": bool}
+                 "batch_backfill": str, "rt_wake": bool, "refit_window": bool, "low_rt_batch": bool,
+                 "horizon_features": bool}
 OPTIONAL_SETTINGS = tuple(SETTING_TYPES)[3:]
 
 
@@ -408,17 +430,34 @@ class RtMixPass:
     def _at_risk(self, target: JobState) -> bool:
         """Whether waiting for the earliest walltime-based completion that frees a partition of the
         target RTJ's size gives it an estimated slowdown above ``spec.shield_theta`` (walltimes only)."""
+        return self._sd_if_wait(target) > self.spec.shield_theta
+
+    def _free_times(self) -> dict[int, int]:
+        """Partition → the walltime-based time it is free of every running job and of this pass's starts
+        (now for a free one); only the partitions some job blocks are listed."""
         conflict = self.machine.conflict_mask
+        busy: dict[int, int] = {}
         ends = [(conflict[js.alloc], js.expected_end) for js in self.view.running.values()]
         ends += [(conflict[p], end) for p, end in self._pass_ends]
-        free_at = None
-        for p in _bits(self.machine.candidate_mask(target.info.nodes)):
-            t = max([self.now] + [end for c, end in ends if c >> p & 1])
-            free_at = t if free_at is None else min(free_at, t)
+        for mask, end in ends:
+            for q in _bits(mask):
+                if busy.get(q, self.now) < end:
+                    busy[q] = end
+        return busy
+
+    def _free_at(self, nodes: int, busy: dict[int, int] | None = None) -> int | None:
+        """The earliest walltime-based time a partition for ``nodes`` is free (None: the machine has none)."""
+        busy = self._free_times() if busy is None else busy
+        times = [busy.get(p, self.now) for p in _bits(self.machine.candidate_mask(nodes))]
+        return max(min(times), self.now) if times else None
+
+    def _sd_if_wait(self, js: JobState, busy: dict[int, int] | None = None) -> float:
+        """``js``'s estimated slowdown if it starts when ``_free_at`` frees a partition of its size (inf: never)."""
+        free_at = self._free_at(js.info.nodes, busy)
         if free_at is None:
-            return True
-        info = target.info
-        return (free_at - info.submit + info.walltime) / info.walltime > self.spec.shield_theta
+            return float("inf")
+        info = js.info
+        return (free_at - info.submit + info.walltime) / info.walltime
 
     def _bj_state(self, vis: list[JobState], mask: np.ndarray) -> tuple[JobState | None, list]:
         """(BJ target, its candidates [(partition, victims, cost)]) and their mask bits (module docstring)."""
@@ -603,8 +642,45 @@ class RtMixPass:
         if target is not None:
             obs[:, 26] = min(max(estimated_slowdown(target, now) - 1.0, 0.0), SD_CLIP) / SD_CLIP
             obs[:, 27] = 1.0
+        if spec.horizon_features:
+            self._horizon_rows(obs, vis, target, cands, mask)
         np.clip(obs, 0.0, OBS_HIGH, out=obs)
         return obs.reshape(-1)
+
+    def _horizon_rows(self, obs: np.ndarray, vis: list[JobState], target: JobState | None, cands: list,
+                      mask: np.ndarray) -> None:
+        """The ``HORIZON_FEATURES`` columns (their comment above): walltime-based, as the shield's risk test."""
+        spec = self.spec
+        now = self.now
+        h = spec.horizon_first
+        busy = self._free_times()
+
+        def sd_feature(js: JobState) -> float:
+            return min(max(self._sd_if_wait(js, busy) - 1.0, 0.0), SD_CLIP) / SD_CLIP
+
+        def free_in(vs: list[JobState]) -> float:
+            return max([0] + [v.expected_end - now for v in vs]) / TIME_SCALE
+
+        for c, (_p, vs, _cost) in enumerate(cands):
+            obs[spec.window + c, h] = free_in(vs)
+        if target is not None:
+            obs[:, h + 1] = sd_feature(target)
+        if spec.bj_candidates:
+            bj_target, bj_cands = self._bj
+            first = spec.bj_first
+            for c, (_p, vs, _cost) in enumerate(bj_cands):
+                obs[first + c, h] = free_in(vs)
+            if bj_target is not None and bj_cands:
+                obs[first:first + len(bj_cands), h + 2] = bj_target.info.walltime / TIME_SCALE
+                obs[first:first + len(bj_cands), h + 3] = sd_feature(bj_target)
+        blocked = next((js for js in vis if self.plan.find(js.info.nodes) is None), None)
+        shadow = None if blocked is None else self._free_at(blocked.info.nodes, busy)
+        for i, js in enumerate(vis):
+            if self.plan.find(js.info.nodes) is None:
+                free_at = self._free_at(js.info.nodes, busy)
+                obs[i, h + 4] = OBS_HIGH if free_at is None else (free_at - now) / TIME_SCALE
+            elif shadow is not None:
+                obs[i, h + 5] = max(now + js.info.walltime - shadow, 0) / TIME_SCALE
 
     def _candidate_rows(self, obs: np.ndarray, first: int, cands: list) -> None:
         """Rows ``first ..`` of ``obs``: the preemption candidates' features (WCJS's cost terms, the cost)."""
@@ -634,4 +710,4 @@ class RtMixPass:
             row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
 
 
-__all__ = ["BJ_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "PASS_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["BJ_FEATURES", "HORIZON_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "PASS_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]

@@ -38,7 +38,7 @@ RECIPES = ("dagger", "clone")
 # DAgger (rtsched.rl.rtmix.dagger, docs/rl.md "DAgger"): the default recipe.
 DAGGER_DEFAULTS = {"dagger_rounds": 8, "dagger_episodes": 96, "beta0": 1.0, "beta_decay": 0.5, "bj_candidates": 2,
                    "eligibility": "wcjs", "wake": False, "shield": "none",
-                   "conserve": None, "shield_theta": 1.2}
+                   "conserve": None, "shield_theta": 1.2, "horizon_features": False}
 DAGGER_TEACHER = "replan"
 _DAGGER = (
     TrainOption(("--recipe",), "rtmix: dagger (default: roll out the agent mixed with an online expert, --teacher, "
@@ -59,6 +59,9 @@ _DAGGER = (
                 "(default 1.2)", kind="float>0"),
     TrainOption(("--conserve",), "rtmix dagger: work-conserving rule in the action mask: waiting is illegal while a BJ "
                 "start is legal and at least this share of the nodes is free (0..1; default: off)", kind="float[0,1]"),
+    TrainOption(("--horizon-features",), "rtmix dagger: six more features per observation row saying when the machine "
+                "frees up without a preemption (walltime-based; RtMixSpec.horizon_features, docs/rl.md; default off); "
+                "a curriculum keeps its init model's", kind="flag"),
 )
 _CURRICULUM = (
     TrainOption(("--curriculum-rounds",), "rtmix: run the curriculum instead of cloning + PPO: round 0 follows the "
