@@ -83,4 +83,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchcli import one_line_errors  # bench/ is sys.path[0] when run as a script
+
+    raise SystemExit(one_line_errors("bench_rtmix_accept.py", main))

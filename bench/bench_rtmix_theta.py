@@ -196,6 +196,10 @@ def main() -> None:
         os.path.abspath(__file__)))), "shared", "data", "mira", "mira-partitions.xml"))
     ap.add_argument("--with", dest="settings", action="append", default=[], help="KEY=V1,V2: environment settings")
     args = ap.parse_args()
+    from benchcli import require_input
+    for model in [m.strip() for m in args.models.split(",") if m.strip()]:
+        if model.endswith(".pt") or os.sep in model:  # a model file, not a shipped model's name: before any run
+            require_input("bench_rtmix_theta.py", model, "--models")
     import tempfile
     tmp = tempfile.TemporaryDirectory()
     args.models = ",".join(variants([m.strip() for m in args.models.split(",") if m.strip()], args.settings, tmp.name))
@@ -212,6 +216,7 @@ def main() -> None:
     if key not in cache:
         cache[key] = {i.name: {str(k): v for k, v in per_job(i, args.replan).items()} for i in insts}
         from rtsched.files import atomic_write_text
+        os.makedirs(os.path.dirname(os.path.abspath(args.cache)), exist_ok=True)
         atomic_write_text(args.cache, json.dumps(cache))
     rp = {name: {int(k): v for k, v in jobs.items()} for name, jobs in cache[key].items()}
 
@@ -268,4 +273,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchcli import one_line_errors  # bench/ is sys.path[0] when run as a script
+
+    raise SystemExit(one_line_errors("bench_rtmix_theta.py", main))
