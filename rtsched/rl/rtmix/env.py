@@ -194,6 +194,11 @@ class RtMixEnv(gym.Env):
                 return
 
     @property
+    def finished(self) -> bool:
+        """Whether the episode is over (also right after a ``reset`` whose instance leaves no choice)."""
+        return self._done
+
+    @property
     def network_shape(self) -> tuple[int, int]:
         """(n_features, window) of this agent's networks (``rtsched.rl.nets.build_networks``): the features per action row and one slot per action."""
         return self.n_features, self.window

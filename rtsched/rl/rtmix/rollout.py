@@ -1,0 +1,138 @@
+"""Rollout labels: one step of policy improvement of an ``rtmix`` model on Table-3 instances (issue 23,
+eleventh session).
+
+At every decision state of an episode (a state with more than one legal action: ``RtMixEnv`` takes the
+forced ones itself) each legal action is tried on a copy of the environment and the base model plays the
+rest of the episode greedily; the action's value is the episode's reward (``episode_reward``: −BJ mean −
+penalty · max(0, RTJ mean − θ)).  The state is labelled with every action whose value is within ``tol`` of the
+best (``good``, set labels as DAgger's) and the episode goes on with the best one (the base model's own choice
+where it is among the best), so the states are those of the improved policy.  ``violation_cost`` takes a fixed
+amount off an episode whose RTJ mean ends above θ: the acceptance counts such instances, the reward only
+weighs the excess.  The improved policy is at least
+as good as the base model on every episode, by construction.
+
+The rollouts run the simulator, which knows the jobs' runtimes and the later arrivals; the network that is
+fitted to the labels sees only its observation (walltimes, the queue), so what it learns is the action that is
+best on average over the futures the generator draws given what it sees — the labels are privileged, the policy
+is not (the non-anticipation test of the shipped policies applies to it as to any model).
+
+Generator seeds: ``ROLLOUT_SEEDS`` (inside the PPO training range, disjoint from DAgger's first 2,000 and the
+curriculum's Table-3 seeds); episode i uses the default walltimes for even i and walltime = runtime for odd i
+(``rtsched.rl.rtmix.dagger.episode_jobs``), as the acceptance sets mix them.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+import numpy as np
+
+from rtsched.rl.cloning import LearnerActor, greedy_action
+from rtsched.rl.modelfiles import load_model, read_model_file
+from rtsched.rl.rtmix.dagger import episode_jobs
+from rtsched.rl.rtmix.env import RtMixEnv
+from rtsched.rl.rtmix.train import model_slots
+
+ROLLOUT_SEEDS = range(210_000, 260_000)
+
+
+def model_env(path: str, checkpoint: str = "jit") -> RtMixEnv:
+    """A 16-block Table-3 environment with the settings model ``path`` was trained with (its window order
+    and ``core.OPTIONAL_SETTINGS``), as the curriculum's Table-3 part builds it."""
+    env = read_model_file(path)["env"]
+    return RtMixEnv("mira:16", checkpoint, order=env.get("order", "submit"), validate=False, **model_slots(path))
+
+
+def _finish(env: RtMixEnv, obs: np.ndarray, info: dict, policy: Callable[[np.ndarray, np.ndarray], int],
+            violation_cost: float) -> float:
+    """The value still to come when ``policy`` plays ``env`` to its end from (obs, info): the rewards, less
+    ``violation_cost`` if the episode's RTJ mean slowdown ends above θ."""
+    total = 0.0
+    done = env.finished
+    while not done:
+        obs, reward, term, trunc, info = env.step(policy(obs, info["action_mask"]))
+        total += reward
+        done = term or trunc
+    return total - (violation_cost if info["rtj_sd_mean"] > env.theta + 1e-9 else 0.0)
+
+
+def action_values(env: RtMixEnv, policy: Callable[[np.ndarray, np.ndarray], int], legal: np.ndarray,
+                  violation_cost: float = 0.0) -> dict[int, float]:
+    """Each legal action's value at ``env``'s current state: its reward plus the rest of the episode
+    under ``policy`` (less ``violation_cost`` for an RTJ mean above θ), on a copy of the environment
+    (``env`` is left as it was)."""
+    values = {}
+    for a in legal:
+        trial = copy.deepcopy(env)
+        obs, reward, _term, _trunc, info = trial.step(int(a))
+        values[int(a)] = reward + _finish(trial, obs, info, policy, violation_cost)
+    return values
+
+
+def improved_episode(env: RtMixEnv, jobs: list, policy: Callable[[np.ndarray, np.ndarray], int],
+                     tol: float = 1e-9, violation_cost: float = 0.0) -> dict:
+    """One episode of the improved policy (module docstring): its labelled decision states and rewards."""
+    obs, info = env.reset(options={"jobs": jobs})
+    rows: dict[str, list] = {"obs": [], "mask": [], "act": [], "good": []}
+    base = None if env.finished else _finish(copy.deepcopy(env), obs, info, policy, violation_cost)
+    total = 0.0
+    changed = 0
+    done = env.finished
+    while not done:
+        mask = info["action_mask"]
+        mine = policy(obs, mask)
+        values = action_values(env, policy, np.flatnonzero(mask), violation_cost)
+        best = max(values.values())
+        good = np.zeros(mask.shape, dtype=bool)
+        good[[a for a, v in values.items() if v >= best - tol]] = True
+        act = mine if good[mine] else max(values, key=values.get)
+        changed += act != mine
+        rows["obs"].append(obs)
+        rows["mask"].append(mask.copy())
+        rows["act"].append(act)
+        rows["good"].append(good)
+        obs, reward, term, trunc, info = env.step(act)
+        total += reward
+        done = term or trunc
+    if base is not None and info["rtj_sd_mean"] > env.theta + 1e-9:
+        total -= violation_cost
+    return {**rows, "base_reward": base, "reward": total if base is not None else None, "changed": changed}
+
+
+def rollout_labels(model: str, seeds: range, *, tol: float = 1e-9, violation_cost: float = 0.0,
+                   progress: Callable[[int, int], None] | None = None) -> tuple[dict, dict]:
+    """The improved policy's labelled states over the Table-3 instances of ``seeds`` (module docstring),
+    with model file ``model`` as the base policy; ``violation_cost`` is taken off the value of an episode
+    whose RTJ mean ends above θ (the acceptance counts such instances); returns (data, statistics)."""
+    env = model_env(model)
+    learner = LearnerActor(load_model(model).actor)
+
+    def policy(obs: np.ndarray, mask: np.ndarray) -> int:
+        return greedy_action(learner, obs, mask)
+
+    parts: dict[str, list] = {"obs": [], "mask": [], "act": [], "good": []}
+    base, improved, changed, episodes = [], [], 0, 0
+    for i, s in enumerate(seeds):
+        ep = improved_episode(env, episode_jobs(s, i, env), policy, tol, violation_cost)
+        for k in parts:
+            parts[k] += ep[k]
+        if ep["base_reward"] is not None:
+            base.append(ep["base_reward"])
+            improved.append(ep["reward"])
+            episodes += 1
+        changed += ep["changed"]
+        if progress is not None:
+            progress(i + 1, len(seeds))
+    width = env.observation_space.shape[0]
+    data = {"obs": np.asarray(parts["obs"], dtype=np.float32).reshape(-1, width),
+            "mask": np.asarray(parts["mask"], dtype=bool).reshape(-1, env.action_space.n),
+            "act": np.asarray(parts["act"], dtype=np.int64),
+            "good": np.asarray(parts["good"], dtype=bool).reshape(-1, env.action_space.n)}
+    stats = {"episodes": len(seeds), "violation_cost": violation_cost, "with_decisions": episodes, "decisions": int(len(data["act"])),
+             "changed": int(changed), "seeds": [seeds.start, seeds.stop],
+             "base_reward_mean": float(np.mean(base)) if base else None,
+             "improved_reward_mean": float(np.mean(improved)) if improved else None}
+    return data, stats
+
+
+__all__ = ["ROLLOUT_SEEDS", "action_values", "improved_episode", "model_env", "rollout_labels"]
