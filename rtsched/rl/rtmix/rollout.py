@@ -23,15 +23,18 @@ curriculum's Table-3 seeds); episode i uses the default walltimes for even i and
 from __future__ import annotations
 
 import copy
+import os
+import time
 from typing import Callable
 
 import numpy as np
 
+from rtsched.errors import OptionError
 from rtsched.rl.cloning import LearnerActor, greedy_action
 from rtsched.rl.modelfiles import load_model, read_model_file
 from rtsched.rl.rtmix.dagger import episode_jobs
 from rtsched.rl.rtmix.env import RtMixEnv
-from rtsched.rl.rtmix.train import model_slots
+from rtsched.rl.rtmix.train import load_curriculum_data, model_slots, train_curriculum
 
 ROLLOUT_SEEDS = range(210_000, 260_000)
 
@@ -135,4 +138,54 @@ def rollout_labels(model: str, seeds: range, *, tol: float = 1e-9, violation_cos
     return data, stats
 
 
-__all__ = ["ROLLOUT_SEEDS", "action_values", "improved_episode", "model_env", "rollout_labels"]
+def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: int, seeds: range,
+                        violation_cost: float = 3.0, epochs: int = 10, lr: float = 1e-3, small_repeat: int = 2,
+                        seed: int = 0, progress: Callable[[str], None] | None = None) -> dict:
+    """One round of policy improvement of model ``base`` (issue 23, eleventh session; docs/rl.md "Rollout
+    labels"): its actor is fitted ``epochs`` passes to (1) the Mira-like week states of curriculum folder
+    ``curriculum`` (``data-0.npz`` … ``data-{weeks_rounds}.npz``, without data-0's Table-3 part), distilled to
+    ``base``'s own action probabilities so that its behaviour on weeks stays, and (2) ``rollout_labels`` of
+    ``base`` over the Table-3 instances of ``seeds``, repeated ``small_repeat`` times.  Writes model file ``out``
+    (its history records the recipe) and ``out``'s stem + ``-rollout.npz`` (the labels); returns the rollout
+    statistics and the fit's last row."""
+    say = progress or (lambda text: None)
+    st = read_model_file(base)
+    paths = [os.path.join(curriculum, f"data-{r}.npz") for r in range(weeks_rounds + 1)]
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing:
+        raise OptionError(f"curriculum data: {missing[0]}: file not found (the curriculum's command writes it)")
+    t0 = time.perf_counter()
+    labels, stats = rollout_labels(base, seeds, violation_cost=violation_cost,
+                                   progress=lambda i, n: say(f"rollouts {i}/{n}") if i % 500 == 0 or i == n else None)
+    stats["seconds"] = round(time.perf_counter() - t0, 1)
+    say(f"rollouts: {stats['decisions']} states, {stats['changed']} changed; mean value {stats['base_reward_mean']:.4f} "
+        f"-> {stats['improved_reward_mean']:.4f} (the improved policy, which knows the futures)")
+    keys = ("obs", "mask", "act", "good")
+    datas = [load_curriculum_data(p) for p in paths]
+    n_small = datas[0]["parts"].get("small", {}).get("decisions", 0)
+    weeks = [{k: d[k][n_small:] if r == 0 else d[k] for k in keys} for r, d in enumerate(datas)]
+    if weeks[0]["obs"].shape[1] != labels["obs"].shape[1]:
+        raise OptionError(f"curriculum data: {paths[0]}: its observations have {weeks[0]['obs'].shape[1]} columns, "
+                          f"{base}'s {labels['obs'].shape[1]}")
+    data = {k: np.concatenate([w[k] for w in weeks] + [labels[k]] * small_repeat) for k in keys}
+    n_weeks = sum(len(w["act"]) for w in weeks)
+    distill = np.zeros(len(data["act"]), dtype=bool)
+    distill[:n_weeks] = True
+    stem = os.path.splitext(out)[0]
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    np.savez_compressed(stem + "-rollout.npz", **labels)
+    env = st["env"]
+    settings = {k: env[k] for k in ("batch_priority", "batch_backfill", "rt_wake", "refit_window", "low_rt_batch")
+                if k in env}
+    res = train_curriculum(base, data, out, epochs=epochs, lr=lr, seed=seed, order=env.get("order", "submit"),
+                           spec_settings=settings, distill=distill,
+                           progress=lambda e, n, row: say(f"fit {e}/{n}: accuracy {row['accuracy']:.3f}")
+                           if e % 5 == 0 or e == n else None,
+                           note={"recipe": "rollout-improvement", "rollout_base": os.path.basename(base),
+                                 "rollout": stats, "weeks_data": f"{os.path.basename(os.path.normpath(curriculum))} "
+                                 f"data-0..{weeks_rounds} (Mira-like week states, distilled)",
+                                 "weeks_states": int(n_weeks), "small_repeat": small_repeat})
+    return {"out": out, "rollout": stats, "fit": res["history"][-1]}
+
+
+__all__ = ["ROLLOUT_SEEDS", "action_values", "improve_by_rollouts", "improved_episode", "model_env", "rollout_labels"]

@@ -227,7 +227,8 @@ def _save_data(path: str, data: dict) -> None:
     atomic_write_stream(path, write)
 
 
-def _load_data(path: str) -> dict:
+def load_curriculum_data(path: str) -> dict:
+    """A curriculum round's data file (``OUT/data-R.npz``): the labelled states and ``parts`` (per-part counts)."""
     import json as _json
 
     with np.load(path) as z:
@@ -266,7 +267,7 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
                 dpath = os.path.join(out, f"data-{r}.npz")
                 mpath = os.path.join(out, f"round-{r}.pt")
                 if os.path.exists(dpath):
-                    d = _load_data(dpath)
+                    d = load_curriculum_data(dpath)
                     say(f"round {r}: data read from {dpath}")
                 else:
                     t0 = time.perf_counter()
@@ -309,5 +310,5 @@ def run_curriculum(out: str, init, *, rounds: int = 3, weeks: int = 8, machines=
     return {"model": learner, "rounds": rows}
 
 
-__all__ = ["BATCH_SETTINGS", "behaviour_clone", "curriculum_data", "miralike_jobs", "model_slots", "run_curriculum", "train_curriculum", "train_rtmix", "ENV_OPTIONS",
+__all__ = ["BATCH_SETTINGS", "behaviour_clone", "curriculum_data", "load_curriculum_data", "miralike_jobs", "model_slots", "run_curriculum", "train_curriculum", "train_rtmix", "ENV_OPTIONS",
            "FINE_TUNE", "CURRICULUM_WEEK_SEEDS", "CURRICULUM_VALIDATION_SEEDS"]
