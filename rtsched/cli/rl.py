@@ -28,7 +28,7 @@ from rtsched.errors import RtschedError
 from rtsched.files import require_file
 from rtsched.rl.agents import AGENTS as AGENT_PACKAGES
 from rtsched.rl.options import TrainOption, int_list, start_range
-from rtsched.rl.rtmix.options import CURRICULUM_DEFAULTS, DAGGER_DEFAULTS, DAGGER_TEACHER
+from rtsched.rl.rtmix.options import CURRICULUM_DEFAULTS, DAGGER_DEFAULTS, DAGGER_TEACHER, ROLLOUT_DEFAULTS
 from rtsched.rl.rtmix.options import DEFAULTS as RTMIX_DEFAULTS
 
 AGENTS = tuple(AGENT_PACKAGES)  # the agents table (rtsched.rl.agents): each agent's options live with it
@@ -360,7 +360,14 @@ def _print_train_summary(args, out: str, ckpt: str, res: dict) -> None:
 # ---------------------------------------------------------------------------------------- train: rtmix
 def cmd_train_rtmix(args) -> int:
     """``rtsched rl train --agent rtmix``: solve expert plans (cached), clone, fine-tune with PPO;
-    with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead."""
+    with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead; with ``--recipe rollout``: one step of
+    policy improvement by rollouts."""
+    rollout_given = [f"--{k.replace('_', '-')}" for k in ("rollout_curriculum", "rollout_weeks_rounds",
+                                                          *ROLLOUT_DEFAULTS) if getattr(args, k, None) is not None]
+    if args.recipe == "rollout":
+        return cmd_train_rtmix_rollout(args)
+    if rollout_given:
+        raise UsageError(f"{', '.join(rollout_given)}: options of --recipe rollout")
     if args.curriculum_rounds is not None:
         return cmd_train_rtmix_curriculum(args)
     given = [f"--{k.replace('_', '-')}" for k in (*CURRICULUM_DEFAULTS, *_curriculum_batch_options(),
@@ -398,6 +405,73 @@ def cmd_train_rtmix(args) -> int:
         last = summary["last_reward"]
         print(f"rtmix on {args.machine} ({args.checkpoint}): cloned (accuracy {history[0]['accuracy']:.3f}), "
               f"{summary['epochs']} PPO epochs, last mean reward {'–' if last is None else f'{last:.4g}'}; model {ckpt}")
+    return 0
+
+
+def cmd_train_rtmix_rollout(args) -> int:
+    """``rtsched rl train --agent rtmix --recipe rollout``: ``improve_by_rollouts`` of ``--init-from`` (default the
+    shipped model) into ``OUT/model.pt``."""
+    from rtsched.rl.modelfiles import read_model_file
+    from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX
+    from rtsched.rl.rtmix.rollout import ROLLOUT_SEEDS, improve_by_rollouts
+
+    refused = [f"--{k.replace('_', '-')}" for k in ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs",
+                                                    "machine", "theta", "penalty", "reward_baseline", "teacher",
+                                                    *DAGGER_DEFAULTS, *CURRICULUM_DEFAULTS, "curriculum_rounds",
+                                                    *_curriculum_batch_options(), *_curriculum_pass_options())
+               if getattr(args, k, None) is not None]
+    if args.trace:
+        refused.append("--trace")
+    if args.resume:
+        refused.append("--resume (a rollout step is one call; run it again into a new --out)")
+    if refused:
+        raise UsageError(f"{', '.join(refused)}: not options of --recipe rollout")
+    if args.rollout_curriculum is None or args.rollout_weeks_rounds is None:
+        raise UsageError("--recipe rollout needs --rollout-curriculum DIR and --rollout-weeks-rounds R")
+    for name, value in ROLLOUT_DEFAULTS.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
+    epochs = args.bc_epochs if args.bc_epochs is not None else ROLLOUT_DEFAULTS["rollout_bc_epochs"]
+    if epochs < 1:
+        raise UsageError("--bc-epochs: must be at least 1")
+    seeds = range(args.rollout_seed, args.rollout_seed + args.rollout_episodes)
+    if seeds.start < ROLLOUT_SEEDS.start or seeds.stop > ROLLOUT_SEEDS.stop:
+        raise UsageError(f"--rollout-seed, --rollout-episodes: the seeds {seeds.start}..{seeds.stop - 1} leave the "
+                         f"rollout range {ROLLOUT_SEEDS.start}..{ROLLOUT_SEEDS.stop - 1}")
+    base = args.init_from or PRETRAINED_RTMIX
+    if not os.path.isfile(base):
+        raise UsageError(f"--init-from: no model file {base}")
+    if read_model_file(base).get("agent") != "rtmix":
+        raise UsageError(f"--init-from: {base} is not an rtmix model")
+    if not os.path.isdir(args.rollout_curriculum):
+        raise UsageError(f"--rollout-curriculum: no folder {args.rollout_curriculum}")
+    out = args.out or os.path.join("runs", "rtmix-rollout")
+    check_output(out, "--out", folder=True)
+    model = os.path.join(out, "model.pt")
+    if os.path.exists(model):
+        raise UsageError(f"{model}: exists; choose another --out")
+    quiet = args.no_progress or args.json
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(f"rtmix rollout: {text}", file=sys.stderr, flush=True)
+
+    say(f"base {base}, week states {args.rollout_curriculum} data-0..{args.rollout_weeks_rounds}, Table-3 seeds "
+        f"{seeds.start}..{seeds.stop - 1}, violation cost {args.violation_cost:g}, {epochs} fitting passes")
+    try:
+        res = improve_by_rollouts(base, model, curriculum=args.rollout_curriculum,
+                                  weeks_rounds=args.rollout_weeks_rounds, seeds=seeds,
+                                  violation_cost=args.violation_cost, epochs=epochs, seed=args.seed, progress=say)
+    except ValueError as exc:
+        raise UsageError(f"{exc}") from None
+    summary = {"agent": "rtmix", "recipe": "rollout", "base": base, "out": out, "model": model,
+               "rollout": res["rollout"], "fit": res["fit"]}
+    if args.json:
+        print(json.dumps(summary, indent=1, allow_nan=False))
+    else:
+        r = res["rollout"]
+        print(f"rtmix rollout from {base}: {r['decisions']} Table-3 states labelled ({r['changed']} changed), fitted with "
+              f"the week states (accuracy {res['fit']['accuracy']:.3f}); model {model}")
     return 0
 
 

@@ -34,7 +34,9 @@ _RTMIX = (
     TrainOption(("--reward-baseline",), "rtmix: PPO rewards are the gain over this policy on the same episode "
                 f"(default {DEFAULTS['reward_baseline']}; 'none': the absolute reward)"),
 )
-RECIPES = ("dagger", "clone")
+RECIPES = ("dagger", "clone", "rollout")
+# The rollout recipe (rtsched.rl.rtmix.rollout.improve_by_rollouts, docs/rl.md "Rollout labels").
+ROLLOUT_DEFAULTS = {"rollout_episodes": 2000, "rollout_seed": 210_000, "violation_cost": 3.0, "rollout_bc_epochs": 10}
 # DAgger (rtsched.rl.rtmix.dagger, docs/rl.md "DAgger"): the default recipe.
 DAGGER_DEFAULTS = {"dagger_rounds": 8, "dagger_episodes": 96, "beta0": 1.0, "beta_decay": 0.5, "bj_candidates": 2,
                    "eligibility": "wcjs", "wake": False, "shield": "none",
@@ -43,7 +45,8 @@ DAGGER_TEACHER = "replan"
 _DAGGER = (
     TrainOption(("--recipe",), "rtmix: dagger (default: roll out the agent mixed with an online expert, --teacher, "
                 "label every state with the expert's action, aggregate and fit; then --epochs PPO epochs, default 0) "
-                "or clone (clone optimal plans of expert instances, then PPO: --experts ...)", choices=RECIPES),
+                "or clone (clone optimal plans of expert instances, then PPO: --experts ...) or rollout (one step of "
+                "policy improvement of --init-from: --rollout-curriculum ...)", choices=RECIPES),
     TrainOption(("--bj-candidates",), "rtmix dagger: action slots preempting running checkpointable BJs for a "
                 f"waiting BJ (default {DAGGER_DEFAULTS['bj_candidates']}; 0: none)", kind="int", bounds=(0, 64)),
     TrainOption(("--eligibility",), "rtmix dagger: the partitions the RTJ candidate slots may free: wcjs (default: "
@@ -62,6 +65,18 @@ _DAGGER = (
     TrainOption(("--horizon-features",), "rtmix dagger: six more features per observation row saying when the machine "
                 "frees up without a preemption (walltime-based; RtMixSpec.horizon_features, docs/rl.md; default off); "
                 "a curriculum keeps its init model's", kind="flag"),
+)
+_ROLLOUT = (
+    TrainOption(("--rollout-curriculum",), "rtmix rollout: a curriculum folder whose data-0.npz .. data-R.npz hold the "
+                "Mira-like week states the model keeps (distilled to its own choices; required)"),
+    TrainOption(("--rollout-weeks-rounds",), "rtmix rollout: R, the last curriculum round whose week states are used "
+                "(required)", kind="int>=0"),
+    TrainOption(("--rollout-episodes",), "rtmix rollout: Table-3 instances labelled by rollouts (default "
+                f"{ROLLOUT_DEFAULTS['rollout_episodes']})", kind="int>=1"),
+    TrainOption(("--rollout-seed",), "rtmix rollout: the first generator seed of those instances (default "
+                f"{ROLLOUT_DEFAULTS['rollout_seed']}; within 210000..259999)", kind="int"),
+    TrainOption(("--violation-cost",), "rtmix rollout: taken off the value of an episode whose RTJ mean ends above "
+                f"theta (default {ROLLOUT_DEFAULTS['violation_cost']:g})", kind="float>=0"),
 )
 _CURRICULUM = (
     TrainOption(("--curriculum-rounds",), "rtmix: run the curriculum instead of cloning + PPO: round 0 follows the "
@@ -98,8 +113,9 @@ _CURRICULUM = (
 )
 GROUPS = (("rtmix (RTJ/BJ mixes on Mira, taught by an expert; docs/rl.md)", _RTMIX),
           ("rtmix DAgger (the default recipe; docs/rl.md)", _DAGGER),
+          ("rtmix rollout (--recipe rollout: policy improvement by rollouts; docs/rl.md)", _ROLLOUT),
           ("rtmix curriculum (Table-3 instances to Mira-like weeks; docs/rl.md)", _CURRICULUM))
-OPTIONS = _RTMIX + _DAGGER + _CURRICULUM
+OPTIONS = _RTMIX + _DAGGER + _ROLLOUT + _CURRICULUM
 # --dagger-rounds, --dagger-episodes, --beta0, --beta-decay and --bc-epochs are rl train's shared options
 # (rtsched.cli.rl, with the split window's DAgger); their rtmix defaults are DAGGER_DEFAULTS and DEFAULTS.
 USES = ("teacher", "init_from", "dagger_rounds", "dagger_episodes", "beta0", "beta_decay", "bc_epochs")

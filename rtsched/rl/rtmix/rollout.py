@@ -30,6 +30,7 @@ from typing import Callable
 import numpy as np
 
 from rtsched.errors import OptionError
+from rtsched.files import atomic_write_stream
 from rtsched.rl.cloning import LearnerActor, greedy_action
 from rtsched.rl.modelfiles import load_model, read_model_file
 from rtsched.rl.rtmix.dagger import episode_jobs
@@ -173,7 +174,7 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     distill[:n_weeks] = True
     stem = os.path.splitext(out)[0]
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    np.savez_compressed(stem + "-rollout.npz", **labels)
+    atomic_write_stream(stem + "-rollout.npz", lambda fh: np.savez_compressed(fh, **labels))
     env = st["env"]
     settings = {k: env[k] for k in ("batch_priority", "batch_backfill", "rt_wake", "refit_window", "low_rt_batch")
                 if k in env}
