@@ -8,16 +8,16 @@ penalty · max(0, RTJ mean − θ)).  The state is labelled with every action wh
 best (``good``, set labels as DAgger's) and the episode goes on with the best one (the base model's own choice
 where it is among the best), so the states are those of the improved policy.  ``violation_cost`` takes a fixed
 amount off an episode whose RTJ mean ends above θ: the acceptance counts such instances, the reward only
-weighs the excess.  The improved policy is at least
-as good as the base model on every episode, by construction.
+weighs the excess.  The improved policy is at least as good as the base model on every episode, by
+construction.
 
 The rollouts run the simulator, which knows the jobs' runtimes and the later arrivals; the network that is
 fitted to the labels sees only its observation (walltimes, the queue), so what it learns is the action that is
 best on average over the futures the generator draws given what it sees — the labels are privileged, the policy
-is not (the non-anticipation test of the shipped policies applies to it as to any model).
+is not.
 
-Generator seeds: ``ROLLOUT_SEEDS`` (inside the PPO training range, disjoint from DAgger's first 2,000 and the
-curriculum's Table-3 seeds); episode i uses the default walltimes for even i and walltime = runtime for odd i
+Generator seeds: ``ROLLOUT_SEEDS`` (inside the PPO training range, above the seeds the committed DAgger runs and
+curricula used, 200,000–201,151; never a validation or acceptance seed); episode i uses the default walltimes for even i and walltime = runtime for odd i
 (``rtsched.rl.rtmix.dagger.episode_jobs``), as the acceptance sets mix them.
 """
 from __future__ import annotations
@@ -132,8 +132,8 @@ def rollout_labels(model: str, seeds: range, *, tol: float = 1e-9, violation_cos
             "mask": np.asarray(parts["mask"], dtype=bool).reshape(-1, env.action_space.n),
             "act": np.asarray(parts["act"], dtype=np.int64),
             "good": np.asarray(parts["good"], dtype=bool).reshape(-1, env.action_space.n)}
-    stats = {"episodes": len(seeds), "violation_cost": violation_cost, "with_decisions": episodes, "decisions": int(len(data["act"])),
-             "changed": int(changed), "seeds": [seeds.start, seeds.stop],
+    stats = {"episodes": len(seeds), "violation_cost": violation_cost, "with_decisions": episodes,
+             "decisions": int(len(data["act"])), "changed": int(changed), "seeds": [seeds.start, seeds.stop],
              "base_reward_mean": float(np.mean(base)) if base else None,
              "improved_reward_mean": float(np.mean(improved)) if improved else None}
     return data, stats
