@@ -470,8 +470,8 @@ def cmd_train_rtmix_rollout(args) -> int:
         print(json.dumps(summary, indent=1, allow_nan=False))
     else:
         r = res["rollout"]
-        print(f"rtmix rollout from {base}: {r['decisions']} Table-3 states labelled ({r['changed']} changed), fitted with "
-              f"the week states (accuracy {res['fit']['accuracy']:.3f}); model {model}")
+        print(f"rtmix rollout from {base}: {r['decisions']} Table-3 states labelled ({r['changed']} changed), "
+              f"fitted with the week states (accuracy {res['fit']['accuracy']:.3f}); model {model}")
     return 0
 
 

@@ -17,8 +17,9 @@ best on average over the futures the generator draws given what it sees — the 
 is not.
 
 Generator seeds: ``ROLLOUT_SEEDS`` (inside the PPO training range, above the seeds the committed DAgger runs and
-curricula used, 200,000–201,151; never a validation or acceptance seed); episode i uses the default walltimes for even i and walltime = runtime for odd i
-(``rtsched.rl.rtmix.dagger.episode_jobs``), as the acceptance sets mix them.
+curricula used, 200,000–201,151; never a validation or acceptance seed); episode i uses the default walltimes
+for even i and walltime = runtime for odd i (``rtsched.rl.rtmix.dagger.episode_jobs``), as the acceptance sets
+mix them.
 """
 from __future__ import annotations
 
@@ -159,8 +160,9 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     labels, stats = rollout_labels(base, seeds, violation_cost=violation_cost,
                                    progress=lambda i, n: say(f"rollouts {i}/{n}") if i % 500 == 0 or i == n else None)
     stats["seconds"] = round(time.perf_counter() - t0, 1)
-    say(f"rollouts: {stats['decisions']} states, {stats['changed']} changed; mean value {stats['base_reward_mean']:.4f} "
-        f"-> {stats['improved_reward_mean']:.4f} (the improved policy, which knows the futures)")
+    say(f"rollouts: {stats['decisions']} states, {stats['changed']} changed; mean value "
+        f"{stats['base_reward_mean']:.4f} -> {stats['improved_reward_mean']:.4f} (the improved policy, which knows "
+        "the futures)")
     keys = ("obs", "mask", "act", "good")
     datas = [load_curriculum_data(p) for p in paths]
     n_small = datas[0]["parts"].get("small", {}).get("decisions", 0)
