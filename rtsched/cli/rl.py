@@ -362,10 +362,10 @@ def cmd_train_rtmix(args) -> int:
     """``rtsched rl train --agent rtmix``: solve expert plans (cached), clone, fine-tune with PPO;
     with ``--curriculum-rounds``: the curriculum to Mira-like weeks instead; with ``--recipe rollout``: one step of
     policy improvement by rollouts."""
-    rollout_given = [f"--{k.replace('_', '-')}" for k in ("rollout_curriculum", "rollout_weeks_rounds",
-                                                          *ROLLOUT_DEFAULTS) if getattr(args, k, None) is not None]
     if args.recipe == "rollout":
         return cmd_train_rtmix_rollout(args)
+    rollout_given = [f"--{k.replace('_', '-')}" for k in ("rollout_curriculum", "rollout_weeks_rounds",
+                                                          *ROLLOUT_DEFAULTS) if getattr(args, k, None) is not None]
     if rollout_given:
         raise UsageError(f"{', '.join(rollout_given)}: options of --recipe rollout")
     if args.curriculum_rounds is not None:

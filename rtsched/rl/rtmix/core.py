@@ -673,10 +673,11 @@ class RtMixPass:
             if bj_target is not None and bj_cands:
                 obs[first:first + len(bj_cands), h + 2] = bj_target.info.walltime / TIME_SCALE
                 obs[first:first + len(bj_cands), h + 3] = sd_feature(bj_target)
-        blocked = next((js for js in vis if self.plan.find(js.info.nodes) is None), None)
+        fits = [self.plan.find(js.info.nodes) is not None for js in vis]
+        blocked = next((js for js, f in zip(vis, fits) if not f), None)
         shadow = None if blocked is None else self._free_at(blocked.info.nodes, busy)
         for i, js in enumerate(vis):
-            if self.plan.find(js.info.nodes) is None:
+            if not fits[i]:
                 free_at = self._free_at(js.info.nodes, busy)
                 obs[i, h + 4] = OBS_HIGH if free_at is None else (free_at - now) / TIME_SCALE
             elif shadow is not None:

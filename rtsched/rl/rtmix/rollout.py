@@ -34,6 +34,7 @@ from rtsched.errors import OptionError
 from rtsched.files import atomic_write_stream
 from rtsched.rl.cloning import LearnerActor, greedy_action
 from rtsched.rl.modelfiles import load_model, read_model_file
+from rtsched.rl.rtmix.core import BATCH_SETTINGS, PASS_SETTINGS
 from rtsched.rl.rtmix.dagger import episode_jobs
 from rtsched.rl.rtmix.env import RtMixEnv
 from rtsched.rl.rtmix.train import load_curriculum_data, model_slots, train_curriculum
@@ -48,6 +49,11 @@ def model_env(path: str, checkpoint: str = "jit") -> RtMixEnv:
     return RtMixEnv("mira:16", checkpoint, order=env.get("order", "submit"), validate=False, **model_slots(path))
 
 
+def _violation(env: RtMixEnv, info: dict, violation_cost: float) -> float:
+    """``violation_cost`` if the finished episode's RTJ mean slowdown (``info``) ends above θ, else 0."""
+    return violation_cost if info["rtj_sd_mean"] > env.theta + 1e-9 else 0.0
+
+
 def _finish(env: RtMixEnv, obs: np.ndarray, info: dict, policy: Callable[[np.ndarray, np.ndarray], int],
             violation_cost: float) -> float:
     """The value still to come when ``policy`` plays ``env`` to its end from (obs, info): the rewards, less
@@ -58,7 +64,7 @@ def _finish(env: RtMixEnv, obs: np.ndarray, info: dict, policy: Callable[[np.nda
         obs, reward, term, trunc, info = env.step(policy(obs, info["action_mask"]))
         total += reward
         done = term or trunc
-    return total - (violation_cost if info["rtj_sd_mean"] > env.theta + 1e-9 else 0.0)
+    return total - _violation(env, info, violation_cost)
 
 
 def action_values(env: RtMixEnv, policy: Callable[[np.ndarray, np.ndarray], int], legal: np.ndarray,
@@ -79,7 +85,7 @@ def improved_episode(env: RtMixEnv, jobs: list, policy: Callable[[np.ndarray, np
     """One episode of the improved policy (module docstring): its labelled decision states and rewards."""
     obs, info = env.reset(options={"jobs": jobs})
     rows: dict[str, list] = {"obs": [], "mask": [], "act": [], "good": []}
-    base = None if env.finished else _finish(copy.deepcopy(env), obs, info, policy, violation_cost)
+    base = None  # the base model's own episode value: its action's value at the first state
     total = 0.0
     changed = 0
     done = env.finished
@@ -87,6 +93,8 @@ def improved_episode(env: RtMixEnv, jobs: list, policy: Callable[[np.ndarray, np
         mask = info["action_mask"]
         mine = policy(obs, mask)
         values = action_values(env, policy, np.flatnonzero(mask), violation_cost)
+        if base is None:
+            base = values[mine]
         best = max(values.values())
         good = np.zeros(mask.shape, dtype=bool)
         good[[a for a, v in values.items() if v >= best - tol]] = True
@@ -99,8 +107,8 @@ def improved_episode(env: RtMixEnv, jobs: list, policy: Callable[[np.ndarray, np
         obs, reward, term, trunc, info = env.step(act)
         total += reward
         done = term or trunc
-    if base is not None and info["rtj_sd_mean"] > env.theta + 1e-9:
-        total -= violation_cost
+    if base is not None:
+        total -= _violation(env, info, violation_cost)
     return {**rows, "base_reward": base, "reward": total if base is not None else None, "changed": changed}
 
 
@@ -178,8 +186,7 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     atomic_write_stream(stem + "-rollout.npz", lambda fh: np.savez_compressed(fh, **labels))
     env = st["env"]
-    settings = {k: env[k] for k in ("batch_priority", "batch_backfill", "rt_wake", "refit_window", "low_rt_batch")
-                if k in env}
+    settings = {k: env[k] for k in (*BATCH_SETTINGS, *PASS_SETTINGS) if k in env}
     res = train_curriculum(base, data, out, epochs=epochs, lr=lr, seed=seed, order=env.get("order", "submit"),
                            spec_settings=settings, distill=distill,
                            progress=lambda e, n, row: say(f"fit {e}/{n}: accuracy {row['accuracy']:.3f}")
