@@ -148,3 +148,26 @@ def test_system_core_hours_lost():
     o = outcome(r)
     assert o.n_preemptions == 2 and o.t_lost == 3000 and o.end == 7000
     assert int(job_columns(r)["lost_node_seconds"].sum()) == 3000 * 512
+
+
+def test_a_stale_event_is_no_scheduling_point():
+    """A preempted job's completion event stays in the heap, stale; the time it falls at (when the job would
+    have ended: its runtime, which an online policy must not learn) is no scheduling point.
+    Job 1 (5000 s) runs from 0, is preempted (NO) at 1000 for job 2 (100 s, submitted at 10), waits, and is
+    restarted at 6000 by a wake-up: passes at 0 (arrival), 10 (arrival), 1000 (wake), 1100 (job 2 ends, job 1
+    waits) and 6000 (wake) — not at 5000, where job 1's first stint would have ended."""
+    plan = {0: [Start(1)], 1000: [Preempt(1), Start(2)], 6000: [Start(1)]}
+    script = ScriptPolicy(plan)
+    passes = []
+
+    class Recorder:
+        name = "recorder"
+
+        def decide(self, view):
+            passes.append(view.now)
+            return script.decide(view)
+
+    wl = Workload([Job(1, 0, 5000, 5000, 1024), Job(2, 10, 100, 100, 1024)])
+    r = run_validated(wl, FlatCluster(1024), Recorder(), checkpoint=CheckpointModel(CheckpointKind.NO))
+    assert passes == [0, 10, 1000, 1100, 6000]
+    assert outcome(r).end == 11000

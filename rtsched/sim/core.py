@@ -263,6 +263,16 @@ class Simulator:
         state = None if idx is None else self.states[idx]
         return None if state is _GONE else state
 
+    def work_done(self, state: JobState) -> int:
+        """The work (s of its runtime) job ``state`` has done by now: what it has saved, plus the run
+        since its current run phase began for a running job (what an online scheduler may know about
+        a job that has not finished: its runtime is longer)."""
+        if state.status == RUNNING and state._phase == PH_RUN:
+            return state._progress_at_phase_start + (self.now - state._phase_start)
+        if state.status == RUNNING and state._phase == PH_CKPT:
+            return state._progress_at_phase_start
+        return state.saved
+
     def _build_states(self, upto: int) -> None:
         """With ``forget_done``: the states of the jobs up to ``upto`` (exclusive) and a chunk more
         (``_STATE_CHUNK``), built in one C-level loop each."""
@@ -295,7 +305,7 @@ class Simulator:
 
         In the rlscheduler order events are taken one at a time (an arrival first at equal
         times) and it returns at the first event after which a pass is due.  One piece on purpose
-        (84 lines): both loops are written out here, not in helpers, because they are the hot
+        (89 lines): both loops are written out here, not in helpers, because they are the hot
         paths, one call per event: the rlscheduler order's for the RL environments, the design
         order's (stale check and arrivals inlined) for every batch run of a long trace."""
         self.entered.clear()  # the policy has seen them
@@ -350,16 +360,19 @@ class Simulator:
             self.now = t
             self.view.now = t
             woken = False
+            fired = False  # whether anything happens at t: a stale event alone is no scheduling point
             while heap and heap[0][0] == t and heap[0][1] < EV_ARRIVAL:
                 _, cls, _, _, idx, version = _heappop(heap)
                 state = states[idx]
                 if state._version != version:  # stale (_fire, inlined: once per event)
                     continue
+                fired = True
                 if cls == EV_COMPLETE:
                     self._complete(state, t)
                 else:
                     self._phase_done(state, t)
             if nxt < n and submit[nxt] == t:
+                fired = True
                 entered, log = self.entered, self.entry_log
                 while nxt < n and submit[nxt] == t:  # arrivals (_enqueue, inlined: once per job)
                     if nxt >= self._built:
@@ -377,7 +390,9 @@ class Simulator:
                 _heappop(heap)  # wake-ups (and nothing else can be left at t)
                 woken = True
             self._woken = woken
-            if queue or woken:
+            # A preempted or restarted job's stale event must not wake the policy: a pass at the time it would
+            # have ended tells an online scheduler its runtime.
+            if (queue and fired) or woken:
                 return True
 
     def _fire(self, cls: int, idx: int, version: int, t: int) -> bool:
