@@ -103,3 +103,89 @@ def test_the_rollout_recipe_on_the_command_line(tmp_path, capsys):
     # the model is written once: a second call into the same folder is refused
     assert main(base + ["--rollout-curriculum", str(cur), "--rollout-weeks-rounds", "0", "--rollout-seed", "259990",
                         "--rollout-episodes", "10", "--out", out]) == 2
+
+
+# ------------------------------------------------------------------ non-anticipative labels (futures drawn)
+def test_runtime_posterior_by_hand():
+    from rtsched.generators.smallmix import runtime_posterior
+    grid = {"runtime_min": 60, "runtime_max": 600, "runtime_step": 60}
+    # walltime 500 = ceil(r·f), f ~ U(1, 2): f in (499/r, 500/r] has width 1/r when that lies inside [1, 2]:
+    # r = 300, 360, 420, 480 (r = 240 needs f > 2; r = 540 > 500); so P(r | 500) ∝ 1/r on those four
+    r, p = runtime_posterior(500, **grid)
+    assert list(r) == [300, 360, 420, 480]
+    inv = np.array([1 / 300, 1 / 360, 1 / 420, 1 / 480])
+    assert p == pytest.approx(inv / inv.sum())
+    # walltime 480: r = 240 (f in (479/240, 2]: width 1/240), 300, 360, 420; r = 480 needs f = 1 exactly (width 0)
+    r, p = runtime_posterior(480, **grid)
+    assert list(r) == [240, 300, 360, 420]
+    # a job known to have run 400 s is longer than that
+    r, p = runtime_posterior(500, above=400, **grid)
+    assert list(r) == [420, 480] and p.sum() == pytest.approx(1.0)
+    # walltime = runtime: the walltime itself, or nothing off the grid
+    assert list(runtime_posterior(3000, walltime_factor=(1.0, 1.0))[0]) == [3000]
+    assert len(runtime_posterior(3001, walltime_factor=(1.0, 1.0))[0]) == 0
+
+
+def test_runtime_posterior_holds_every_runtime_the_generator_draws():
+    from rtsched.generators.smallmix import random_jobs, runtime_posterior
+    for seed in range(300):
+        for factor in ((1.0, 2.0), (1.0, 1.0)):
+            for j in random_jobs(seed, 5, 2, 16, walltime_factor=factor):
+                r, p = runtime_posterior(j.walltime, walltime_factor=factor)
+                assert j.runtime in set(r[p > 0].tolist()), (seed, factor, j)
+
+
+def test_redraw_unseen_keeps_the_seen_past_and_redraws_the_rest():
+    from rtsched.generators.smallmix import random_jobs, redraw_unseen
+    jobs = random_jobs(11, 5, 2, 16)
+    now = sorted(j.submit for j in jobs)[3]  # four jobs seen
+    seen = {j.id: j for j in jobs if j.submit <= now}
+    first = min(seen)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        drawn = redraw_unseen(jobs, now, 2, rng, finished={first}, above={i: 100 for i in seen if i != first})
+        assert len(drawn) == len(jobs) and sorted(j.id for j in drawn) == sorted(j.id for j in jobs)
+        assert sum(j.kind == "rt" for j in drawn) == 2
+        by_id = {j.id: j for j in drawn}
+        assert by_id[first] == seen[first]  # finished: its runtime is known
+        for i, j in seen.items():
+            d = by_id[i]
+            assert (d.submit, d.walltime, d.nodes, d.kind) == (j.submit, j.walltime, j.nodes, j.kind)
+            assert d.runtime > 100 or i == first
+            assert d.runtime <= d.walltime <= 2 * d.runtime
+        for d in drawn:
+            if d.id not in seen:
+                assert now < d.submit <= 3600 and d.runtime <= d.walltime <= 2 * d.runtime
+
+
+def test_labels_drawn_over_futures_never_depend_on_a_later_job():
+    """With futures drawn given the observed past, changing the last job to arrive (its runtime, walltime and
+    size) leaves every label before its submit time as it was: the labels are non-anticipative."""
+    from rtsched.jobs import Job
+    from rtsched.rl.rtmix.dagger import episode_generator
+    from rtsched.rl.rtmix.rollout import improved_episode
+
+    env = model_env(PRETRAINED_RTMIX)
+    learner = LearnerActor(load_model(PRETRAINED_RTMIX).actor)
+
+    def policy(obs, mask):
+        return greedy_action(learner, obs, mask)
+
+    compared = 0
+    for i, seed in enumerate(SEEDS):
+        gen = episode_generator(i, env)
+        jobs = episode_jobs(seed, i, env)
+        last = max(jobs, key=lambda j: (j.submit, j.id))
+        runtime = 7200 if last.runtime < 7200 else 600
+        other = Job(last.id, last.submit, runtime, runtime, 8192 if last.nodes < 8192 else 512, last.kind)
+        changed = [other if j is last else j for j in jobs]
+        a = improved_episode(env, jobs, policy, futures=2, generator=gen, rng=np.random.default_rng(seed))
+        b = improved_episode(env, changed, policy, futures=2, generator=gen, rng=np.random.default_rng(seed))
+        assert a["fallbacks"] == b["fallbacks"] == 0 and a["samples"] == 2 * len(a["act"])
+        before = [k for k, t in enumerate(a["times"]) if t < last.submit]
+        assert [b["times"][k] for k in before] == [a["times"][k] for k in before]
+        for k in before:
+            assert np.array_equal(a["obs"][k], b["obs"][k]) and np.array_equal(a["good"][k], b["good"][k])
+            assert a["act"][k] == b["act"][k]
+        compared += len(before)
+    assert compared > 0

@@ -457,11 +457,14 @@ def cmd_train_rtmix_rollout(args) -> int:
             print(f"rtmix rollout: {text}", file=sys.stderr, flush=True)
 
     say(f"base {base}, week states {args.rollout_curriculum} data-0..{args.rollout_weeks_rounds}, Table-3 seeds "
-        f"{seeds.start}..{seeds.stop - 1}, violation cost {args.violation_cost:g}, {epochs} fitting passes")
+        f"{seeds.start}..{seeds.stop - 1}, violation cost {args.violation_cost:g}, penalty {args.rollout_penalty:g}, "
+        f"{args.rollout_futures or 'its own'} future(s) per action, {epochs} fitting passes")
     try:
         res = improve_by_rollouts(base, model, curriculum=args.rollout_curriculum,
                                   weeks_rounds=args.rollout_weeks_rounds, seeds=seeds,
-                                  violation_cost=args.violation_cost, epochs=epochs, seed=args.seed, progress=say)
+                                  violation_cost=args.violation_cost, penalty=args.rollout_penalty,
+                                  futures=args.rollout_futures, workers=args.rollout_workers, epochs=epochs,
+                                  seed=args.seed, progress=say)
     except ValueError as exc:
         raise UsageError(f"{exc}") from None
     summary = {"agent": "rtmix", "recipe": "rollout", "base": base, "out": out, "model": model,

@@ -64,10 +64,93 @@ def random_jobs(seed: int, n_bj: int, n_rt: int, blocks: int, *, sizes: Sequence
     return [Job(idx + 1, r[0], r[2], r[3], r[4], r[5]) for idx, r in enumerate(raw)]
 
 
+def runtime_posterior(walltime: int, *, runtime_min: int = 600, runtime_max: int = 7200, runtime_step: int = 60,
+                      walltime_factor: tuple[float, float] = (1.0, 2.0), above: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The runtimes ``random_jobs`` may have drawn for a job whose walltime it set to ``walltime``, with their
+    probabilities (the grid's uniform prior times the chance of that walltime, given that the runtime exceeds
+    ``above`` s): returns (runtimes, probabilities), or two empty arrays when no runtime fits.
+
+    walltime = max(r, ceil(r · f − 1e-9)) with f ~ U(f_lo, f_hi): for f_hi > f_lo that is w when f lies in
+    ((w − 1) / r, w / r] (or f ≤ 1 for w = r), so P(w | r) = |that interval ∩ [f_lo, f_hi]| / (f_hi − f_lo);
+    for f_hi = f_lo it is 1 for the one w the formula gives.
+    """
+    steps = (runtime_max - runtime_min) // runtime_step
+    r = runtime_min + runtime_step * np.arange(steps + 1, dtype=np.int64)
+    f_lo, f_hi = walltime_factor
+    if f_hi - f_lo < 1e-12:
+        w = np.maximum(r, np.ceil(r * f_lo - 1e-9).astype(np.int64))
+        weight = (w == walltime).astype(float)
+    else:
+        lo = np.where(walltime == r, f_lo, np.maximum((walltime - 1) / r, f_lo))
+        hi = np.minimum(np.where(walltime == r, 1.0, walltime / r), f_hi)
+        weight = np.clip(hi - lo, 0.0, None) / (f_hi - f_lo)
+        weight[r > walltime] = 0.0
+    weight[r <= above] = 0.0
+    total = weight.sum()
+    if total <= 0:
+        return r[:0], weight[:0]
+    keep = weight > 0
+    return r[keep], weight[keep] / total
+
+
+def redraw_unseen(jobs: Sequence[Job], now: int, n_rt: int, rng: np.random.Generator, *,
+                  finished: frozenset[int] | set[int] = frozenset(), above: dict[int, int] | None = None,
+                  sizes: Sequence[int] | None = None, blocks: int = 16, submit_window: int = 3600,
+                  runtime_min: int = 600, runtime_max: int = 7200, runtime_step: int = 60,
+                  walltime_factor: tuple[float, float] = (1.0, 2.0)) -> list[Job] | None:
+    """One draw of what an online scheduler cannot know at time ``now`` (s) about an instance of
+    ``random_jobs`` (same generator settings): the jobs submitted by ``now`` keep their submit, size, kind and
+    walltime, those in ``finished`` their runtime; every other seen job gets a runtime drawn from
+    ``runtime_posterior`` (longer than ``above[id]`` s, the work it is known to have done); the
+    ``len(jobs)`` − seen jobs still to come are drawn afresh, submitted uniformly in (now, submit_window] (the
+    generator's submit times are i.i.d. uniform), their sizes, runtimes and walltimes as the generator draws
+    them, ``n_rt`` − seen RTJs among them at random (the generator's RTJs are a uniform subset).  Ids: the seen
+    jobs' own, then the rest in submit order.  None when a seen job's walltime admits no runtime.
+    """
+    above = above or {}
+    if sizes is None:
+        sizes = [s for s in TABLE3_SIZES if s <= blocks * BLOCK_NODES]
+    sizes = list(sizes)
+    seen = sorted((j for j in jobs if j.submit <= now), key=lambda j: j.id)
+    out = []
+    for j in seen:
+        if j.id in finished:
+            out.append(j)
+            continue
+        runtimes, prob = runtime_posterior(j.walltime, runtime_min=runtime_min, runtime_max=runtime_max,
+                                           runtime_step=runtime_step, walltime_factor=walltime_factor,
+                                           above=above.get(j.id, 0))
+        if not len(runtimes):
+            return None
+        out.append(Job(j.id, j.submit, int(rng.choice(runtimes, p=prob)), j.walltime, j.nodes, j.kind))
+    n_new = len(jobs) - len(seen)
+    if n_new <= 0:
+        return out
+    if now >= submit_window:
+        return None
+    rt_left = n_rt - sum(j.kind == RT for j in seen)
+    if not 0 <= rt_left <= n_new:
+        return None
+    kinds = [RT] * rt_left + [BATCH] * (n_new - rt_left)
+    rng.shuffle(kinds)
+    steps = (runtime_max - runtime_min) // runtime_step
+    f_lo, f_hi = walltime_factor
+    new = []
+    for kind in kinds:
+        submit = int(rng.integers(now + 1, submit_window + 1))
+        nodes = sizes[int(rng.integers(len(sizes)))]
+        runtime = runtime_min + runtime_step * int(rng.integers(steps + 1))
+        walltime = max(runtime, int(math.ceil(runtime * (f_lo + float(rng.random()) * (f_hi - f_lo)) - 1e-9)))
+        new.append((submit, runtime, walltime, nodes, kind))
+    new.sort(key=lambda r: r[0])
+    first = max((j.id for j in seen), default=0) + 1
+    return out + [Job(first + i, *r) for i, r in enumerate(new)]
+
+
 def table3_jobs(seed: int, *, n_bj: int = 5, n_rt: int = 2, blocks: int = 16, **kwargs) -> list[Job]:
     """Seed 002's Table 3 setting: 5 BJs + 2 RTJs on 16 blocks, sizes 512..8192 (``random_jobs``)."""
     kwargs.setdefault("sizes", TABLE3_SIZES)
     return random_jobs(seed, n_bj, n_rt, blocks, **kwargs)
 
 
-__all__ = ["TABLE3_SIZES", "random_jobs", "table3_jobs"]
+__all__ = ["TABLE3_SIZES", "random_jobs", "redraw_unseen", "runtime_posterior", "table3_jobs"]

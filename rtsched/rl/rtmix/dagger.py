@@ -47,10 +47,16 @@ DAGGER_SEEDS = range(TRAIN_SEEDS.start, TRAIN_SEEDS.start + 100_000)
 DAGGER_ENV = {"order": "submit", "bj_candidates": 2}
 
 
-def episode_jobs(seed: int, index: int, env: RtMixEnv) -> list:
-    """Episode ``index``'s jobs: default walltimes for even ``index``, walltime = runtime for odd."""
+def episode_generator(index: int, env: RtMixEnv) -> dict:
+    """Episode ``index``'s generator settings (``random_jobs``'s keywords): the environment's, with the default
+    walltimes for even ``index`` and walltime = runtime for odd."""
     extra = {} if index % 2 == 0 else {"walltime_factor": (1.0, 1.0)}
-    return random_jobs(seed, env.n_bj, env.n_rt, env.blocks, **{**env.generator, **extra})
+    return {**env.generator, **extra}
+
+
+def episode_jobs(seed: int, index: int, env: RtMixEnv) -> list:
+    """Episode ``index``'s jobs (``episode_generator``'s settings)."""
+    return random_jobs(seed, env.n_bj, env.n_rt, env.blocks, **episode_generator(index, env))
 
 
 def init_actor(actor: torch.nn.Module, path: str) -> None:
@@ -194,4 +200,5 @@ def run_dagger(out: str, *, teacher: str = "replan", rounds: int = 6, episodes: 
     return {"out": out, "checkpoint": ckpt, "history": trainer.history, "rounds": record.get("rounds", [])}
 
 
-__all__ = ["DAGGER_ENV", "DAGGER_SEEDS", "LearnerActor", "collect_round", "episode_jobs", "init_actor", "run_dagger"]
+__all__ = ["DAGGER_ENV", "DAGGER_SEEDS", "LearnerActor", "collect_round", "episode_generator", "episode_jobs",
+           "init_actor", "run_dagger"]

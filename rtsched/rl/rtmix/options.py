@@ -36,7 +36,8 @@ _RTMIX = (
 )
 RECIPES = ("dagger", "clone", "rollout")
 # The rollout recipe (rtsched.rl.rtmix.rollout.improve_by_rollouts, docs/rl.md "Rollout labels").
-ROLLOUT_DEFAULTS = {"rollout_episodes": 2000, "rollout_seed": 210_000, "violation_cost": 3.0, "rollout_bc_epochs": 10}
+ROLLOUT_DEFAULTS = {"rollout_episodes": 2000, "rollout_seed": 210_000, "violation_cost": 3.0, "rollout_penalty": 10.0,
+                    "rollout_futures": 0, "rollout_workers": 1, "rollout_bc_epochs": 10}
 # DAgger (rtsched.rl.rtmix.dagger, docs/rl.md "DAgger"): the default recipe.
 DAGGER_DEFAULTS = {"dagger_rounds": 8, "dagger_episodes": 96, "beta0": 1.0, "beta_decay": 0.5, "bj_candidates": 2,
                    "eligibility": "wcjs", "wake": False, "shield": "none",
@@ -77,6 +78,14 @@ _ROLLOUT = (
                 f"{ROLLOUT_DEFAULTS['rollout_seed']}; within 210000..259999)", kind="int"),
     TrainOption(("--violation-cost",), "rtmix rollout: taken off the value of an episode whose RTJ mean ends above "
                 f"theta (default {ROLLOUT_DEFAULTS['violation_cost']:g})", kind="float>=0"),
+    TrainOption(("--rollout-penalty",), "rtmix rollout: the rollout value's weight of the RTJ mean's excess over theta "
+                f"(value = -BJ mean - PENALTY * (RTJ mean - theta)+ - violation cost; default "
+                f"{ROLLOUT_DEFAULTS['rollout_penalty']:g}, the environment's)", kind="float>=0"),
+    TrainOption(("--rollout-futures",), "rtmix rollout: K > 0 values each action by its mean over K futures drawn from "
+                "the generator given the observed past (non-anticipative labels; about K times slower); 0 (default) "
+                "by the instance's own future (clairvoyant labels)", kind="int>=0"),
+    TrainOption(("--rollout-workers",), "rtmix rollout: processes sharing the rollout episodes (the same labels for "
+                "any count; default 1)", kind="int>=1"),
 )
 _CURRICULUM = (
     TrainOption(("--curriculum-rounds",), "rtmix: run the curriculum instead of cloning + PPO: round 0 follows the "

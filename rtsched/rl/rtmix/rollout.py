@@ -23,6 +23,7 @@ mix them.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import copy
 import os
 import time
@@ -32,21 +33,27 @@ import numpy as np
 
 from rtsched.errors import OptionError
 from rtsched.files import atomic_write_stream
+from rtsched.generators.smallmix import random_jobs, redraw_unseen
 from rtsched.rl.cloning import LearnerActor, greedy_action
 from rtsched.rl.modelfiles import load_model, read_model_file
 from rtsched.rl.rtmix.core import BATCH_SETTINGS, PASS_SETTINGS
-from rtsched.rl.rtmix.dagger import episode_jobs
+from rtsched.rl.rtmix.dagger import episode_generator
 from rtsched.rl.rtmix.env import RtMixEnv
 from rtsched.rl.rtmix.train import load_curriculum_data, model_slots, train_curriculum
+from rtsched.sim.state import DONE, FUTURE
 
 ROLLOUT_SEEDS = range(210_000, 260_000)
+FUTURE_DRAWS = 7_919  # second word of the futures' seed sequence [instance seed, FUTURE_DRAWS]
 
 
-def model_env(path: str, checkpoint: str = "jit") -> RtMixEnv:
+def model_env(path: str, checkpoint: str = "jit", penalty: float | None = None) -> RtMixEnv:
     """A 16-block Table-3 environment with the settings model ``path`` was trained with (its window order
-    and ``core.OPTIONAL_SETTINGS``), as the curriculum's Table-3 part builds it."""
+    and ``core.OPTIONAL_SETTINGS``), as the curriculum's Table-3 part builds it; ``penalty`` (default the
+    environment's, 10) weighs the RTJ mean's excess over θ in the episode reward."""
     env = read_model_file(path)["env"]
-    return RtMixEnv("mira:16", checkpoint, order=env.get("order", "submit"), validate=False, **model_slots(path))
+    extra = {} if penalty is None else {"penalty": penalty}
+    return RtMixEnv("mira:16", checkpoint, order=env.get("order", "submit"), validate=False, **model_slots(path),
+                    **extra)
 
 
 def _violation(env: RtMixEnv, info: dict, violation_cost: float) -> float:
@@ -80,21 +87,90 @@ def action_values(env: RtMixEnv, policy: Callable[[np.ndarray, np.ndarray], int]
     return values
 
 
+def _blank_copy(env: RtMixEnv) -> RtMixEnv:
+    """A copy of ``env`` without its episode (the replays' template: copied per draw, so kept small)."""
+    held = env.sim, env.pass_, env.jobs, getattr(env, "workload", None)
+    env.sim = env.pass_ = env.workload = None
+    env.jobs = []
+    try:
+        return copy.deepcopy(env)
+    finally:
+        env.sim, env.pass_, env.jobs, env.workload = held
+
+
+def sampled_states(env: RtMixEnv, template: RtMixEnv, jobs: list, history: list[tuple[np.ndarray, int]],
+                   futures: int, rng: np.random.Generator, generator: dict, tries: int = 40) -> list[RtMixEnv]:
+    """Up to ``futures`` environments in ``env``'s current state (time, observation, legal actions) whose
+    unseen part — the runtimes of the jobs not finished, the jobs still to come — is drawn from the generator
+    given what has been seen (``rtsched.generators.smallmix.redraw_unseen``): each draw is replayed from the
+    start with the episode's ``history`` ((observation, action) of every agent step so far) on a copy of
+    ``template`` and kept only if every observation along the way and the state reached are ``env``'s
+    (rejection: the draw is then one the observed past allows); ``tries`` draws per sample at most."""
+    sim = env.sim
+    now = sim.now
+    states = list(sim.by_id.values())
+    finished = {st.id for st in states if st.status == DONE}
+    above = {st.id: sim.work_done(st) for st in states if st.status not in (DONE, FUTURE)}
+    here_obs, here_mask = env.pass_.observe(), env.action_masks()
+    out: list[RtMixEnv] = []
+    for _ in range(futures):
+        for _try in range(tries):
+            drawn = redraw_unseen(jobs, now, env.n_rt, rng, finished=finished, above=above, blocks=env.blocks,
+                                  **generator)
+            if drawn is None:
+                continue
+            trial = copy.deepcopy(template)
+            obs, info = trial.reset(options={"jobs": drawn})
+            same = True
+            for seen_obs, act in history:
+                if trial.finished or not np.array_equal(obs, seen_obs):
+                    same = False
+                    break
+                obs, _r, _term, _trunc, info = trial.step(act)
+            if (same and not trial.finished and trial.sim.now == now and np.array_equal(obs, here_obs)
+                    and np.array_equal(info["action_mask"], here_mask)):
+                out.append(trial)
+                break
+    return out
+
+
 def improved_episode(env: RtMixEnv, jobs: list, policy: Callable[[np.ndarray, np.ndarray], int],
-                     tol: float = 1e-9, violation_cost: float = 0.0) -> dict:
-    """One episode of the improved policy (module docstring): its labelled decision states and rewards."""
+                     tol: float = 1e-9, violation_cost: float = 0.0, *, futures: int = 0,
+                     generator: dict | None = None, rng: np.random.Generator | None = None) -> dict:
+    """One episode of the improved policy (module docstring): its labelled decision states and rewards.
+    ``futures`` > 0: each action's value is its mean over that many futures drawn given the observed past
+    (``sampled_states``; the same draws for every action), not its value on the episode's own future;
+    ``generator`` are the episode's generator settings, ``rng`` the draws' source."""
+    template = _blank_copy(env) if futures > 0 else None
     obs, info = env.reset(options={"jobs": jobs})
     rows: dict[str, list] = {"obs": [], "mask": [], "act": [], "good": []}
-    base = None  # the base model's own episode value: its action's value at the first state
+    history: list[tuple[np.ndarray, int]] = []
+    times: list[int] = []  # each labelled state's simulation time, s
+    base = None  # the base model's own episode value
     total = 0.0
     changed = 0
+    fallbacks = 0
+    samples = 0
     done = env.finished
     while not done:
         mask = info["action_mask"]
         mine = policy(obs, mask)
-        values = action_values(env, policy, np.flatnonzero(mask), violation_cost)
-        if base is None:
-            base = values[mine]
+        legal = np.flatnonzero(mask)
+        if futures > 0:
+            if base is None:
+                base = action_values(env, policy, np.array([mine]), violation_cost)[mine]
+            drawn = sampled_states(env, template, jobs, history, futures, rng, generator or {})
+            samples += len(drawn)
+            if drawn:
+                per = [action_values(trial, policy, legal, violation_cost) for trial in drawn]
+                values = {int(a): float(np.mean([v[int(a)] for v in per])) for a in legal}
+            else:  # no draw reproduces the past (not seen on Table-3 instances): the episode's own future
+                fallbacks += 1
+                values = action_values(env, policy, legal, violation_cost)
+        else:
+            values = action_values(env, policy, legal, violation_cost)
+            if base is None:  # its action's value at the first state is its episode's value
+                base = values[mine]
         best = max(values.values())
         good = np.zeros(mask.shape, dtype=bool)
         good[[a for a, v in values.items() if v >= best - tol]] = True
@@ -104,29 +180,52 @@ def improved_episode(env: RtMixEnv, jobs: list, policy: Callable[[np.ndarray, np
         rows["mask"].append(mask.copy())
         rows["act"].append(act)
         rows["good"].append(good)
+        history.append((obs.copy(), act))
+        times.append(env.sim.now)
         obs, reward, term, trunc, info = env.step(act)
         total += reward
         done = term or trunc
     if base is not None:
         total -= _violation(env, info, violation_cost)
-    return {**rows, "base_reward": base, "reward": total if base is not None else None, "changed": changed}
+    return {**rows, "times": times, "base_reward": base, "reward": total if base is not None else None,
+            "changed": changed, "samples": samples, "fallbacks": fallbacks}
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(model: str, penalty: float | None) -> None:
+    import torch
+    torch.set_num_threads(1)
+    env = model_env(model, penalty=penalty)
+    learner = LearnerActor(load_model(model).actor)
+    _WORKER.update(env=env, policy=lambda obs, mask: greedy_action(learner, obs, mask))
+
+
+def _episode_task(args: tuple) -> dict:
+    seed, index, tol, violation_cost, futures = args
+    env = _WORKER["env"]
+    generator = episode_generator(index, env)
+    jobs = random_jobs(seed, env.n_bj, env.n_rt, env.blocks, **generator)
+    return improved_episode(env, jobs, _WORKER["policy"], tol, violation_cost, futures=futures, generator=generator,
+                            rng=np.random.default_rng([seed, FUTURE_DRAWS]))
 
 
 def rollout_labels(model: str, seeds: range, *, tol: float = 1e-9, violation_cost: float = 0.0,
+                   penalty: float | None = None, futures: int = 0, workers: int = 1,
                    progress: Callable[[int, int], None] | None = None) -> tuple[dict, dict]:
     """The improved policy's labelled states over the Table-3 instances of ``seeds`` (module docstring),
     with model file ``model`` as the base policy; ``violation_cost`` is taken off the value of an episode
-    whose RTJ mean ends above θ (the acceptance counts such instances); returns (data, statistics)."""
-    env = model_env(model)
-    learner = LearnerActor(load_model(model).actor)
-
-    def policy(obs: np.ndarray, mask: np.ndarray) -> int:
-        return greedy_action(learner, obs, mask)
-
+    whose RTJ mean ends above θ (the acceptance counts such instances) and ``penalty`` (default 10) weighs the
+    RTJ mean's excess over θ; ``futures`` > 0 values each action over that many futures drawn given the
+    observed past instead of the episode's own (``improved_episode``); ``workers`` processes share the
+    episodes (the same labels for any count); returns (data, statistics)."""
+    tasks = [(s, i, tol, violation_cost, futures) for i, s in enumerate(seeds)]
     parts: dict[str, list] = {"obs": [], "mask": [], "act": [], "good": []}
-    base, improved, changed, episodes = [], [], 0, 0
-    for i, s in enumerate(seeds):
-        ep = improved_episode(env, episode_jobs(s, i, env), policy, tol, violation_cost)
+    base, improved, changed, episodes, samples, fallbacks = [], [], 0, 0, 0, 0
+
+    def take(i: int, ep: dict) -> None:
+        nonlocal changed, episodes, samples, fallbacks
         for k in parts:
             parts[k] += ep[k]
         if ep["base_reward"] is not None:
@@ -134,30 +233,47 @@ def rollout_labels(model: str, seeds: range, *, tol: float = 1e-9, violation_cos
             improved.append(ep["reward"])
             episodes += 1
         changed += ep["changed"]
+        samples += ep["samples"]
+        fallbacks += ep["fallbacks"]
         if progress is not None:
-            progress(i + 1, len(seeds))
+            progress(i + 1, len(tasks))
+
+    if workers <= 1:
+        _worker_init(model, penalty)
+        for i, task in enumerate(tasks):
+            take(i, _episode_task(task))
+    else:
+        with cf.ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(model, penalty)) as pool:
+            for i, ep in enumerate(pool.map(_episode_task, tasks, chunksize=8)):
+                take(i, ep)
+    env = _WORKER["env"] if workers <= 1 else model_env(model, penalty=penalty)
     width = env.observation_space.shape[0]
     data = {"obs": np.asarray(parts["obs"], dtype=np.float32).reshape(-1, width),
             "mask": np.asarray(parts["mask"], dtype=bool).reshape(-1, env.action_space.n),
             "act": np.asarray(parts["act"], dtype=np.int64),
             "good": np.asarray(parts["good"], dtype=bool).reshape(-1, env.action_space.n)}
-    stats = {"episodes": len(seeds), "violation_cost": violation_cost, "with_decisions": episodes,
+    stats = {"episodes": len(seeds), "violation_cost": violation_cost, "penalty": env.penalty, "futures": futures,
+             "with_decisions": episodes,
              "decisions": int(len(data["act"])), "changed": int(changed), "seeds": [seeds.start, seeds.stop],
              "base_reward_mean": float(np.mean(base)) if base else None,
              "improved_reward_mean": float(np.mean(improved)) if improved else None}
+    if futures > 0:
+        stats.update(future_samples=int(samples), fallback_states=int(fallbacks))
     return data, stats
 
 
 def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: int, seeds: range,
-                        violation_cost: float = 3.0, epochs: int = 10, lr: float = 1e-3, small_repeat: int = 2,
-                        seed: int = 0, progress: Callable[[str], None] | None = None) -> dict:
+                        violation_cost: float = 3.0, penalty: float | None = None, futures: int = 0,
+                        workers: int = 1, epochs: int = 10, lr: float = 1e-3, small_repeat: int = 2, seed: int = 0,
+                        progress: Callable[[str], None] | None = None) -> dict:
     """One round of policy improvement of model ``base`` (issue 23, eleventh session; docs/rl.md "Rollout
     labels"): its actor is fitted ``epochs`` passes to (1) the Mira-like week states of curriculum folder
     ``curriculum`` (``data-0.npz`` … ``data-{weeks_rounds}.npz``, without data-0's Table-3 part), distilled to
     ``base``'s own action probabilities so that its behaviour on weeks stays, and (2) ``rollout_labels`` of
-    ``base`` over the Table-3 instances of ``seeds``, repeated ``small_repeat`` times.  Writes model file ``out``
-    (its history records the recipe) and ``out``'s stem + ``-rollout.npz`` (the labels); returns the rollout
-    statistics and the fit's last row."""
+    ``base`` over the Table-3 instances of ``seeds`` (``violation_cost``, ``penalty``, ``futures``, ``workers``:
+    ``rollout_labels``'), repeated ``small_repeat`` times.  Writes model file ``out`` (its history records the
+    recipe) and ``out``'s stem + ``-rollout.npz`` (the labels); returns the rollout statistics and the fit's last
+    row."""
     say = progress or (lambda text: None)
     st = read_model_file(base)
     paths = [os.path.join(curriculum, f"data-{r}.npz") for r in range(weeks_rounds + 1)]
@@ -165,7 +281,8 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     if missing:
         raise OptionError(f"curriculum data: {missing[0]}: file not found (the curriculum's command writes it)")
     t0 = time.perf_counter()
-    labels, stats = rollout_labels(base, seeds, violation_cost=violation_cost,
+    labels, stats = rollout_labels(base, seeds, violation_cost=violation_cost, penalty=penalty, futures=futures,
+                                   workers=workers,
                                    progress=lambda i, n: say(f"rollouts {i}/{n}") if i % 500 == 0 or i == n else None)
     stats["seconds"] = round(time.perf_counter() - t0, 1)
     say(f"rollouts: {stats['decisions']} states, {stats['changed']} changed; mean value "
