@@ -2,6 +2,8 @@
 episode, its labels are legal, and trying the actions leaves the environment where it was."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -103,6 +105,28 @@ def test_the_rollout_recipe_on_the_command_line(tmp_path, capsys):
     # the model is written once: a second call into the same folder is refused
     assert main(base + ["--rollout-curriculum", str(cur), "--rollout-weeks-rounds", "0", "--rollout-seed", "259990",
                         "--rollout-episodes", "10", "--out", out]) == 2
+    capsys.readouterr()
+    # drawn futures, a penalty, two workers: recorded in the summary
+    with pytest.raises(SystemExit) as exc:  # argparse's own one-line error
+        main(base + ["--rollout-curriculum", str(cur), "--rollout-weeks-rounds", "0", "--rollout-futures", "-1",
+                     "--out", out + "2"])
+    assert exc.value.code == 2 and "--rollout-futures: must be >= 0" in capsys.readouterr().err
+    rc = main(base + ["--rollout-curriculum", str(cur), "--rollout-weeks-rounds", "0", "--rollout-seed", "259994",
+                      "--rollout-episodes", "4", "--rollout-futures", "2", "--rollout-workers", "2",
+                      "--rollout-penalty", "2", "--bc-epochs", "1", "--json", "--out", out + "2"])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["rollout"]["futures"] == 2 and summary["rollout"]["penalty"] == 2.0
+    assert summary["rollout"]["fallback_states"] == 0
+    assert summary["rollout"]["future_samples"] == 2 * summary["rollout"]["decisions"]
+
+
+def test_drawn_futures_give_the_same_labels_with_any_number_of_workers():
+    one, s1 = rollout_labels(PRETRAINED_RTMIX, range(259_994, 260_000), futures=2, workers=1)
+    two, s2 = rollout_labels(PRETRAINED_RTMIX, range(259_994, 260_000), futures=2, workers=2)
+    assert s1 == s2 and s1["decisions"] > 0
+    for k in one:
+        assert np.array_equal(one[k], two[k])
 
 
 # ------------------------------------------------------------------ non-anticipative labels (futures drawn)
