@@ -119,6 +119,23 @@ def test_the_rollout_recipe_on_the_command_line(tmp_path, capsys):
     assert summary["rollout"]["futures"] == 2 and summary["rollout"]["penalty"] == 2.0
     assert summary["rollout"]["fallback_states"] == 0
     assert summary["rollout"]["future_samples"] == 2 * summary["rollout"]["decisions"]
+    # the labels fitted again, repeated 3 times, without rolling out: their statistics come along
+    labels = str(tmp_path / "out2" / "model-rollout.npz")
+    assert main(base + ["--rollout-curriculum", str(cur), "--rollout-weeks-rounds", "0", "--rollout-labels", labels,
+                        "--rollout-futures", "2", "--out", out + "3"]) == 2
+    assert "--rollout-futures: options of the rollouts, which --rollout-labels reuses" in capsys.readouterr().err
+    bad = tmp_path / "bad-rollout.npz"
+    bad.write_bytes(b"not a zip file")
+    assert main(base + ["--rollout-curriculum", str(cur), "--rollout-weeks-rounds", "0", "--rollout-labels", str(bad),
+                        "--out", out + "3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "bad-rollout.npz: not a rollout-labels file" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out3" / "model.pt").exists()
+    assert main(base + ["--rollout-curriculum", str(cur), "--rollout-weeks-rounds", "0", "--rollout-labels", labels,
+                        "--rollout-repeat", "3", "--bc-epochs", "1", "--json", "--out", out + "3"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["rollout"]["labels_from"] == labels and again["rollout"]["futures"] == 2
+    assert again["rollout"]["decisions"] == summary["rollout"]["decisions"]
 
 
 def test_drawn_futures_give_the_same_labels_with_any_number_of_workers():

@@ -365,7 +365,8 @@ def cmd_train_rtmix(args) -> int:
     if args.recipe == "rollout":
         return cmd_train_rtmix_rollout(args)
     rollout_given = [f"--{k.replace('_', '-')}" for k in ("rollout_curriculum", "rollout_weeks_rounds",
-                                                          *ROLLOUT_DEFAULTS) if getattr(args, k, None) is not None]
+                                                          "rollout_labels", *ROLLOUT_DEFAULTS)
+                     if getattr(args, k, None) is not None]
     if rollout_given:
         raise UsageError(f"{', '.join(rollout_given)}: options of --recipe rollout")
     if args.curriculum_rounds is not None:
@@ -428,6 +429,14 @@ def cmd_train_rtmix_rollout(args) -> int:
         raise UsageError(f"{', '.join(refused)}: not options of --recipe rollout")
     if args.rollout_curriculum is None or args.rollout_weeks_rounds is None:
         raise UsageError("--recipe rollout needs --rollout-curriculum DIR and --rollout-weeks-rounds R")
+    if args.rollout_labels is not None:
+        if not os.path.isfile(args.rollout_labels):
+            raise UsageError(f"--rollout-labels: no file {args.rollout_labels}")
+        redone = [f"--{k.replace('_', '-')}" for k in ("rollout_episodes", "rollout_seed", "violation_cost",
+                                                        "rollout_penalty", "rollout_futures", "rollout_workers")
+                  if getattr(args, k, None) is not None]
+        if redone:
+            raise UsageError(f"{', '.join(redone)}: options of the rollouts, which --rollout-labels reuses")
     for name, value in ROLLOUT_DEFAULTS.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
@@ -456,15 +465,21 @@ def cmd_train_rtmix_rollout(args) -> int:
         if not quiet:
             print(f"rtmix rollout: {text}", file=sys.stderr, flush=True)
 
-    say(f"base {base}, week states {args.rollout_curriculum} data-0..{args.rollout_weeks_rounds}, Table-3 seeds "
-        f"{seeds.start}..{seeds.stop - 1}, violation cost {args.violation_cost:g}, penalty {args.rollout_penalty:g}, "
-        f"{args.rollout_futures or 'its own'} future(s) per action, {epochs} fitting passes")
+    if args.rollout_labels is not None:
+        say(f"base {base}, week states {args.rollout_curriculum} data-0..{args.rollout_weeks_rounds}, the labels of "
+            f"{args.rollout_labels} x{args.rollout_repeat}, {epochs} fitting passes")
+    else:
+        say(f"base {base}, week states {args.rollout_curriculum} data-0..{args.rollout_weeks_rounds}, Table-3 seeds "
+            f"{seeds.start}..{seeds.stop - 1}, violation cost {args.violation_cost:g}, penalty "
+            f"{args.rollout_penalty:g}, {args.rollout_futures or 'its own'} future(s) per action, labels "
+            f"x{args.rollout_repeat}, {epochs} fitting passes")
     try:
         res = improve_by_rollouts(base, model, curriculum=args.rollout_curriculum,
                                   weeks_rounds=args.rollout_weeks_rounds, seeds=seeds,
                                   violation_cost=args.violation_cost, penalty=args.rollout_penalty,
                                   futures=args.rollout_futures, workers=args.rollout_workers, epochs=epochs,
-                                  seed=args.seed, progress=say)
+                                  small_repeat=args.rollout_repeat, labels_from=args.rollout_labels, seed=args.seed,
+                                  progress=say)
     except ValueError as exc:
         raise UsageError(f"{exc}") from None
     summary = {"agent": "rtmix", "recipe": "rollout", "base": base, "out": out, "model": model,

@@ -37,7 +37,8 @@ _RTMIX = (
 RECIPES = ("dagger", "clone", "rollout")
 # The rollout recipe (rtsched.rl.rtmix.rollout.improve_by_rollouts, docs/rl.md "Rollout labels").
 ROLLOUT_DEFAULTS = {"rollout_episodes": 2000, "rollout_seed": 210_000, "violation_cost": 3.0, "rollout_penalty": 10.0,
-                    "rollout_futures": 0, "rollout_workers": 1, "rollout_bc_epochs": 10}
+                    "rollout_futures": 0, "rollout_workers": 1, "rollout_repeat": 2,
+                    "rollout_bc_epochs": 10}
 # DAgger (rtsched.rl.rtmix.dagger, docs/rl.md "DAgger"): the default recipe.
 DAGGER_DEFAULTS = {"dagger_rounds": 8, "dagger_episodes": 96, "beta0": 1.0, "beta_decay": 0.5, "bj_candidates": 2,
                    "eligibility": "wcjs", "wake": False, "shield": "none",
@@ -84,6 +85,10 @@ _ROLLOUT = (
     TrainOption(("--rollout-futures",), "rtmix rollout: K > 0 values each action by its mean over K futures drawn from "
                 "the generator given the observed past (non-anticipative labels; about K times slower); 0 (default) "
                 "by the instance's own future (clairvoyant labels)", kind="int>=0"),
+    TrainOption(("--rollout-repeat",), "rtmix rollout: how many times the Table-3 labels are repeated beside the "
+                f"week states in the fit (default {ROLLOUT_DEFAULTS['rollout_repeat']})", kind="int>=1"),
+    TrainOption(("--rollout-labels",), "rtmix rollout: fit the labels of an earlier run's model-rollout.npz instead of "
+                "rolling out again (the rollout options are then that run's)"),
     TrainOption(("--rollout-workers",), "rtmix rollout: processes sharing the rollout episodes (the same labels for "
                 "any count; default 1)", kind="int>=1"),
 )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import copy
+import json
 import os
 import time
 from typing import Callable
@@ -262,32 +263,53 @@ def rollout_labels(model: str, seeds: range, *, tol: float = 1e-9, violation_cos
     return data, stats
 
 
+def read_labels(path: str) -> tuple[dict, dict]:
+    """The labels and statistics of a ``-rollout.npz`` file that ``improve_by_rollouts`` wrote (files of the
+    eleventh session hold no statistics: ``{"labels_from": path}``); ``OptionError`` naming the file when it is
+    not one."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            labels = {k: z[k] for k in ("obs", "mask", "act", "good")}
+            stats = json.loads(str(z["stats"])) if "stats" in z.files else {}
+    except (OSError, ValueError, KeyError) as exc:
+        raise OptionError(f"{path}: not a rollout-labels file ({exc})") from None
+    n = len(labels["act"])
+    if not (len(labels["obs"]) == len(labels["mask"]) == len(labels["good"]) == n):
+        raise OptionError(f"{path}: not a rollout-labels file (its arrays have different lengths)")
+    return labels, {**stats, "labels_from": path}
+
+
 def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: int, seeds: range,
                         violation_cost: float = 3.0, penalty: float | None = None, futures: int = 0,
                         workers: int = 1, epochs: int = 10, lr: float = 1e-3, small_repeat: int = 2, seed: int = 0,
-                        progress: Callable[[str], None] | None = None) -> dict:
+                        labels_from: str | None = None, progress: Callable[[str], None] | None = None) -> dict:
     """One round of policy improvement of model ``base`` (issue 23, eleventh session; docs/rl.md "Rollout
     labels"): its actor is fitted ``epochs`` passes to (1) the Mira-like week states of curriculum folder
     ``curriculum`` (``data-0.npz`` … ``data-{weeks_rounds}.npz``, without data-0's Table-3 part), distilled to
     ``base``'s own action probabilities so that its behaviour on weeks stays, and (2) ``rollout_labels`` of
     ``base`` over the Table-3 instances of ``seeds`` (``violation_cost``, ``penalty``, ``futures``, ``workers``:
     ``rollout_labels``'), repeated ``small_repeat`` times.  Writes model file ``out`` (its history records the
-    recipe) and ``out``'s stem + ``-rollout.npz`` (the labels); returns the rollout statistics and the fit's last
-    row."""
+    recipe) and ``out``'s stem + ``-rollout.npz`` (the labels and their statistics); ``labels_from``: such a file
+    of an earlier call, whose labels are fitted instead of rolling out again (``seeds`` and the rollout options
+    are then those the file records).  Returns the rollout statistics and the fit's last row."""
     say = progress or (lambda text: None)
     st = read_model_file(base)
     paths = [os.path.join(curriculum, f"data-{r}.npz") for r in range(weeks_rounds + 1)]
     missing = [p for p in paths if not os.path.isfile(p)]
     if missing:
         raise OptionError(f"curriculum data: {missing[0]}: file not found (the curriculum's command writes it)")
-    t0 = time.perf_counter()
-    labels, stats = rollout_labels(base, seeds, violation_cost=violation_cost, penalty=penalty, futures=futures,
-                                   workers=workers,
-                                   progress=lambda i, n: say(f"rollouts {i}/{n}") if i % 500 == 0 or i == n else None)
-    stats["seconds"] = round(time.perf_counter() - t0, 1)
-    say(f"rollouts: {stats['decisions']} states, {stats['changed']} changed; mean value "
-        f"{stats['base_reward_mean']:.4f} -> {stats['improved_reward_mean']:.4f} (the improved policy, which knows "
-        "the futures)")
+    if labels_from is not None:
+        labels, stats = read_labels(labels_from)
+        say(f"labels of {labels_from}: {len(labels['act'])} states")
+    else:
+        t0 = time.perf_counter()
+        labels, stats = rollout_labels(base, seeds, violation_cost=violation_cost, penalty=penalty, futures=futures,
+                                       workers=workers, progress=lambda i, n: say(f"rollouts {i}/{n}")
+                                       if i % 500 == 0 or i == n else None)
+        stats["seconds"] = round(time.perf_counter() - t0, 1)
+        say(f"rollouts: {stats['decisions']} states, {stats['changed']} changed; mean value "
+            f"{stats['base_reward_mean']:.4f} -> {stats['improved_reward_mean']:.4f} (the improved policy, which "
+            + ("looks ahead over drawn futures)" if futures else "knows the futures)"))
     keys = ("obs", "mask", "act", "good")
     datas = [load_curriculum_data(p) for p in paths]
     n_small = datas[0]["parts"].get("small", {}).get("decisions", 0)
@@ -301,7 +323,9 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     distill[:n_weeks] = True
     stem = os.path.splitext(out)[0]
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    atomic_write_stream(stem + "-rollout.npz", lambda fh: np.savez_compressed(fh, **labels))
+    if labels_from is None:
+        atomic_write_stream(stem + "-rollout.npz",
+                            lambda fh: np.savez_compressed(fh, **labels, stats=np.array(json.dumps(stats))))
     env = st["env"]
     settings = {k: env[k] for k in (*BATCH_SETTINGS, *PASS_SETTINGS) if k in env}
     res = train_curriculum(base, data, out, epochs=epochs, lr=lr, seed=seed, order=env.get("order", "submit"),
@@ -311,7 +335,8 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
                            note={"recipe": "rollout-improvement", "rollout_base": os.path.basename(base),
                                  "rollout": stats, "weeks_data": f"{os.path.basename(os.path.normpath(curriculum))} "
                                  f"data-0..{weeks_rounds} (Mira-like week states, distilled)",
-                                 "weeks_states": int(n_weeks), "small_repeat": small_repeat})
+                                 "weeks_states": int(n_weeks), "small_repeat": small_repeat,
+                                 **({"labels_from": labels_from} if labels_from else {})})
     return {"out": out, "rollout": stats, "fit": res["history"][-1]}
 
 
