@@ -136,6 +136,13 @@ def test_the_rollout_recipe_on_the_command_line(tmp_path, capsys):
     again = json.loads(capsys.readouterr().out)
     assert again["rollout"]["labels_from"] == labels and again["rollout"]["futures"] == 2
     assert again["rollout"]["decisions"] == summary["rollout"]["decisions"]
+    # a labels file of the eleventh session (no statistics in it)
+    old = tmp_path / "old-rollout.npz"
+    with np.load(labels) as z:
+        np.savez_compressed(old, **{k: z[k] for k in ("obs", "mask", "act", "good")})
+    assert main(base + ["--rollout-curriculum", str(cur), "--rollout-weeks-rounds", "0", "--rollout-labels", str(old),
+                        "--bc-epochs", "1", "--out", out + "4"]) == 0
+    assert f"{summary['rollout']['decisions']} Table-3 states labelled," in capsys.readouterr().out
 
 
 def test_drawn_futures_give_the_same_labels_with_any_number_of_workers():

@@ -488,7 +488,8 @@ def cmd_train_rtmix_rollout(args) -> int:
         print(json.dumps(summary, indent=1, allow_nan=False))
     else:
         r = res["rollout"]
-        print(f"rtmix rollout from {base}: {r['decisions']} Table-3 states labelled ({r['changed']} changed), "
+        changed = f" ({r['changed']} changed)" if "changed" in r else ""
+        print(f"rtmix rollout from {base}: {r['decisions']} Table-3 states labelled{changed}, "
               f"fitted with the week states (accuracy {res['fit']['accuracy']:.3f}); model {model}")
     return 0
 

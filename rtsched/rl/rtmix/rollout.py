@@ -265,7 +265,7 @@ def rollout_labels(model: str, seeds: range, *, tol: float = 1e-9, violation_cos
 
 def read_labels(path: str) -> tuple[dict, dict]:
     """The labels and statistics of a ``-rollout.npz`` file that ``improve_by_rollouts`` wrote (files of the
-    eleventh session hold no statistics: ``{"labels_from": path}``); ``OptionError`` naming the file when it is
+    eleventh session hold none but the count: ``{"decisions": n, "labels_from": path}``); ``OptionError`` naming the file when it is
     not one."""
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -276,7 +276,7 @@ def read_labels(path: str) -> tuple[dict, dict]:
     n = len(labels["act"])
     if not (len(labels["obs"]) == len(labels["mask"]) == len(labels["good"]) == n):
         raise OptionError(f"{path}: not a rollout-labels file (its arrays have different lengths)")
-    return labels, {**stats, "labels_from": path}
+    return labels, {**stats, "decisions": n, "labels_from": path}
 
 
 def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: int, seeds: range,
