@@ -165,9 +165,10 @@ def improved_episode(env: RtMixEnv, jobs: list, policy: Callable[[np.ndarray, np
             if drawn:
                 per = [action_values(trial, policy, legal, violation_cost) for trial in drawn]
                 values = {int(a): float(np.mean([v[int(a)] for v in per])) for a in legal}
-            else:  # no draw reproduces the past (not seen on Table-3 instances): the episode's own future
+            else:  # no draw reproduces the past (none in 78,552 draws on Table-3 instances): no improvement here —
+                # the model's own action, not the episode's own future, which would anticipate
                 fallbacks += 1
-                values = action_values(env, policy, legal, violation_cost)
+                values = {int(a): 0.0 if a == mine else -np.inf for a in legal}
         else:
             values = action_values(env, policy, legal, violation_cost)
             if base is None:  # its action's value at the first state is its episode's value
@@ -195,9 +196,11 @@ def improved_episode(env: RtMixEnv, jobs: list, policy: Callable[[np.ndarray, np
 _WORKER: dict = {}
 
 
-def _worker_init(model: str, penalty: float | None) -> None:
-    import torch
-    torch.set_num_threads(1)
+def _worker_init(model: str, penalty: float | None, one_thread: bool = True) -> None:
+    """Load ``model`` and its environment for ``_episode_task`` (a worker process takes one torch thread)."""
+    if one_thread:
+        import torch
+        torch.set_num_threads(1)
     env = model_env(model, penalty=penalty)
     learner = LearnerActor(load_model(model).actor)
     _WORKER.update(env=env, policy=lambda obs, mask: greedy_action(learner, obs, mask))
@@ -240,7 +243,7 @@ def rollout_labels(model: str, seeds: range, *, tol: float = 1e-9, violation_cos
             progress(i + 1, len(tasks))
 
     if workers <= 1:
-        _worker_init(model, penalty)
+        _worker_init(model, penalty, one_thread=False)
         for i, task in enumerate(tasks):
             take(i, _episode_task(task))
     else:
