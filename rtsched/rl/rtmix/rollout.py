@@ -14,7 +14,8 @@ construction.
 The rollouts run the simulator, which knows the jobs' runtimes and the later arrivals; the network that is
 fitted to the labels sees only its observation (walltimes, the queue), so what it learns is the action that is
 best on average over the futures the generator draws given what it sees — the labels are privileged, the policy
-is not.
+is not.  With ``futures`` = K > 0 (twelfth session) the labels are not privileged either: each action is valued
+by its mean over K futures drawn from the generator given the observed past (``sampled_states``).
 
 Generator seeds: ``ROLLOUT_SEEDS`` (inside the PPO training range, above the seeds the committed DAgger runs and
 curricula used, 200,000–201,151; never a validation or acceptance seed); episode i uses the default walltimes
