@@ -102,6 +102,12 @@ def changed_options(args, defaults: dict) -> list[str]:
             if norm(getattr(args, dest)) != norm(default)]
 
 
+def given_options(args, dests) -> list[str]:
+    """The options among ``dests`` (argparse dests whose default is None) that were given, as ``--name``:
+    the options a mode that does not use them must refuse, not ignore."""
+    return [f"--{dest.replace('_', '-')}" for dest in dests if getattr(args, dest, None) is not None]
+
+
 # ------------------------------------------------------------------------------------- output paths
 # What each writer writes, by the name's ending (lower case); a name with another ending is refused
 # rather than written in a format it does not announce (`traces convert x.csv` wrote SWF).

@@ -22,8 +22,8 @@ import json
 import os
 import sys
 
-from rtsched.cli.common import (UsageError, changed_options, check_output, float_in, int_in, name_list, nonneg_float,
-                                nonneg_int, positive_float, positive_int, unit_float)
+from rtsched.cli.common import (UsageError, changed_options, check_output, float_in, given_options, int_in, name_list,
+                                nonneg_float, nonneg_int, positive_float, positive_int, unit_float)
 from rtsched.errors import RtschedError
 from rtsched.files import require_file
 from rtsched.rl.agents import AGENTS as AGENT_PACKAGES
@@ -364,22 +364,20 @@ def cmd_train_rtmix(args) -> int:
     policy improvement by rollouts."""
     if args.recipe == "rollout":
         return cmd_train_rtmix_rollout(args)
-    rollout_given = [f"--{k.replace('_', '-')}" for k in ("rollout_curriculum", "rollout_weeks_rounds",
-                                                          "rollout_labels", *ROLLOUT_DEFAULTS)
-                     if getattr(args, k, None) is not None]
+    rollout_given = given_options(args, ("rollout_curriculum", "rollout_weeks_rounds", "rollout_labels",
+                                         *ROLLOUT_DEFAULTS))
     if rollout_given:
         raise UsageError(f"{', '.join(rollout_given)}: options of --recipe rollout")
     if args.curriculum_rounds is not None:
         return cmd_train_rtmix_curriculum(args)
-    given = [f"--{k.replace('_', '-')}" for k in (*CURRICULUM_DEFAULTS, *_curriculum_batch_options(),
-                                                   *_curriculum_pass_options()) if getattr(args, k) is not None]
+    given = given_options(args, (*CURRICULUM_DEFAULTS, *_curriculum_batch_options(), *_curriculum_pass_options()))
     if given:
         raise UsageError(f"{', '.join(given)}: options of the curriculum (give --curriculum-rounds)")
     if (args.recipe or "dagger") == "dagger":
         return cmd_train_rtmix_dagger(args)
     if args.epochs is None:
         args.epochs = DEFAULT_EPOCHS
-    given = [f"--{k.replace('_', '-')}" for k in DAGGER_DEFAULTS if getattr(args, k) is not None]
+    given = given_options(args, DAGGER_DEFAULTS)
     given += [flag for flag, v in (("--teacher", args.teacher), ("--init-from", args.init_from)) if v is not None]
     if given:
         raise UsageError(f"{', '.join(given)}: not options of --recipe clone (DAgger's, or the curriculum's)")
@@ -416,11 +414,9 @@ def cmd_train_rtmix_rollout(args) -> int:
     from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX
     from rtsched.rl.rtmix.rollout import ROLLOUT_SEEDS, improve_by_rollouts
 
-    refused = [f"--{k.replace('_', '-')}" for k in ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs",
-                                                    "machine", "theta", "penalty", "reward_baseline", "teacher",
-                                                    *DAGGER_DEFAULTS, *CURRICULUM_DEFAULTS, "curriculum_rounds",
-                                                    *_curriculum_batch_options(), *_curriculum_pass_options())
-               if getattr(args, k, None) is not None]
+    refused = given_options(args, ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs", "machine", "theta",
+                                   "penalty", "reward_baseline", "teacher", *DAGGER_DEFAULTS, *CURRICULUM_DEFAULTS,
+                                   "curriculum_rounds", *_curriculum_batch_options(), *_curriculum_pass_options()))
     if args.trace:
         refused.append("--trace")
     if args.resume:
@@ -432,9 +428,8 @@ def cmd_train_rtmix_rollout(args) -> int:
     if args.rollout_labels is not None:
         if not os.path.isfile(args.rollout_labels):
             raise UsageError(f"--rollout-labels: no file {args.rollout_labels}")
-        redone = [f"--{k.replace('_', '-')}" for k in ("rollout_episodes", "rollout_seed", "violation_cost",
-                                                        "rollout_penalty", "rollout_futures", "rollout_workers")
-                  if getattr(args, k, None) is not None]
+        redone = given_options(args, ("rollout_episodes", "rollout_seed", "violation_cost", "rollout_penalty",
+                                      "rollout_futures", "rollout_workers"))
         if redone:
             raise UsageError(f"{', '.join(redone)}: options of the rollouts, which --rollout-labels reuses")
     for name, value in ROLLOUT_DEFAULTS.items():
@@ -547,8 +542,7 @@ def cmd_train_rtmix_dagger(args) -> int:
     from heuristics.registry import make_policy
     from rtsched.rl.rtmix.dagger import DAGGER_ENV, run_dagger
 
-    clone = [f"--{k.replace('_', '-')}" for k in ("experts", "expert_cache", "solve_time_limit", "jobs")
-             if getattr(args, k) is not None]
+    clone = given_options(args, ("experts", "expert_cache", "solve_time_limit", "jobs"))
     if clone:
         raise UsageError(f"{', '.join(clone)}: options of --recipe clone (the default recipe is dagger)")
     for table in (RTMIX_DEFAULTS, DAGGER_DEFAULTS):
@@ -667,10 +661,8 @@ def cmd_train_rtmix_curriculum(args) -> int:
     from rtsched.rl.modelfiles import read_model_file
     from rtsched.rl.rtmix.train import run_curriculum
 
-    refused = [f"--{k.replace('_', '-')}" for k in ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs",
-                                                    "machine", "theta", "penalty", "reward_baseline", "recipe",
-                                                    *DAGGER_DEFAULTS)
-               if getattr(args, k) is not None]
+    refused = given_options(args, ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs", "machine", "theta",
+                                   "penalty", "reward_baseline", "recipe", *DAGGER_DEFAULTS))
     if args.trace:
         refused.append("--trace")
     if args.resume:

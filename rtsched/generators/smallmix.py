@@ -17,6 +17,18 @@ from rtsched.machines.sizes import BLOCK_NODES, partition_blocks_for
 TABLE3_SIZES: tuple[int, ...] = (512, 1024, 2048, 4096, 8192)
 
 
+def _sizes(sizes: Sequence[int] | None, blocks: int) -> list[int]:
+    """The job sizes drawn from: ``sizes``, by default Table 3's that fit a ``blocks``-block machine."""
+    return list(sizes) if sizes is not None else [s for s in TABLE3_SIZES if s <= blocks * BLOCK_NODES]
+
+
+def _walltime(runtime: int, u: float, walltime_factor: tuple[float, float]) -> int:
+    """The generator's walltime for ``runtime`` and a uniform draw ``u``: ceil(runtime · U(f_lo, f_hi)), at least
+    the runtime."""
+    f_lo, f_hi = walltime_factor
+    return max(runtime, int(math.ceil(runtime * (f_lo + u * (f_hi - f_lo)) - 1e-9)))
+
+
 def random_jobs(seed: int, n_bj: int, n_rt: int, blocks: int, *, sizes: Sequence[int] | None = None,
                 submit_window: int = 3600, runtime_min: int = 600, runtime_max: int = 7200,
                 runtime_step: int = 60, walltime_factor: tuple[float, float] = (1.0, 2.0)) -> list[Job]:
@@ -41,9 +53,7 @@ def random_jobs(seed: int, n_bj: int, n_rt: int, blocks: int, *, sizes: Sequence
         raise ValueError("job counts must be >= 0")
     if runtime_step < 1 or runtime_min < 1 or runtime_max < runtime_min:
         raise ValueError("need 1 <= runtime_min <= runtime_max and runtime_step >= 1")
-    if sizes is None:
-        sizes = [s for s in TABLE3_SIZES if s <= blocks * BLOCK_NODES]
-    sizes = list(sizes)
+    sizes = _sizes(sizes, blocks)
     if not sizes:
         raise ValueError(f"no job size fits a {blocks}-block machine")
     for s in sizes:
@@ -51,14 +61,13 @@ def random_jobs(seed: int, n_bj: int, n_rt: int, blocks: int, *, sizes: Sequence
     rng = np.random.Generator(np.random.PCG64(seed))
     u = rng.random((n, 5)) if n else np.zeros((0, 5))
     steps = (runtime_max - runtime_min) // runtime_step
-    f_lo, f_hi = walltime_factor
     rt_draws = set(sorted(range(n), key=lambda i: (float(u[i, 4]), i))[:n_rt])
     raw = []
     for i in range(n):
         submit = min(int(math.floor(float(u[i, 0]) * (submit_window + 1))), submit_window)
         nodes = sizes[min(int(math.floor(float(u[i, 1]) * len(sizes))), len(sizes) - 1)]
         runtime = runtime_min + runtime_step * min(int(math.floor(float(u[i, 2]) * (steps + 1))), steps)
-        walltime = max(runtime, int(math.ceil(runtime * (f_lo + float(u[i, 3]) * (f_hi - f_lo)) - 1e-9)))
+        walltime = _walltime(runtime, float(u[i, 3]), walltime_factor)
         raw.append((submit, i, runtime, walltime, nodes, RT if i in rt_draws else BATCH))
     raw.sort(key=lambda r: (r[0], r[1]))
     return [Job(idx + 1, r[0], r[2], r[3], r[4], r[5]) for idx, r in enumerate(raw)]
@@ -108,9 +117,7 @@ def redraw_unseen(jobs: Sequence[Job], now: int, n_rt: int, rng: np.random.Gener
     jobs' own, then the rest in submit order.  None when a seen job's walltime admits no runtime.
     """
     above = above or {}
-    if sizes is None:
-        sizes = [s for s in TABLE3_SIZES if s <= blocks * BLOCK_NODES]
-    sizes = list(sizes)
+    sizes = _sizes(sizes, blocks)
     seen = sorted((j for j in jobs if j.submit <= now), key=lambda j: j.id)
     out = []
     for j in seen:
@@ -134,13 +141,12 @@ def redraw_unseen(jobs: Sequence[Job], now: int, n_rt: int, rng: np.random.Gener
     kinds = [RT] * rt_left + [BATCH] * (n_new - rt_left)
     rng.shuffle(kinds)
     steps = (runtime_max - runtime_min) // runtime_step
-    f_lo, f_hi = walltime_factor
     new = []
     for kind in kinds:
         submit = int(rng.integers(now + 1, submit_window + 1))
         nodes = sizes[int(rng.integers(len(sizes)))]
         runtime = runtime_min + runtime_step * int(rng.integers(steps + 1))
-        walltime = max(runtime, int(math.ceil(runtime * (f_lo + float(rng.random()) * (f_hi - f_lo)) - 1e-9)))
+        walltime = _walltime(runtime, float(rng.random()), walltime_factor)
         new.append((submit, runtime, walltime, nodes, kind))
     new.sort(key=lambda r: r[0])
     first = max((j.id for j in seen), default=0) + 1

@@ -35,11 +35,11 @@ import numpy as np
 
 from rtsched.errors import OptionError
 from rtsched.files import atomic_write_stream
-from rtsched.generators.smallmix import random_jobs, redraw_unseen
+from rtsched.generators.smallmix import redraw_unseen
 from rtsched.rl.cloning import LearnerActor, greedy_action
 from rtsched.rl.modelfiles import load_model, read_model_file
 from rtsched.rl.rtmix.core import BATCH_SETTINGS, PASS_SETTINGS
-from rtsched.rl.rtmix.dagger import episode_generator
+from rtsched.rl.rtmix.dagger import episode_generator, episode_jobs
 from rtsched.rl.rtmix.env import RtMixEnv
 from rtsched.rl.rtmix.train import load_curriculum_data, model_slots, train_curriculum
 from rtsched.sim.state import DONE, FUTURE
@@ -210,9 +210,8 @@ def _worker_init(model: str, penalty: float | None, one_thread: bool = True) -> 
 def _episode_task(args: tuple) -> dict:
     seed, index, tol, violation_cost, futures = args
     env = _WORKER["env"]
-    generator = episode_generator(index, env)
-    jobs = random_jobs(seed, env.n_bj, env.n_rt, env.blocks, **generator)
-    return improved_episode(env, jobs, _WORKER["policy"], tol, violation_cost, futures=futures, generator=generator,
+    return improved_episode(env, episode_jobs(seed, index, env), _WORKER["policy"], tol, violation_cost,
+                            futures=futures, generator=episode_generator(index, env),
                             rng=np.random.default_rng([seed, FUTURE_DRAWS]))
 
 
