@@ -407,6 +407,18 @@ def cmd_train_rtmix(args) -> int:
     return 0
 
 
+def _refuse(args, dests, *, mode: str, resume: str) -> None:
+    """One line naming every option among ``dests`` that was given, a TRACE and ``--resume`` (with why, ``resume``):
+    options ``mode`` does not use are refused, not ignored."""
+    refused = given_options(args, dests)
+    if args.trace:
+        refused.append("--trace")
+    if args.resume:
+        refused.append(f"--resume ({resume})")
+    if refused:
+        raise UsageError(f"{', '.join(refused)}: not options of {mode}")
+
+
 def cmd_train_rtmix_rollout(args) -> int:
     """``rtsched rl train --agent rtmix --recipe rollout``: ``improve_by_rollouts`` of ``--init-from`` (default the
     shipped model) into ``OUT/model.pt``."""
@@ -414,15 +426,10 @@ def cmd_train_rtmix_rollout(args) -> int:
     from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX
     from rtsched.rl.rtmix.rollout import ROLLOUT_SEEDS, improve_by_rollouts
 
-    refused = given_options(args, ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs", "machine", "theta",
-                                   "penalty", "reward_baseline", "teacher", *DAGGER_DEFAULTS, *CURRICULUM_DEFAULTS,
-                                   "curriculum_rounds", *_curriculum_batch_options(), *_curriculum_pass_options()))
-    if args.trace:
-        refused.append("--trace")
-    if args.resume:
-        refused.append("--resume (a rollout step is one call; run it again into a new --out)")
-    if refused:
-        raise UsageError(f"{', '.join(refused)}: not options of --recipe rollout")
+    _refuse(args, ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs", "machine", "theta", "penalty",
+                   "reward_baseline", "teacher", *DAGGER_DEFAULTS, *CURRICULUM_DEFAULTS, "curriculum_rounds",
+                   *_curriculum_batch_options(), *_curriculum_pass_options()),
+            mode="--recipe rollout", resume="a rollout step is one call; run it again into a new --out")
     if args.rollout_curriculum is None or args.rollout_weeks_rounds is None:
         raise UsageError("--recipe rollout needs --rollout-curriculum DIR and --rollout-weeks-rounds R")
     if args.rollout_labels is not None:
@@ -661,14 +668,9 @@ def cmd_train_rtmix_curriculum(args) -> int:
     from rtsched.rl.modelfiles import read_model_file
     from rtsched.rl.rtmix.train import run_curriculum
 
-    refused = given_options(args, ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs", "machine", "theta",
-                                   "penalty", "reward_baseline", "recipe", *DAGGER_DEFAULTS))
-    if args.trace:
-        refused.append("--trace")
-    if args.resume:
-        refused.append("--resume (the same command resumes a curriculum)")
-    if refused:
-        raise UsageError(f"{', '.join(refused)}: not options of the curriculum")
+    _refuse(args, ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs", "machine", "theta", "penalty",
+                   "reward_baseline", "recipe", *DAGGER_DEFAULTS),
+            mode="the curriculum", resume="the same command resumes a curriculum")
     for name in ("curriculum_rounds", "curriculum_weeks", "small_episodes", "small_repeat"):
         if getattr(args, name) < (0 if name in ("curriculum_rounds", "small_episodes") else 1):
             raise UsageError(f"--{name.replace('_', '-')}: must be at least "
