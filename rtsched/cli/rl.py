@@ -365,7 +365,7 @@ def cmd_train_rtmix(args) -> int:
     if args.recipe == "rollout":
         return cmd_train_rtmix_rollout(args)
     rollout_given = given_options(args, ("rollout_curriculum", "rollout_weeks_rounds", "rollout_labels",
-                                         *ROLLOUT_DEFAULTS))
+                                         "rollout_actor", "rollout_hidden", *ROLLOUT_DEFAULTS))
     if rollout_given:
         raise UsageError(f"{', '.join(rollout_given)}: options of --recipe rollout")
     if args.curriculum_rounds is not None:
@@ -424,7 +424,7 @@ def cmd_train_rtmix_rollout(args) -> int:
     shipped model) into ``OUT/model.pt``."""
     from rtsched.rl.modelfiles import read_model_file
     from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX
-    from rtsched.rl.rtmix.rollout import ROLLOUT_SEEDS, improve_by_rollouts
+    from rtsched.rl.rtmix.rollout import CONTEXT_HIDDEN, ROLLOUT_SEEDS, improve_by_rollouts
 
     _refuse(args, ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs", "machine", "theta", "penalty",
                    "reward_baseline", "teacher", *DAGGER_DEFAULTS, *CURRICULUM_DEFAULTS, "curriculum_rounds",
@@ -432,13 +432,23 @@ def cmd_train_rtmix_rollout(args) -> int:
             mode="--recipe rollout", resume="a rollout step is one call; run it again into a new --out")
     if args.rollout_curriculum is None or args.rollout_weeks_rounds is None:
         raise UsageError("--recipe rollout needs --rollout-curriculum DIR and --rollout-weeks-rounds R")
+    labels_from = None
     if args.rollout_labels is not None:
-        if not os.path.isfile(args.rollout_labels):
-            raise UsageError(f"--rollout-labels: no file {args.rollout_labels}")
+        labels_from = args.rollout_labels.split(",")
+        missing = [p for p in labels_from if not os.path.isfile(p)]
+        if missing:
+            raise UsageError(f"--rollout-labels: no file {missing[0]}")
         redone = given_options(args, ("rollout_episodes", "rollout_seed", "violation_cost", "rollout_penalty",
                                       "rollout_futures", "rollout_workers"))
         if redone:
             raise UsageError(f"{', '.join(redone)}: options of the rollouts, which --rollout-labels reuses")
+    hidden = None
+    if args.rollout_hidden is not None:
+        if args.rollout_actor != "context":
+            raise UsageError("--rollout-hidden: the sizes of --rollout-actor context")
+        hidden = tuple(int_list(args.rollout_hidden, "--rollout-hidden"))
+        if not hidden or min(hidden) < 1:
+            raise UsageError(f"--rollout-hidden: expected positive layer sizes, got {args.rollout_hidden!r}")
     for name, value in ROLLOUT_DEFAULTS.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
@@ -467,20 +477,23 @@ def cmd_train_rtmix_rollout(args) -> int:
         if not quiet:
             print(f"rtmix rollout: {text}", file=sys.stderr, flush=True)
 
-    if args.rollout_labels is not None:
+    network = ("a new context kernel " + ",".join(map(str, hidden or CONTEXT_HIDDEN))
+               if args.rollout_actor == "context" else "the base model's own")
+    if labels_from is not None:
         say(f"base {base}, week states {args.rollout_curriculum} data-0..{args.rollout_weeks_rounds}, the labels of "
-            f"{args.rollout_labels} x{args.rollout_repeat}, {epochs} fitting passes")
+            f"{', '.join(labels_from)} x{args.rollout_repeat}, {epochs} fitting passes, network: {network}")
     else:
         say(f"base {base}, week states {args.rollout_curriculum} data-0..{args.rollout_weeks_rounds}, Table-3 seeds "
             f"{seeds.start}..{seeds.stop - 1}, violation cost {args.violation_cost:g}, penalty "
             f"{args.rollout_penalty:g}, {args.rollout_futures or 'its own'} future(s) per action, labels "
-            f"x{args.rollout_repeat}, {epochs} fitting passes")
+            f"x{args.rollout_repeat}, {epochs} fitting passes, network: {network}")
     try:
         res = improve_by_rollouts(base, model, curriculum=args.rollout_curriculum,
                                   weeks_rounds=args.rollout_weeks_rounds, seeds=seeds,
                                   violation_cost=args.violation_cost, penalty=args.rollout_penalty,
                                   futures=args.rollout_futures, workers=args.rollout_workers, epochs=epochs,
-                                  small_repeat=args.rollout_repeat, labels_from=args.rollout_labels, seed=args.seed,
+                                  small_repeat=args.rollout_repeat, labels_from=labels_from, seed=args.seed,
+                                  actor=args.rollout_actor or "same", hidden=hidden,
                                   progress=say)
     except ValueError as exc:
         raise UsageError(f"{exc}") from None

@@ -134,7 +134,7 @@ def load_model(path: str) -> LoadedModel:
     arch = st["arch"]
     try:
         actor, critic = build_networks(st["agent"], int(arch["n_features"]), int(arch["window"]), arch["actor"],
-                                       arch["critic"], tuple(arch["hidden"]))
+                                       arch["critic"], tuple(arch["hidden"]), arch.get("context"))
         actor.load_state_dict(st["actor"])
         if "critic" in st:
             critic.load_state_dict(st["critic"])

@@ -10,7 +10,10 @@ RLScheduler (seed 003 §3):
   ``kernel`` (the authors' code: the kernel per slot, then 64 → 32 → 8 → 1).
 
 RtMix (``rtsched/RtMix-v0``): the same kernel and value networks, a slot per action (visible jobs,
-preemption candidates, wait) instead of per job.
+preemption candidates, wait) instead of per job; or the ``context`` kernel (issue 23, thirteenth session): each
+slot's row is scored together with *context rows* picked from the same observation by fixed rules (the
+agent's; rtmix's: the first visible BJ and the first visible RTJ that cannot start now), so that a
+preemption candidate's score can weigh the waiting job it would serve.
 
 SchedInspector (seed 000 §3): actor F → 32 → 16 → 8 → 2 (938 parameters with F = 7), critic with
 the same body and one output.
@@ -35,6 +38,9 @@ from torch import nn
 from rtsched.rl.inference import MASKED_LOGIT, NumpyForward
 
 PICK_ACTORS = ("kernel", "mlp_v1", "mlp_v2", "mlp_v3")
+# The kernel with context rows (module docstring); its rules come from the agent (``PickActor(context=...)``), so it is
+# not among the trainer's ``--actor`` choices.
+CONTEXT_ACTOR = "context"
 PICK_CRITICS = ("mlp", "kernel")
 _MLP_SIZES = {"mlp_v1": (128, 128, 128), "mlp_v2": (32, 16, 8), "mlp_v3": (32, 32, 32, 32, 32)}
 
@@ -206,16 +212,42 @@ class _BlockLinear(torch.autograd.Function):
         return g_weight, grad.sum(0), None
 
 
+def context_rows(x: torch.Tensor, rules) -> list[torch.Tensor]:
+    """Per context rule ``(slots, ((column, value), ...))`` (``inference.context_row``'s reading), the row of the
+    first of the first ``slots`` slots whose ``column`` is on (> 0.5) where ``value`` is 1 and off where it is 0,
+    for every observation of the batch ``x`` (batch × slots × features); zeros where no slot matches."""
+    out = []
+    arange = torch.arange(x.shape[0])
+    for slots, conds in rules:
+        sel = torch.ones(x.shape[0], slots, dtype=torch.bool)
+        for col, value in conds:
+            on = x[:, :slots, col] > 0.5
+            sel &= on if value else ~on
+        idx = sel.to(torch.int8).argmax(1)
+        out.append(x[arange, idx] * sel.any(1, keepdim=True).to(x.dtype))
+    return out
+
+
 class PickActor(nn.Module):
     """Scores of the window's job slots → masked logits."""
 
     def __init__(self, n_features: int = 8, window: int = 128, arch: str = "kernel",
-                 hidden: tuple[int, ...] = (32, 16, 8)) -> None:
+                 hidden: tuple[int, ...] = (32, 16, 8), context=None) -> None:
         super().__init__()
-        if arch not in PICK_ACTORS:
+        if arch not in PICK_ACTORS + (CONTEXT_ACTOR,):
             raise ValueError(f"unknown policy network {arch!r}; choose from {', '.join(PICK_ACTORS)}")
+        if (arch == CONTEXT_ACTOR) != bool(context):
+            raise ValueError(f"policy network {arch!r}: context rules are for the {CONTEXT_ACTOR!r} network alone, "
+                             "and it needs them")
         self.n_features, self.window, self.arch = n_features, window, arch
-        if arch == "kernel":
+        self.context = tuple((int(slots), tuple((int(c), int(v)) for c, v in conds)) for slots, conds in context or ())
+        for slots, conds in self.context:
+            if not 1 <= slots <= window or any(not 0 <= c < n_features or v not in (0, 1) for c, v in conds):
+                raise ValueError(f"context rule {[slots, [list(cv) for cv in conds]]}: slots must be in 1..{window}, "
+                                 f"columns in 0..{n_features - 1} and values 0 or 1")
+        if arch == CONTEXT_ACTOR:
+            self.net = mlp(((1 + len(self.context)) * n_features, *hidden, 1))
+        elif arch == "kernel":
             self.net = mlp((n_features, *hidden, 1))
             self.update_chunk_slots = KERNEL_UPDATE_CHUNK_SLOTS
             for layer in self.net:  # the same values; no new tensor per ReLU (the Linear's backward keeps its input)
@@ -226,6 +258,12 @@ class PickActor(nn.Module):
         self.prep = BatchPrep()
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.arch == CONTEXT_ACTOR:  # each occupied slot's row beside the context rows, one score each
+            x = obs.view(obs.shape[0], self.window, self.n_features)
+            rows = torch.cat([x] + [c[:, None].expand(-1, self.window, -1) for c in context_rows(x, self.context)], -1)
+            scores = torch.full(mask.shape, MASKED_LOGIT, dtype=obs.dtype)
+            scores[mask] = self.net(rows[mask]).squeeze(-1)
+            return scores
         if self.arch == "kernel" and torch.is_grad_enabled() and obs.shape[0] >= PREP_MIN_ROWS:
             # Training: the kernel scores each distinct occupied row once (``_kernel_rows``, built
             # once per batch); the same logits in exact arithmetic, and the gradient sums over the
@@ -317,9 +355,11 @@ class FlatCritic(nn.Module):
 
 
 def build_networks(agent: str, n_features: int, window: int, actor: str, critic: str,
-                   hidden: tuple[int, ...]) -> tuple[nn.Module, nn.Module]:
+                   hidden: tuple[int, ...], context=None) -> tuple[nn.Module, nn.Module]:
     """The agent's actor and critic.  RLSchert: ``n_features`` is the observation size and
-    ``window`` the number of actions."""
+    ``window`` the number of actions; ``context``: the context rules of a ``"context"`` actor (rtmix)."""
+    if context and agent != "rtmix":
+        raise ValueError(f"context rules are for rtmix's networks, not {agent!r}'s")
     if agent == "rlscheduler":
         return (PickActor(n_features, window, actor, tuple(hidden)), PickCritic(n_features, window, critic,
                                                                                tuple(hidden)))
@@ -330,8 +370,8 @@ def build_networks(agent: str, n_features: int, window: int, actor: str, critic:
     if agent == "rlschert":
         return FlatActor(n_features, window, tuple(hidden)), FlatCritic(n_features, tuple(hidden))
     if agent == "rtmix":  # one slot per action (docs/rl.md, RtMix): the kernel scores each action's row
-        return (PickActor(n_features, window, actor, tuple(hidden)), PickCritic(n_features, window, critic,
-                                                                               tuple(hidden)))
+        return (PickActor(n_features, window, actor, tuple(hidden), context),
+                PickCritic(n_features, window, critic, tuple(hidden)))
     raise ValueError(f"unknown agent {agent!r}; use 'rlscheduler', 'inspector', 'splitwindow', 'rlschert' or 'rtmix'")
 
 
@@ -348,7 +388,8 @@ class NumpyActor(NumpyForward):
                    m.bias.detach().cpu().numpy().astype("float32").copy())
                   for m in actor.net if isinstance(m, nn.Linear)]
         if isinstance(actor, PickActor):
-            super().__init__(layers, "kernel" if actor.arch == "kernel" else "flat", actor.window, actor.n_features)
+            kind = actor.arch if actor.arch in ("kernel", CONTEXT_ACTOR) else "flat"
+            super().__init__(layers, kind, actor.window, actor.n_features, actor.context)
         elif isinstance(actor, (InspectActor, FlatActor)):
             super().__init__(layers, "inspect")
         else:

@@ -148,6 +148,20 @@ BJ_FEATURES: tuple[str, ...] = ("cand_for_bj", "bj_target_sd_so_far")
 # earliest walltime-based start its own walltime-based end lies (EASY's shadow time, / 4 h; 0 without a blocked job).
 HORIZON_FEATURES: tuple[str, ...] = ("cand_free_in", "target_sd_if_wait", "bj_target_walltime",
                                      "bj_target_sd_if_wait", "job_free_in", "job_past_shadow")
+# The rules of the ``context`` actor (``rtsched.rl.nets``, arch "context"; issue 23, thirteenth session): every action
+# row is scored beside the row of the first visible BJ whose start is not legal in this pass (the job a BJ preemption
+# would serve) and that of the first such RTJ (``context_rules``).  Measured cause (docs/benchmarks.md, issue 23
+# thirteenth session): most lookahead labels the kernel missed were BJ preemptions, whose candidate rows say what the
+# victims lose but not what the waiting job gains.
+CONTEXT_JOBS = ("bj", "rt")
+
+
+def context_rules(window: int) -> list:
+    """The ``context`` actor's rules for a spec with ``window`` visible jobs (``CONTEXT_JOBS``)."""
+    return [[window, [[_F["is_job"], 1], [_F["job_rt"], int(kind == "rt")], [_F["job_fits"], 0]]]
+            for kind in CONTEXT_JOBS]
+
+
 ORDERS = ("submit", "backfill", "auto", "load")  # the visible window's BJ order (module docstring)
 # Which partitions an RTJ's candidate slots may free (module docstring): WCJS's (Alg. 2's criteria)
 # or any of its size that conflicts with no job that must not be preempted (``replan``'s rule).
@@ -711,4 +725,4 @@ class RtMixPass:
             row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
 
 
-__all__ = ["BJ_FEATURES", "HORIZON_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "PASS_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["BJ_FEATURES", "CONTEXT_JOBS", "context_rules", "HORIZON_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "PASS_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]

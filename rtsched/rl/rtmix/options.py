@@ -88,7 +88,12 @@ _ROLLOUT = (
     TrainOption(("--rollout-repeat",), "rtmix rollout: how many times the Table-3 labels are repeated beside the "
                 f"week states in the fit (default {ROLLOUT_DEFAULTS['rollout_repeat']})", kind="int>=1"),
     TrainOption(("--rollout-labels",), "rtmix rollout: fit the labels of an earlier run's model-rollout.npz instead of "
-                "rolling out again (the rollout options are then that run's)"),
+                "rolling out again (the rollout options are then that run's); FILE,FILE,...: their labels together"),
+    TrainOption(("--rollout-actor",), "rtmix rollout: the network fitted: same (default: --init-from's own) or context "
+                "(a new kernel that scores each action beside the first blocked BJ's and RTJ's rows)",
+                choices=("same", "context")),
+    TrainOption(("--rollout-hidden",), "rtmix rollout: hidden layer sizes of --rollout-actor context, comma-separated "
+                "(default 128,64,32)"),
     TrainOption(("--rollout-workers",), "rtmix rollout: processes sharing the rollout episodes (the same labels for "
                 "any count; default 1)", kind="int>=1"),
 )

@@ -38,13 +38,17 @@ from rtsched.files import atomic_write_stream
 from rtsched.generators.smallmix import redraw_unseen
 from rtsched.rl.cloning import LearnerActor, greedy_action
 from rtsched.rl.modelfiles import load_model, read_model_file
-from rtsched.rl.rtmix.core import BATCH_SETTINGS, PASS_SETTINGS
+from rtsched.rl.nets import CONTEXT_ACTOR
+from rtsched.rl.rtmix.core import BATCH_SETTINGS, PASS_SETTINGS, context_rules
 from rtsched.rl.rtmix.dagger import episode_generator, episode_jobs
 from rtsched.rl.rtmix.env import RtMixEnv
 from rtsched.rl.rtmix.train import load_curriculum_data, model_slots, train_curriculum
 from rtsched.sim.state import DONE, FUTURE
 
 ROLLOUT_SEEDS = range(210_000, 260_000)
+# What the fit trains (``improve_by_rollouts``' ``actor``): the base model's own network, or a new ``context`` actor.
+ROLLOUT_ACTORS = ("same", CONTEXT_ACTOR)
+CONTEXT_HIDDEN = (128, 64, 32)  # the context actor's hidden sizes (thirteenth session's probe)
 FUTURE_DRAWS = 7_919  # second word of the futures' seed sequence [instance seed, FUTURE_DRAWS]
 
 
@@ -282,10 +286,30 @@ def read_labels(path: str) -> tuple[dict, dict]:
     return labels, {**stats, "decisions": n, "labels_from": path}
 
 
+def merged_labels(paths: list[str]) -> tuple[dict, dict]:
+    """The labels of several ``-rollout.npz`` files together (``read_labels`` each, in the order given) and their
+    statistics: one file's as ``read_labels`` gives them; several: ``{"decisions", "changed", "labels_from",
+    "files": [each file's]}``."""
+    read = [read_labels(p) for p in paths]
+    if len(read) == 1:
+        return read[0]
+    shapes = [(lab["obs"].shape[1], lab["mask"].shape[1]) for lab, _ in read]
+    if len(set(shapes)) > 1:
+        odd = next(p for p, shape in zip(paths, shapes) if shape != shapes[0])
+        raise OptionError(f"{odd}: its observations ({shapes[paths.index(odd)][0]} columns, "
+                          f"{shapes[paths.index(odd)][1]} actions) are not those of {paths[0]} ({shapes[0][0]}, "
+                          f"{shapes[0][1]})")
+    labels = {k: np.concatenate([lab[k] for lab, _ in read]) for k in read[0][0]}
+    return labels, {"decisions": int(len(labels["act"])), "changed": int(sum(st.get("changed", 0) for _, st in read)),
+                    "labels_from": list(paths), "files": [st for _, st in read]}
+
+
 def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: int, seeds: range,
                         violation_cost: float = 3.0, penalty: float | None = None, futures: int = 0,
                         workers: int = 1, epochs: int = 10, lr: float = 1e-3, small_repeat: int = 2, seed: int = 0,
-                        labels_from: str | None = None, progress: Callable[[str], None] | None = None) -> dict:
+                        labels_from: str | list[str] | None = None, actor: str = "same",
+                        hidden: tuple[int, ...] | None = None,
+                        progress: Callable[[str], None] | None = None) -> dict:
     """One round of policy improvement of model ``base`` (issue 23, eleventh session; docs/rl.md "Rollout
     labels"): its actor is fitted ``epochs`` passes to (1) the Mira-like week states of curriculum folder
     ``curriculum`` (``data-0.npz`` … ``data-{weeks_rounds}.npz``, without data-0's Table-3 part), distilled to
@@ -294,7 +318,12 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     ``rollout_labels``'), repeated ``small_repeat`` times.  Writes model file ``out`` (its history records the
     recipe) and ``out``'s stem + ``-rollout.npz`` (the labels and their statistics); ``labels_from``: such a file
     of an earlier call, whose labels are fitted instead of rolling out again (``seeds`` and the rollout options
-    are then those the file records).  Returns the rollout statistics and the fit's last row."""
+    are then those the file records; several files: their labels together).  ``actor``: "same" fits ``base``'s
+    own actor; "context" fits a new ``context`` actor (``core.context_rules``; hidden sizes ``hidden``, default
+    ``CONTEXT_HIDDEN``) to the same data, ``base`` still giving the week states' distilled probabilities.
+    Returns the rollout statistics and the fit's last row."""
+    if actor not in ROLLOUT_ACTORS:
+        raise OptionError(f"actor {actor!r}: choose from {', '.join(ROLLOUT_ACTORS)}")
     say = progress or (lambda text: None)
     st = read_model_file(base)
     paths = [os.path.join(curriculum, f"data-{r}.npz") for r in range(weeks_rounds + 1)]
@@ -302,8 +331,9 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     if missing:
         raise OptionError(f"curriculum data: {missing[0]}: file not found (the curriculum's command writes it)")
     if labels_from is not None:
-        labels, stats = read_labels(labels_from)
-        say(f"labels of {labels_from}: {len(labels['act'])} states")
+        files = [labels_from] if isinstance(labels_from, str) else list(labels_from)
+        labels, stats = merged_labels(files)
+        say(f"labels of {len(files)} file(s): {len(labels['act'])} states")
     else:
         t0 = time.perf_counter()
         labels, stats = rollout_labels(base, seeds, violation_cost=violation_cost, penalty=penalty, futures=futures,
@@ -331,16 +361,21 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
                             lambda fh: np.savez_compressed(fh, **labels, stats=np.array(json.dumps(stats))))
     env = st["env"]
     settings = {k: env[k] for k in (*BATCH_SETTINGS, *PASS_SETTINGS) if k in env}
+    arch = None
+    if actor == "context":
+        arch = dict(st["arch"], actor=CONTEXT_ACTOR, hidden=list(hidden or CONTEXT_HIDDEN),
+                    context=context_rules(int(env["window"])))
     res = train_curriculum(base, data, out, epochs=epochs, lr=lr, seed=seed, order=env.get("order", "submit"),
-                           spec_settings=settings, distill=distill,
+                           spec_settings=settings, distill=distill, arch=arch,
                            progress=lambda e, n, row: say(f"fit {e}/{n}: accuracy {row['accuracy']:.3f}")
                            if e % 5 == 0 or e == n else None,
                            note={"recipe": "rollout-improvement", "rollout_base": os.path.basename(base),
                                  "rollout": stats, "weeks_data": f"{os.path.basename(os.path.normpath(curriculum))} "
                                  f"data-0..{weeks_rounds} (Mira-like week states, distilled)",
-                                 "weeks_states": int(n_weeks), "small_repeat": small_repeat,
+                                 "weeks_states": int(n_weeks), "small_repeat": small_repeat, "actor": actor,
                                  **({"labels_from": labels_from} if labels_from else {})})
     return {"out": out, "rollout": stats, "fit": res["history"][-1]}
 
 
-__all__ = ["ROLLOUT_SEEDS", "action_values", "improve_by_rollouts", "improved_episode", "model_env", "rollout_labels"]
+__all__ = ["CONTEXT_HIDDEN", "ROLLOUT_ACTORS", "ROLLOUT_SEEDS", "action_values", "improve_by_rollouts",
+           "improved_episode", "merged_labels", "model_env", "read_labels", "rollout_labels"]

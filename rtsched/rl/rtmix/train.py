@@ -27,6 +27,7 @@ from rtsched.rl.rtmix.core import BATCH_SETTINGS, OPTIONAL_SETTINGS
 from rtsched.rl.rtmix.env import TRAIN_SEEDS, RtMixEnv
 from rtsched.rl.cloning import behaviour_clone
 from rtsched.rl.modelfiles import CHECKPOINT, LOCK, load_model, read_model_file
+from rtsched.rl.nets import build_networks
 from rtsched.rl.trainer import PPOConfig, PPOTrainer, split_options
 
 ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range",
@@ -172,15 +173,21 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
 def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float = 1e-3, batch: int = 256,
                      seed: int = 0, order: str = "backfill", progress: Callable | None = None,
                      torch_threads: int | None = 1, note: dict | None = None, distill=None,
-                     spec_settings: dict | None = None) -> dict:
+                     spec_settings: dict | None = None, arch: dict | None = None) -> dict:
     """Fine-tune the actor of model ``init`` by behaviour cloning on curriculum ``data`` and write
     the result as a model file ``out`` (the same format as ``rtsched rl export``; its environment
     settings record the window ``order`` and the ``spec_settings`` given).  ``distill``: a boolean
     per sample; those samples are fitted to ``init``'s own action probabilities (not only its greedy action), which keeps its
-    behaviour where it was trained.  Returns ``{"out", "history"}``."""
+    behaviour where it was trained.  ``arch``: fit a new actor of that architecture (the model file's ``arch``:
+    ``actor``, ``hidden``, ``context``), initialised by ``seed``, instead of ``init``'s (which still gives the
+    distilled probabilities).  Returns ``{"out", "history"}``."""
     st = read_model_file(init)
     model = load_model(init)
     actor = model.actor
+    if arch is not None:
+        torch.manual_seed(seed)
+        actor = build_networks("rtmix", int(arch["n_features"]), int(arch["window"]), arch["actor"], arch["critic"],
+                               tuple(arch["hidden"]), arch.get("context"))[0]
     prev = torch.get_num_threads()
     if torch_threads:
         torch.set_num_threads(int(torch_threads))
@@ -190,7 +197,7 @@ def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float 
         with torch.no_grad():
             for i in range(0, len(sel), 8192):
                 rows = sel[i:i + 8192]
-                logits = actor(torch.as_tensor(data["obs"][rows]), torch.as_tensor(data["mask"][rows]))
+                logits = model.actor(torch.as_tensor(data["obs"][rows]), torch.as_tensor(data["mask"][rows]))
                 soft[rows] = torch.softmax(logits, -1).numpy()
         data = dict(data, soft=soft)
     actor.train()
@@ -206,6 +213,9 @@ def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float 
                 "init": os.path.basename(os.fspath(init)), **(note or {})})
     out_st = dict(st)
     out_st["actor"] = actor.state_dict()
+    if arch is not None:
+        out_st["arch"] = dict(arch)
+        out_st["ppo"] = dict(st["ppo"], actor=arch["actor"], hidden=list(arch["hidden"]))
     out_st["env"] = dict(st["env"], order=order, **(spec_settings or {}))
     out_st["history"] = list(st.get("history", [])) + [row]
     out_st.pop("critic", None)
