@@ -76,6 +76,36 @@ def test_the_numpy_forward_pass_equals_pytorch():
     assert fast.logits(a.reshape(-1), m)[0] != fast.logits(b.reshape(-1), m)[0]
 
 
+def test_a_context_actor_grown_from_the_shipped_kernel_starts_as_it():
+    from rtsched.rl.modelfiles import load_model
+    from rtsched.rl.nets import context_from_kernel
+    kernel = load_model(PRETRAINED_RTMIX).actor
+    grown = context_from_kernel(kernel, (96, 40, 16), context_rules(WINDOW)).eval()
+    rng = np.random.default_rng(5)
+    obs = torch.as_tensor(rng.random((300, SLOTS * N_FEATURES), dtype=np.float32))
+    mask = torch.as_tensor(rng.random((300, SLOTS)) < 0.4)
+    mask[:, -1] = True
+    with torch.no_grad():
+        assert torch.equal(grown(obs, mask), kernel(obs, mask))
+    fast, slow = NumpyActor(grown), NumpyActor(kernel)
+    for i in range(20):
+        assert np.allclose(fast.logits(obs[i].numpy(), mask[i].numpy()), slow.logits(obs[i].numpy(), mask[i].numpy()),
+                           atol=1e-5)
+    # the added units and the context columns do learn: one gradient step moves the grown actor off the kernel
+    opt = torch.optim.SGD(grown.parameters(), lr=0.5)
+    grown.train()
+    loss = torch.nn.functional.cross_entropy(grown(obs, mask), mask.to(torch.int64).argmax(1))
+    loss.backward()
+    first = [m for m in grown.net if isinstance(m, torch.nn.Linear)][0]
+    assert first.weight.grad[:, N_FEATURES:].abs().sum() > 0
+    opt.step()
+    for hidden in ((32, 32, 16), (64, 32)):  # narrower than the kernel's 64-32-16, or another depth
+        with pytest.raises(ValueError, match="at least as wide"):
+            context_from_kernel(kernel, hidden, context_rules(WINDOW))
+    with pytest.raises(ValueError, match="grows from a kernel actor"):
+        context_from_kernel(grown, (128, 64, 32), context_rules(WINDOW))
+
+
 @pytest.mark.parametrize("rule", [[[99, [[0, 1]]]], [[8, [[30, 1]]]], [[8, [[0, 2]]]], [[8, "x"]]])
 def test_a_damaged_context_rule_is_refused_when_the_model_is_read(tmp_path, rule):
     from rtsched.rl.modelfiles import ModelFileError, load_model, read_model_file
@@ -120,6 +150,10 @@ def test_the_rollout_recipe_fits_a_context_actor_that_schedules(tmp_path, capsys
     assert exc.value.code == 2 and "--rollout-actor" in capsys.readouterr().err
     assert not (tmp_path / "out2").exists()
     # the labels file twice (labels of several files together), a new context actor
+    assert main(base + ["--rollout-labels", labels, "--rollout-actor", "context-from-base", "--rollout-hidden",
+                        "16,8", "--out", out + "2"]) == 2  # narrower than the base model's kernel
+    assert "at least as wide" in capsys.readouterr().err
+    assert not (tmp_path / "out2" / "model.pt").exists()
     assert main(base + ["--rollout-labels", f"{labels},{labels}", "--rollout-actor", "context", "--rollout-hidden",
                         "16,8", "--bc-epochs", "2", "--json", "--out", out + "2"]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -135,3 +169,14 @@ def test_the_rollout_recipe_fits_a_context_actor_that_schedules(tmp_path, capsys
     for seed in (259_990, 259_991):
         r = run_online(table3_instance(seed, walltime_factor=(1.0, 2.0), name=f"t{seed}"), model, "jit")
         assert r.bj_sd_mean >= 1.0 and r.rtj_sd_mean >= 1.0
+    # grown from the base model's kernel, not fitted (learning rate 0): it schedules as the base model does
+    from rtsched.rl.rtmix.rollout import improve_by_rollouts
+    grown = str(tmp_path / "grown.pt")
+    improve_by_rollouts(PRETRAINED_RTMIX, grown, curriculum=str(cur), weeks_rounds=0, seeds=range(0), epochs=1, lr=0.0,
+                        labels_from=labels, actor="context-from-base")
+    assert read_model_file(grown)["arch"]["actor"] == "context"
+    for seed in (259_990, 259_991, 259_992):
+        inst = table3_instance(seed, walltime_factor=(1.0, 1.0), name=f"t{seed}")
+        a, b = run_online(inst, grown, "jit"), run_online(inst, PRETRAINED_RTMIX, "jit")
+        assert (a.bj_sd_mean, a.rtj_sd_mean, a.extra["preemptions"]) == (b.bj_sd_mean, b.rtj_sd_mean,
+                                                                          b.extra["preemptions"])

@@ -444,8 +444,8 @@ def cmd_train_rtmix_rollout(args) -> int:
             raise UsageError(f"{', '.join(redone)}: options of the rollouts, which --rollout-labels reuses")
     hidden = None
     if args.rollout_hidden is not None:
-        if args.rollout_actor != "context":
-            raise UsageError("--rollout-hidden: the sizes of --rollout-actor context")
+        if args.rollout_actor not in ("context", "context-from-base"):
+            raise UsageError("--rollout-hidden: the sizes of --rollout-actor context or context-from-base")
         hidden = tuple(int_list(args.rollout_hidden, "--rollout-hidden"))
         if not hidden or min(hidden) < 1:
             raise UsageError(f"--rollout-hidden: expected positive layer sizes, got {args.rollout_hidden!r}")
@@ -477,8 +477,9 @@ def cmd_train_rtmix_rollout(args) -> int:
         if not quiet:
             print(f"rtmix rollout: {text}", file=sys.stderr, flush=True)
 
-    network = ("a new context kernel " + ",".join(map(str, hidden or CONTEXT_HIDDEN))
-               if args.rollout_actor == "context" else "the base model's own")
+    network = {"context": "a new context kernel", "context-from-base": "a context kernel grown from the base model's"
+               }.get(args.rollout_actor)
+    network = f"{network} {','.join(map(str, hidden or CONTEXT_HIDDEN))}" if network else "the base model's own"
     if labels_from is not None:
         say(f"base {base}, week states {args.rollout_curriculum} data-0..{args.rollout_weeks_rounds}, the labels of "
             f"{', '.join(labels_from)} x{args.rollout_repeat}, {epochs} fitting passes, network: {network}")

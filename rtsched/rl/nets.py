@@ -354,6 +354,29 @@ class FlatCritic(nn.Module):
         return self.net(obs).squeeze(-1)
 
 
+def context_from_kernel(kernel: PickActor, hidden: tuple[int, ...], context) -> PickActor:
+    """A ``context`` actor that computes exactly ``kernel``'s logits (a ``"kernel"`` ``PickActor``), to be fitted
+    further: its first layer reads the slot's row through the kernel's weights and the context rows through zeros;
+    each layer at least as wide as the kernel's (``hidden``, same depth) holds the kernel's units first, and the added
+    units (random incoming weights, as PyTorch initialises them) feed the next layer through zeros, so they change
+    nothing until they are trained."""
+    if kernel.arch != "kernel":
+        raise ValueError(f"a context actor grows from a kernel actor, not {kernel.arch!r}")
+    old = [m for m in kernel.net if isinstance(m, nn.Linear)]
+    if len(hidden) != len(old) - 1 or any(h < m.out_features for h, m in zip(hidden, old)):
+        raise ValueError(f"hidden sizes {list(hidden)}: the kernel's are {[m.out_features for m in old[:-1]]}; "
+                         "the context actor needs as many layers, each at least as wide")
+    actor = PickActor(kernel.n_features, kernel.window, CONTEXT_ACTOR, tuple(hidden), context)
+    new = [m for m in actor.net if isinstance(m, nn.Linear)]
+    with torch.no_grad():
+        for a, b in zip(old, new):
+            n_out, n_in = a.weight.shape
+            b.weight[:, n_in:] = 0.0  # the first layer: the context rows' columns; later: the added units below
+            b.weight[:n_out, :n_in] = a.weight
+            b.bias[:n_out] = a.bias
+    return actor
+
+
 def build_networks(agent: str, n_features: int, window: int, actor: str, critic: str,
                    hidden: tuple[int, ...], context=None) -> tuple[nn.Module, nn.Module]:
     """The agent's actor and critic.  RLSchert: ``n_features`` is the observation size and

@@ -35,6 +35,9 @@ _RTMIX = (
                 f"(default {DEFAULTS['reward_baseline']}; 'none': the absolute reward)"),
 )
 RECIPES = ("dagger", "clone", "rollout")
+# What the rollout recipe fits (``rollout.improve_by_rollouts``' ``actor``): the base model's own network, a new
+# ``context`` actor, or a context actor that starts as the base model's kernel (``nets.context_from_kernel``).
+ROLLOUT_ACTORS = ("same", "context", "context-from-base")
 # The rollout recipe (rtsched.rl.rtmix.rollout.improve_by_rollouts, docs/rl.md "Rollout labels").
 ROLLOUT_DEFAULTS = {"rollout_episodes": 2000, "rollout_seed": 210_000, "violation_cost": 3.0, "rollout_penalty": 10.0,
                     "rollout_futures": 0, "rollout_workers": 1, "rollout_repeat": 2,
@@ -89,10 +92,11 @@ _ROLLOUT = (
                 f"week states in the fit (default {ROLLOUT_DEFAULTS['rollout_repeat']})", kind="int>=1"),
     TrainOption(("--rollout-labels",), "rtmix rollout: fit the labels of an earlier run's model-rollout.npz instead of "
                 "rolling out again (the rollout options are then that run's); FILE,FILE,...: their labels together"),
-    TrainOption(("--rollout-actor",), "rtmix rollout: the network fitted: same (default: --init-from's own) or context "
-                "(a new kernel that scores each action beside the first blocked BJ's and RTJ's rows)",
-                choices=("same", "context")),
-    TrainOption(("--rollout-hidden",), "rtmix rollout: hidden layer sizes of --rollout-actor context, comma-separated "
+    TrainOption(("--rollout-actor",), "rtmix rollout: the network fitted: same (default: --init-from's own), context "
+                "(a new kernel that scores each action beside the first blocked BJ's and RTJ's rows) or "
+                "context-from-base (that network started as --init-from's kernel exactly)",
+                choices=ROLLOUT_ACTORS),
+    TrainOption(("--rollout-hidden",), "rtmix rollout: hidden layer sizes of the context network, comma-separated "
                 "(default 128,64,32)"),
     TrainOption(("--rollout-workers",), "rtmix rollout: processes sharing the rollout episodes (the same labels for "
                 "any count; default 1)", kind="int>=1"),

@@ -40,14 +40,13 @@ from rtsched.rl.cloning import LearnerActor, greedy_action
 from rtsched.rl.modelfiles import load_model, read_model_file
 from rtsched.rl.nets import CONTEXT_ACTOR
 from rtsched.rl.rtmix.core import BATCH_SETTINGS, PASS_SETTINGS, context_rules
+from rtsched.rl.rtmix.options import ROLLOUT_ACTORS
 from rtsched.rl.rtmix.dagger import episode_generator, episode_jobs
 from rtsched.rl.rtmix.env import RtMixEnv
 from rtsched.rl.rtmix.train import load_curriculum_data, model_slots, train_curriculum
 from rtsched.sim.state import DONE, FUTURE
 
 ROLLOUT_SEEDS = range(210_000, 260_000)
-# What the fit trains (``improve_by_rollouts``' ``actor``): the base model's own network, or a new ``context`` actor.
-ROLLOUT_ACTORS = ("same", CONTEXT_ACTOR)
 CONTEXT_HIDDEN = (128, 64, 32)  # the context actor's hidden sizes (thirteenth session's probe)
 FUTURE_DRAWS = 7_919  # second word of the futures' seed sequence [instance seed, FUTURE_DRAWS]
 
@@ -320,7 +319,9 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     of an earlier call, whose labels are fitted instead of rolling out again (``seeds`` and the rollout options
     are then those the file records; several files: their labels together).  ``actor``: "same" fits ``base``'s
     own actor; "context" fits a new ``context`` actor (``core.context_rules``; hidden sizes ``hidden``, default
-    ``CONTEXT_HIDDEN``) to the same data, ``base`` still giving the week states' distilled probabilities.
+    ``CONTEXT_HIDDEN``) to the same data, ``base`` still giving the week states' distilled probabilities;
+    "context-from-base": the same actor started as ``base``'s kernel exactly (``nets.context_from_kernel``; each
+    hidden layer at least as wide as the kernel's).
     Returns the rollout statistics and the fit's last row."""
     if actor not in ROLLOUT_ACTORS:
         raise OptionError(f"actor {actor!r}: choose from {', '.join(ROLLOUT_ACTORS)}")
@@ -362,11 +363,11 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     env = st["env"]
     settings = {k: env[k] for k in (*BATCH_SETTINGS, *PASS_SETTINGS) if k in env}
     arch = None
-    if actor == "context":
+    if actor != "same":
         arch = dict(st["arch"], actor=CONTEXT_ACTOR, hidden=list(hidden or CONTEXT_HIDDEN),
                     context=context_rules(int(env["window"])))
     res = train_curriculum(base, data, out, epochs=epochs, lr=lr, seed=seed, order=env.get("order", "submit"),
-                           spec_settings=settings, distill=distill, arch=arch,
+                           spec_settings=settings, distill=distill, arch=arch, grow=actor == "context-from-base",
                            progress=lambda e, n, row: say(f"fit {e}/{n}: accuracy {row['accuracy']:.3f}")
                            if e % 5 == 0 or e == n else None,
                            note={"recipe": "rollout-improvement", "rollout_base": os.path.basename(base),

@@ -27,7 +27,7 @@ from rtsched.rl.rtmix.core import BATCH_SETTINGS, OPTIONAL_SETTINGS
 from rtsched.rl.rtmix.env import TRAIN_SEEDS, RtMixEnv
 from rtsched.rl.cloning import behaviour_clone
 from rtsched.rl.modelfiles import CHECKPOINT, LOCK, load_model, read_model_file
-from rtsched.rl.nets import build_networks
+from rtsched.rl.nets import build_networks, context_from_kernel
 from rtsched.rl.trainer import PPOConfig, PPOTrainer, split_options
 
 ENV_OPTIONS = ("machine", "checkpoint", "n_bj", "n_rt", "window", "candidates", "theta", "penalty", "seed_range",
@@ -173,21 +173,25 @@ def curriculum_data(init, *, small_episodes: int, weeks: int, week_machines=("mi
 def train_curriculum(init, data: dict, out: str, *, epochs: int = 20, lr: float = 1e-3, batch: int = 256,
                      seed: int = 0, order: str = "backfill", progress: Callable | None = None,
                      torch_threads: int | None = 1, note: dict | None = None, distill=None,
-                     spec_settings: dict | None = None, arch: dict | None = None) -> dict:
+                     spec_settings: dict | None = None, arch: dict | None = None, grow: bool = False) -> dict:
     """Fine-tune the actor of model ``init`` by behaviour cloning on curriculum ``data`` and write
     the result as a model file ``out`` (the same format as ``rtsched rl export``; its environment
     settings record the window ``order`` and the ``spec_settings`` given).  ``distill``: a boolean
     per sample; those samples are fitted to ``init``'s own action probabilities (not only its greedy action), which keeps its
     behaviour where it was trained.  ``arch``: fit a new actor of that architecture (the model file's ``arch``:
     ``actor``, ``hidden``, ``context``), initialised by ``seed``, instead of ``init``'s (which still gives the
-    distilled probabilities).  Returns ``{"out", "history"}``."""
+    distilled probabilities); ``grow``: a context ``arch`` starts as ``init``'s kernel exactly
+    (``nets.context_from_kernel``) instead.  Returns ``{"out", "history"}``."""
     st = read_model_file(init)
     model = load_model(init)
     actor = model.actor
     if arch is not None:
         torch.manual_seed(seed)
-        actor = build_networks("rtmix", int(arch["n_features"]), int(arch["window"]), arch["actor"], arch["critic"],
-                               tuple(arch["hidden"]), arch.get("context"))[0]
+        if grow:  # starts as init's kernel exactly (nets.context_from_kernel)
+            actor = context_from_kernel(actor, tuple(arch["hidden"]), arch["context"])
+        else:
+            actor = build_networks("rtmix", int(arch["n_features"]), int(arch["window"]), arch["actor"],
+                                   arch["critic"], tuple(arch["hidden"]), arch.get("context"))[0]
     prev = torch.get_num_threads()
     if torch_threads:
         torch.set_num_threads(int(torch_threads))
