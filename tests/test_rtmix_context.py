@@ -145,6 +145,13 @@ def test_the_rollout_recipe_fits_a_context_actor_that_schedules(tmp_path, capsys
         assert main(base + extra + ["--out", out + "2"]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1
+    other = tmp_path / "other-rollout.npz"  # labels of another observation layout
+    with np.load(labels) as z:
+        np.savez_compressed(other, obs=z["obs"][:, :-15], mask=z["mask"], act=z["act"], good=z["good"])
+    assert main(base + ["--rollout-labels", f"{labels},{other}", "--out", out + "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "other-rollout.npz: its observations (435 columns, 15 actions) are not those of" in err
+    assert len(err.splitlines()) == 1
     with pytest.raises(SystemExit) as exc:
         main(base + ["--rollout-actor", "wide", "--out", out + "2"])
     assert exc.value.code == 2 and "--rollout-actor" in capsys.readouterr().err

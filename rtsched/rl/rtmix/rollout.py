@@ -292,12 +292,12 @@ def merged_labels(paths: list[str]) -> tuple[dict, dict]:
     read = [read_labels(p) for p in paths]
     if len(read) == 1:
         return read[0]
-    shapes = [(lab["obs"].shape[1], lab["mask"].shape[1]) for lab, _ in read]
-    if len(set(shapes)) > 1:
-        odd = next(p for p, shape in zip(paths, shapes) if shape != shapes[0])
-        raise OptionError(f"{odd}: its observations ({shapes[paths.index(odd)][0]} columns, "
-                          f"{shapes[paths.index(odd)][1]} actions) are not those of {paths[0]} ({shapes[0][0]}, "
-                          f"{shapes[0][1]})")
+    first = (read[0][0]["obs"].shape[1], read[0][0]["mask"].shape[1])  # (observation columns, actions)
+    for path, (lab, _) in zip(paths, read):
+        shape = (lab["obs"].shape[1], lab["mask"].shape[1])
+        if shape != first:
+            raise OptionError(f"{path}: its observations ({shape[0]} columns, {shape[1]} actions) are not those of "
+                              f"{paths[0]} ({first[0]}, {first[1]})")
     labels = {k: np.concatenate([lab[k] for lab, _ in read]) for k in read[0][0]}
     return labels, {"decisions": int(len(labels["act"])), "changed": int(sum(st.get("changed", 0) for _, st in read)),
                     "labels_from": list(paths), "files": [st for _, st in read]}
