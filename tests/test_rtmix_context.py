@@ -160,7 +160,7 @@ def test_the_rollout_recipe_fits_a_context_actor_that_schedules(tmp_path, capsys
     assert main(base + ["--rollout-labels", labels, "--rollout-actor", "context-from-base", "--rollout-hidden",
                         "16,8", "--out", out + "2"]) == 2  # narrower than the base model's kernel
     assert "at least as wide" in capsys.readouterr().err
-    assert not (tmp_path / "out2" / "model.pt").exists()
+    assert not (tmp_path / "out2").exists()  # refused before anything was written
     assert main(base + ["--rollout-labels", f"{labels},{labels}", "--rollout-actor", "context", "--rollout-hidden",
                         "16,8", "--bc-epochs", "2", "--json", "--out", out + "2"]) == 0
     summary = json.loads(capsys.readouterr().out)

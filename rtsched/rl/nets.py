@@ -354,18 +354,27 @@ class FlatCritic(nn.Module):
         return self.net(obs).squeeze(-1)
 
 
+def growth_problem(arch: str, kernel_hidden, hidden) -> str | None:
+    """Why a context actor of ``hidden`` sizes cannot grow from a ``arch`` actor with ``kernel_hidden`` sizes
+    (``context_from_kernel``), or None."""
+    if arch != "kernel":
+        return f"a context actor grows from a kernel actor, not {arch!r}"
+    if len(hidden) != len(kernel_hidden) or any(h < k for h, k in zip(hidden, kernel_hidden)):
+        return (f"hidden sizes {list(hidden)}: the kernel's are {list(kernel_hidden)}; the context actor needs as many "
+                "layers, each at least as wide")
+    return None
+
+
 def context_from_kernel(kernel: PickActor, hidden: tuple[int, ...], context) -> PickActor:
     """A ``context`` actor that computes exactly ``kernel``'s logits (a ``"kernel"`` ``PickActor``), to be fitted
     further: its first layer reads the slot's row through the kernel's weights and the context rows through zeros;
     each layer at least as wide as the kernel's (``hidden``, same depth) holds the kernel's units first, and the added
     units (random incoming weights, as PyTorch initialises them) feed the next layer through zeros, so they change
     nothing until they are trained."""
-    if kernel.arch != "kernel":
-        raise ValueError(f"a context actor grows from a kernel actor, not {kernel.arch!r}")
     old = [m for m in kernel.net if isinstance(m, nn.Linear)]
-    if len(hidden) != len(old) - 1 or any(h < m.out_features for h, m in zip(hidden, old)):
-        raise ValueError(f"hidden sizes {list(hidden)}: the kernel's are {[m.out_features for m in old[:-1]]}; "
-                         "the context actor needs as many layers, each at least as wide")
+    problem = growth_problem(kernel.arch, [m.out_features for m in old[:-1]], hidden)
+    if problem:
+        raise ValueError(problem)
     actor = PickActor(kernel.n_features, kernel.window, CONTEXT_ACTOR, tuple(hidden), context)
     new = [m for m in actor.net if isinstance(m, nn.Linear)]
     with torch.no_grad():

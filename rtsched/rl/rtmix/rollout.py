@@ -38,7 +38,7 @@ from rtsched.files import atomic_write_stream
 from rtsched.generators.smallmix import redraw_unseen
 from rtsched.rl.cloning import LearnerActor, greedy_action
 from rtsched.rl.modelfiles import load_model, read_model_file
-from rtsched.rl.nets import CONTEXT_ACTOR
+from rtsched.rl.nets import CONTEXT_ACTOR, growth_problem
 from rtsched.rl.rtmix.core import BATCH_SETTINGS, PASS_SETTINGS, context_rules
 from rtsched.rl.rtmix.options import ROLLOUT_ACTORS
 from rtsched.rl.rtmix.dagger import episode_generator, episode_jobs
@@ -327,6 +327,10 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
         raise OptionError(f"actor {actor!r}: choose from {', '.join(ROLLOUT_ACTORS)}")
     say = progress or (lambda text: None)
     st = read_model_file(base)
+    if actor == "context-from-base":  # before any work: can the base model's network grow?
+        problem = growth_problem(st["arch"]["actor"], st["arch"]["hidden"], hidden or CONTEXT_HIDDEN)
+        if problem:
+            raise OptionError(f"{base}: {problem}")
     paths = [os.path.join(curriculum, f"data-{r}.npz") for r in range(weeks_rounds + 1)]
     missing = [p for p in paths if not os.path.isfile(p)]
     if missing:
