@@ -156,11 +156,11 @@ def test_the_rollout_recipe_fits_a_context_actor_that_schedules(tmp_path, capsys
         main(base + ["--rollout-actor", "wide", "--out", out + "2"])
     assert exc.value.code == 2 and "--rollout-actor" in capsys.readouterr().err
     assert not (tmp_path / "out2").exists()
-    # the labels file twice (labels of several files together), a new context actor
     assert main(base + ["--rollout-labels", labels, "--rollout-actor", "context-from-base", "--rollout-hidden",
                         "16,8", "--out", out + "2"]) == 2  # narrower than the base model's kernel
     assert "at least as wide" in capsys.readouterr().err
     assert not (tmp_path / "out2").exists()  # refused before anything was written
+    # the labels file twice (labels of several files together), a new context actor
     assert main(base + ["--rollout-labels", f"{labels},{labels}", "--rollout-actor", "context", "--rollout-hidden",
                         "16,8", "--bc-epochs", "2", "--json", "--out", out + "2"]) == 0
     summary = json.loads(capsys.readouterr().out)
