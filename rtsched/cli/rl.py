@@ -28,7 +28,8 @@ from rtsched.errors import RtschedError
 from rtsched.files import require_file
 from rtsched.rl.agents import AGENTS as AGENT_PACKAGES
 from rtsched.rl.options import TrainOption, int_list, start_range
-from rtsched.rl.rtmix.options import CURRICULUM_DEFAULTS, DAGGER_DEFAULTS, DAGGER_TEACHER, ROLLOUT_DEFAULTS
+from rtsched.rl.rtmix.options import (CONTEXT_HIDDEN, CURRICULUM_DEFAULTS, DAGGER_DEFAULTS, DAGGER_TEACHER,
+                                      ROLLOUT_DEFAULTS)
 from rtsched.rl.rtmix.options import DEFAULTS as RTMIX_DEFAULTS
 
 AGENTS = tuple(AGENT_PACKAGES)  # the agents table (rtsched.rl.agents): each agent's options live with it
@@ -424,7 +425,7 @@ def cmd_train_rtmix_rollout(args) -> int:
     shipped model) into ``OUT/model.pt``."""
     from rtsched.rl.modelfiles import read_model_file
     from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX
-    from rtsched.rl.rtmix.rollout import CONTEXT_HIDDEN, ROLLOUT_SEEDS, improve_by_rollouts
+    from rtsched.rl.rtmix.rollout import ROLLOUT_SEEDS, improve_by_rollouts
 
     _refuse(args, ("epochs", "experts", "expert_cache", "solve_time_limit", "jobs", "machine", "theta", "penalty",
                    "reward_baseline", "teacher", *DAGGER_DEFAULTS, *CURRICULUM_DEFAULTS, "curriculum_rounds",
@@ -444,7 +445,7 @@ def cmd_train_rtmix_rollout(args) -> int:
             raise UsageError(f"{', '.join(redone)}: options of the rollouts, which --rollout-labels reuses")
     hidden = None
     if args.rollout_hidden is not None:
-        if args.rollout_actor not in ("context", "context-from-base"):
+        if (args.rollout_actor or "same") == "same":  # a context network's sizes
             raise UsageError("--rollout-hidden: the sizes of --rollout-actor context or context-from-base")
         hidden = tuple(int_list(args.rollout_hidden, "--rollout-hidden"))
         if not hidden or min(hidden) < 1:

@@ -38,6 +38,7 @@ RECIPES = ("dagger", "clone", "rollout")
 # What the rollout recipe fits (``rollout.improve_by_rollouts``' ``actor``): the base model's own network, a new
 # ``context`` actor, or a context actor that starts as the base model's kernel (``nets.context_from_kernel``).
 ROLLOUT_ACTORS = ("same", "context", "context-from-base")
+CONTEXT_HIDDEN = (128, 64, 32)  # the context network's default hidden sizes (thirteenth session's probe)
 # The rollout recipe (rtsched.rl.rtmix.rollout.improve_by_rollouts, docs/rl.md "Rollout labels").
 ROLLOUT_DEFAULTS = {"rollout_episodes": 2000, "rollout_seed": 210_000, "violation_cost": 3.0, "rollout_penalty": 10.0,
                     "rollout_futures": 0, "rollout_workers": 1, "rollout_repeat": 2,
@@ -97,7 +98,7 @@ _ROLLOUT = (
                 "context-from-base (that network started as --init-from's kernel exactly)",
                 choices=ROLLOUT_ACTORS),
     TrainOption(("--rollout-hidden",), "rtmix rollout: hidden layer sizes of the context network, comma-separated "
-                "(default 128,64,32)"),
+                f"(default {','.join(map(str, CONTEXT_HIDDEN))})"),
     TrainOption(("--rollout-workers",), "rtmix rollout: processes sharing the rollout episodes (the same labels for "
                 "any count; default 1)", kind="int>=1"),
 )

@@ -40,14 +40,13 @@ from rtsched.rl.cloning import LearnerActor, greedy_action
 from rtsched.rl.modelfiles import load_model, read_model_file
 from rtsched.rl.nets import CONTEXT_ACTOR, growth_problem
 from rtsched.rl.rtmix.core import BATCH_SETTINGS, PASS_SETTINGS, context_rules
-from rtsched.rl.rtmix.options import ROLLOUT_ACTORS
+from rtsched.rl.rtmix.options import CONTEXT_HIDDEN, ROLLOUT_ACTORS
 from rtsched.rl.rtmix.dagger import episode_generator, episode_jobs
 from rtsched.rl.rtmix.env import RtMixEnv
 from rtsched.rl.rtmix.train import load_curriculum_data, model_slots, train_curriculum
 from rtsched.sim.state import DONE, FUTURE
 
 ROLLOUT_SEEDS = range(210_000, 260_000)
-CONTEXT_HIDDEN = (128, 64, 32)  # the context actor's hidden sizes (thirteenth session's probe)
 FUTURE_DRAWS = 7_919  # second word of the futures' seed sequence [instance seed, FUTURE_DRAWS]
 
 
@@ -319,16 +318,17 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     of an earlier call, whose labels are fitted instead of rolling out again (``seeds`` and the rollout options
     are then those the file records; several files: their labels together).  ``actor``: "same" fits ``base``'s
     own actor; "context" fits a new ``context`` actor (``core.context_rules``; hidden sizes ``hidden``, default
-    ``CONTEXT_HIDDEN``) to the same data, ``base`` still giving the week states' distilled probabilities;
+    ``options.CONTEXT_HIDDEN``) to the same data, ``base`` still giving the week states' distilled probabilities;
     "context-from-base": the same actor started as ``base``'s kernel exactly (``nets.context_from_kernel``; each
     hidden layer at least as wide as the kernel's).
     Returns the rollout statistics and the fit's last row."""
     if actor not in ROLLOUT_ACTORS:
         raise OptionError(f"actor {actor!r}: choose from {', '.join(ROLLOUT_ACTORS)}")
+    hidden = tuple(hidden or CONTEXT_HIDDEN)
     say = progress or (lambda text: None)
     st = read_model_file(base)
     if actor == "context-from-base":  # before any work: can the base model's network grow?
-        problem = growth_problem(st["arch"]["actor"], st["arch"]["hidden"], hidden or CONTEXT_HIDDEN)
+        problem = growth_problem(st["arch"]["actor"], st["arch"]["hidden"], hidden)
         if problem:
             raise OptionError(f"{base}: {problem}")
     paths = [os.path.join(curriculum, f"data-{r}.npz") for r in range(weeks_rounds + 1)]
@@ -368,7 +368,7 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     settings = {k: env[k] for k in (*BATCH_SETTINGS, *PASS_SETTINGS) if k in env}
     arch = None
     if actor != "same":
-        arch = dict(st["arch"], actor=CONTEXT_ACTOR, hidden=list(hidden or CONTEXT_HIDDEN),
+        arch = dict(st["arch"], actor=CONTEXT_ACTOR, hidden=list(hidden),
                     context=context_rules(int(env["window"])))
     res = train_curriculum(base, data, out, epochs=epochs, lr=lr, seed=seed, order=env.get("order", "submit"),
                            spec_settings=settings, distill=distill, arch=arch, grow=actor == "context-from-base",
@@ -382,5 +382,5 @@ def improve_by_rollouts(base: str, out: str, *, curriculum: str, weeks_rounds: i
     return {"out": out, "rollout": stats, "fit": res["history"][-1]}
 
 
-__all__ = ["CONTEXT_HIDDEN", "ROLLOUT_ACTORS", "ROLLOUT_SEEDS", "action_values", "improve_by_rollouts",
+__all__ = ["ROLLOUT_SEEDS", "action_values", "improve_by_rollouts",
            "improved_episode", "merged_labels", "model_env", "read_labels", "rollout_labels"]
