@@ -260,9 +260,10 @@ class PickActor(nn.Module):
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.arch == CONTEXT_ACTOR:  # each occupied slot's row beside the context rows, one score each
             x = obs.view(obs.shape[0], self.window, self.n_features)
-            rows = torch.cat([x] + [c[:, None].expand(-1, self.window, -1) for c in context_rows(x, self.context)], -1)
+            owner = mask.nonzero(as_tuple=True)[0]  # the observation of each occupied slot
+            rows = torch.cat([x[mask]] + [c[owner] for c in context_rows(x, self.context)], -1)
             scores = torch.full(mask.shape, MASKED_LOGIT, dtype=obs.dtype)
-            scores[mask] = self.net(rows[mask]).squeeze(-1)
+            scores[mask] = self.net(rows).squeeze(-1)
             return scores
         if self.arch == "kernel" and torch.is_grad_enabled() and obs.shape[0] >= PREP_MIN_ROWS:
             # Training: the kernel scores each distinct occupied row once (``_kernel_rows``, built
