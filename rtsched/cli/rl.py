@@ -964,6 +964,9 @@ def register(subparsers) -> None:
     ex.add_argument("model", help="checkpoint file or run folder")
     ex.add_argument("out", help="the model file to write (e.g. model.pt)")
     ex.add_argument("--json", action="store_true", help='print {"path", "bytes", "agent", "epoch"}')
+    ex.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="rtmix: change a setting that only narrows the action mask (shield, shield_theta, conserve, "
+                         "defer_weight; 'none' clears conserve or defer_weight); repeatable; the file lists the changes")
     ex.set_defaults(func=cmd_export)
 
 
@@ -973,7 +976,20 @@ def cmd_export(args) -> int:
     if os.path.isdir(args.out):
         raise UsageError(f"out: {args.out} is a folder; give the model file's name (e.g. model.pt)")
     check_output(os.path.dirname(args.out) or ".", f"out {args.out}", folder=True)  # its folder is created
-    info = export_model(args.model, args.out)
+    settings = None
+    if args.set:
+        from rtsched.rl.modelfiles import read_model_file
+        from rtsched.rl.rtmix.core import changed_settings
+
+        st = read_model_file(args.model)
+        if st["agent"] != "rtmix":
+            raise UsageError(f"--set: {args.model} is a {st['agent']} model; only rtmix models have settings that "
+                             "may change after training")
+        try:
+            settings = changed_settings(st["env"], args.set)
+        except ValueError as exc:
+            raise UsageError(f"--set {exc}") from None
+    info = export_model(args.model, args.out, settings)
     if args.json:
         print(json.dumps(info))
     else:

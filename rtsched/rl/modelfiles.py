@@ -78,8 +78,12 @@ def read_model_file(path: str) -> dict:
 EXPORTED_KEYS = ("format", "version", "agent", "ppo", "env", "norms", "arch", "epoch", "actor", "history")
 
 
-def export_model(src: str, dst: str) -> dict:
+def export_model(src: str, dst: str, settings: dict | None = None) -> dict:
     """Write the policy part of a model or checkpoint (file or run folder) ``src`` to ``dst``.
+
+    ``settings`` (checked by the caller: for rtmix ``rtmix.core.changed_settings``) replace environment settings
+    that only narrow the action mask; the file lists each change (``settings_changed``: name, from, to), after
+    those an earlier export made.
 
     The exported file loads everywhere a model does (:func:`load_model`, ``--policies``) but
     cannot resume training.  The training trace's absolute path is reduced to its file name (it
@@ -93,6 +97,12 @@ def export_model(src: str, dst: str) -> dict:
     env = dict(out["env"])
     if env.get("trace_path"):
         env["trace_path"] = os.path.basename(env["trace_path"])
+    changes = list(st.get("settings_changed", []))
+    for name, value in (settings or {}).items():
+        changes.append({"name": name, "from": env.get(name), "to": value})
+        env[name] = value
+    if changes:
+        out["settings_changed"] = changes
     out["env"] = env
     out["exported_from"] = os.path.basename(os.path.normpath(os.fspath(src)))
     os.makedirs(os.path.dirname(os.path.abspath(dst)), exist_ok=True)

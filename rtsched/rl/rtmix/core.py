@@ -62,6 +62,21 @@ Measured cause (docs/benchmarks.md, issue 23 fifth session): the θ-1.6 DAgger m
 that ``replan`` does not have came from RTJs it left waiting beside a free partition (starting a BJ
 first) or beside offered candidates.
 
+With ``defer_weight`` (``RtMixSpec.defer_weight``, issue 23, fourteenth session; None by default, the agents
+trained before it) the target RTJ's preemptions are deferred while waiting for a victim to end is worth it: a
+candidate is deferrable if, for some walltime-based end e of its victims after now (earliest first),
+Σ (W_rt + h + r_v) / W_v over its victims ending by e ≥ ``defer_weight`` × (sd_e − sd_now), where W are walltimes
+(s), h the JIT hand-over of all its victims (their slowest write; 0 under SYS/APP), r_v v's restart read, and
+sd_now / sd_e the RTJ's estimated slowdown if it starts after preempting now / at e (after the hand-over of the
+victims still running then).  The left side is what the preemption adds to the slowdowns of the victims that
+would have ended by e (each waits out the RTJ and the overheads), the right side what waiting adds to the RTJ's.
+If any candidate is deferrable, no candidate is legal and the shield does not force them: the RTJ waits, and the
+pass at the next completion decides again.  Measured cause (docs/benchmarks.md, issue 23 fourteenth session): the
+largest BJ losses against WCJS-JIT on Table-3 instances were short BJs preempted for a whole-machine RTJ minutes
+before they would have ended (a 600 s BJ's slowdown 14 where waiting 400 s kept the RTJ within θ).  Masking only
+the deferrable candidate let the agent preempt a costlier one, and forcing "wait" where the shield applies idled
+a Mira-like week's machine (utilization 0.645 against 0.694).
+
 With ``conserve`` (``RtMixSpec.conserve``, a share of the machine's nodes; None by default) waiting
 is illegal while a BJ start is legal and at least that share of the nodes is free in the pass's
 plan (a work-conserving rule, also in the mask).  Measured cause: the DAgger models trained on
@@ -195,6 +210,7 @@ class RtMixSpec:
     window is ordered by the new plan; ``low_rt_batch`` (ninth session) puts the RTJs below WCJS's
     threshold into the backfill window's batch pass, as WCJS's low-priority queue (module docstring).
     ``horizon_features`` appends ``HORIZON_FEATURES`` to every observation row (eleventh session).
+    ``defer_weight`` defers RTJ preemptions whose victims end soon (module docstring; fourteenth session).
     The defaults are the action space of the agents trained before the options."""
 
     window: int = 8
@@ -213,6 +229,7 @@ class RtMixSpec:
     refit_window: bool = False
     low_rt_batch: bool = False
     horizon_features: bool = False
+    defer_weight: float | None = None
 
     def __post_init__(self) -> None:
         get_priority(self.batch_priority)  # an unknown name fails here (ValueError naming the choices)
@@ -228,6 +245,8 @@ class RtMixSpec:
             raise ValueError(f"unknown rtmix shield {self.shield!r}; choose from {', '.join(SHIELDS)}")
         if self.bj_candidates < 0:
             raise ValueError(f"rtmix bj_candidates must be >= 0, got {self.bj_candidates}")
+        if self.defer_weight is not None and not self.defer_weight >= 0.0:
+            raise ValueError(f"rtmix defer_weight must be >= 0, got {self.defer_weight}")
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], wcjs=None) -> "RtMixSpec":
@@ -289,8 +308,36 @@ class RtMixSpec:
 SETTING_TYPES = {"window": int, "candidates": int, "order": str, "bj_candidates": int, "eligibility": str,
                  "wake": bool, "shield": str, "conserve": float, "shield_theta": float, "batch_priority": str,
                  "batch_backfill": str, "rt_wake": bool, "refit_window": bool, "low_rt_batch": bool,
-                 "horizon_features": bool}
+                 "horizon_features": bool, "defer_weight": float}
 OPTIONAL_SETTINGS = tuple(SETTING_TYPES)[3:]
+# The settings that only narrow the action mask (the observation and the actions stay as the network learned them),
+# so a trained model's may be changed afterwards: ``rtsched rl export --set NAME=VALUE`` (``changed_settings``).
+MASK_SETTINGS = ("shield", "shield_theta", "conserve", "defer_weight")
+
+
+def changed_settings(env: Mapping[str, Any], pairs: list[str]) -> dict[str, Any]:
+    """The ``MASK_SETTINGS`` that ``pairs`` (``NAME=VALUE``; ``none`` clears an optional one) set, read with their
+    types and checked by building the spec they give with ``env`` (a model file's settings); ValueError naming the
+    pair otherwise."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, eq, text = pair.partition("=")
+        name = name.strip()
+        if not eq or name not in MASK_SETTINGS:
+            raise ValueError(f"{pair!r}: give NAME=VALUE with NAME one of {', '.join(MASK_SETTINGS)} (the settings "
+                             "that only narrow the action mask)")
+        if text.strip().lower() == "none" and name in ("conserve", "defer_weight"):
+            out[name] = None
+            continue
+        try:
+            out[name] = SETTING_TYPES[name](text.strip())
+        except ValueError:
+            raise ValueError(f"{pair!r}: {name} takes a {SETTING_TYPES[name].__name__}, got {text!r}") from None
+    try:
+        RtMixSpec.from_settings({**env, **out})
+    except ValueError as exc:
+        raise ValueError(f"{', '.join(pairs)}: {exc}") from None
+    return out
 
 
 def _setting_defaults() -> dict[str, Any]:
@@ -424,14 +471,20 @@ class RtMixPass:
         if spec.conserve is not None and mask[spec.wait_action] and self.plan.free_nodes >= spec.conserve * self.total \
                 and any(mask[i] for i, js in enumerate(vis) if js.info.kind != "rt"):
             mask[spec.wait_action] = False  # work-conserving: a BJ start is legal on a machine this empty
+        # defer_weight: while waiting for a victim of some candidate is worth it, the RTJ waits (module docstring)
+        defer = spec.defer_weight is not None and target is not None and any(
+            self._deferred(target, vs) for _p, vs, _c in cands)
+        if defer:
+            mask[spec.window:spec.window + len(cands)] = False
         if spec.shield != "none":
-            self._shield(vis, target, cands, mask)
+            self._shield(vis, target, [] if defer else cands, mask)
         self._cache = (vis, target, cands, mask)
         return self._cache
 
     def _shield(self, vis: list[JobState], target: JobState | None, cands: list, mask: np.ndarray) -> None:
         """Restrict ``mask`` to the RTJ actions the shield makes compulsory (module docstring): the
-        starts of RTJs with a free partition; else, under ``"preempt"``, the target RTJ's candidates."""
+        starts of RTJs with a free partition; else, under ``"preempt"``, the target RTJ's candidates
+        (``cands``: none while the RTJ's preemption is deferred)."""
         spec = self.spec
         rt_starts = [i for i, js in enumerate(vis) if js.info.kind == "rt" and mask[i]]
         if rt_starts:
@@ -441,6 +494,32 @@ class RtMixPass:
                                                or (spec.shield == "risk" and self._at_risk(target))):
             mask[:] = False
             mask[spec.window:spec.window + len(cands)] = True
+
+    def _deferred(self, target: JobState, victims: list[JobState]) -> bool:
+        """Whether waiting for one of ``victims`` to end is worth more than preempting them for RTJ ``target``
+        now (``spec.defer_weight``, module docstring): for some walltime-based victim end e, Σ (W_rt + h + r_v) / W_v
+        over the victims ending by e ≥ ``defer_weight`` × the RTJ's estimated-slowdown increase from waiting until e."""
+        now, io = self.now, self.view.io
+        jit = self.model.kind is CheckpointKind.JIT
+
+        def hand_over(vs: list[JobState]) -> int:  # s from the preemption until the RTJ may start (JIT writes)
+            return max((io.write_seconds(v.alloc_nodes) for v in vs), default=0) if jit else 0
+
+        info = target.info
+        wall = info.walltime
+
+        def sd_if_start(t: int) -> float:  # the RTJ's estimated slowdown if it starts at t (walltime as runtime)
+            return (t - info.submit + wall) / wall
+
+        h = hand_over(victims)
+        sd_now = sd_if_start(now + h)
+        for end in sorted({v.expected_end for v in victims if v.expected_end > now}):
+            still = [v for v in victims if v.expected_end > end]
+            gain = sum((wall + h + io.read_seconds(v.alloc_nodes)) / v.info.walltime
+                       for v in victims if v.expected_end <= end)
+            if gain >= self.spec.defer_weight * (sd_if_start(end + hand_over(still)) - sd_now):
+                return True
+        return False
 
     def _at_risk(self, target: JobState) -> bool:
         """Whether waiting for the earliest walltime-based completion that frees a partition of the
@@ -725,4 +804,4 @@ class RtMixPass:
             row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
 
 
-__all__ = ["BJ_FEATURES", "CONTEXT_JOBS", "context_rules", "HORIZON_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "PASS_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["BJ_FEATURES", "CONTEXT_JOBS", "MASK_SETTINGS", "changed_settings", "context_rules", "HORIZON_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "PASS_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
