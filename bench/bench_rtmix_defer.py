@@ -1,14 +1,16 @@
 """The rtmix deferral rule (``RtMixSpec.defer_weight``, issue 23 fourteenth session) on Table-3-style instances.
 
-The shipped rtmix model is exported with its mask settings changed (``rtsched rl export --set``, the same network)
-and run beside the shipped model and WCJS-JIT on the same instances, through the run pipeline
-(``milp.compare.run_online``): per policy the mean BJ and RTJ slowdowns, the instances whose mean RTJ slowdown is
-above θ = 1.2 (the compare's θ violations, without its optimum's θ* > 1.2 cases: no instance is solved here), and
-paired 95 % bootstrap intervals of the differences against WCJS-JIT and the shipped model.  The fourteenth
+A base model (default: the rollout model without the rule, ``training/rtmix-rollout-improvement/round-1.pt``,
+shipped as ``rtmix`` until the fourteenth session) is exported with its mask settings changed (``rtsched rl export
+--set``, the same network; the defaults give the shipped ``rtmix``) and run beside the base and WCJS-JIT on the same
+instances, through the run pipeline (``milp.compare.run_online``): per policy the mean BJ and RTJ slowdowns, the
+instances whose mean RTJ slowdown is above θ = 1.2 (the compare's θ violations, without its optimum's θ* > 1.2
+cases: no instance is solved here), and paired 95 % bootstrap intervals of the differences against WCJS-JIT and
+the base.  The fourteenth
 session's validation set is the default (generator seeds 3,200,000 on with walltime factor 1–2 and 3,300,000 on
 with exact walltimes, ``--count`` each); the Mira-like weeks are ``bench/bench_rtmix_wk1.py --miralike``'s.
 
-    PYTHONPATH=. nice python bench/bench_rtmix_defer.py [--count 500] [--set defer_weight=7.5 --set shield_theta=1.2] [-j 2]
+    PYTHONPATH=. nice python bench/bench_rtmix_defer.py [--count 500] [--base MODEL] [--set defer_weight=7.5 --set shield_theta=1.2] [-j 2]
 """
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 THETA = 1.2
 SETS = (("default walltimes", 3_200_000, (1.0, 2.0)), ("walltime = runtime", 3_300_000, (1.0, 1.0)))
 DEFAULT_SETTINGS = ["defer_weight=7.5", "shield_theta=1.2"]
+BASE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "training",
+                    "rtmix-rollout-improvement", "round-1.pt")
 
 
 def _one(task: tuple[str, int, tuple[float, float]]) -> tuple[float, float]:
@@ -40,12 +44,13 @@ def main() -> int:
 
     from milp.compare import paired_bootstrap
     from rtsched.cli import main as rtsched_main
-    from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--count", type=int, default=500, help="instances per half (default 500)")
     ap.add_argument("--set", action="append", default=None, metavar="NAME=VALUE",
                     help=f"the changed mask settings (default {' '.join(DEFAULT_SETTINGS)})")
+    ap.add_argument("--base", default=BASE, help="the rtmix model the settings change (default: the rollout model "
+                    "without the rule, training/rtmix-rollout-improvement/round-1.pt)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel processes (default 2)")
     args = ap.parse_args()
     if args.count < 5:
@@ -53,12 +58,13 @@ def main() -> int:
     settings = args.set or DEFAULT_SETTINGS
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "rtmix-defer.pt")
-        cmd = ["rl", "export", PRETRAINED_RTMIX, model]
+        cmd = ["rl", "export", args.base, model]
         for pair in settings:
             cmd += ["--set", pair]
         if rtsched_main(cmd) != 0:
             return 2
-        policies = {"wcjs-jit": "wcjs-jit", "rtmix (shipped)": "rtmix", f"rtmix {' '.join(settings)}": model}
+        base = f"base {os.path.basename(args.base)}"
+        policies = {"wcjs-jit": "wcjs-jit", base: args.base, f"base + {' '.join(settings)}": model}
         tasks = [(seed0 + i, factor) for _label, seed0, factor in SETS for i in range(args.count)]
         rows = {}
         t0 = time.perf_counter()
@@ -68,7 +74,7 @@ def main() -> int:
         seconds = time.perf_counter() - t0
     print(f"{len(tasks)} Table-3-style instances: seeds {SETS[0][1]}..+{args.count - 1} (walltime factor 1-2) and "
           f"{SETS[1][1]}..+{args.count - 1} (exact walltimes); JIT checkpointing; θ = {THETA}")
-    ref, shipped = rows["wcjs-jit"], rows["rtmix (shipped)"]
+    ref, without = rows["wcjs-jit"], rows[base]
 
     def ci(diff) -> str:
         mean, lo, hi = paired_bootstrap(list(diff))
@@ -79,8 +85,8 @@ def main() -> int:
         line = f"  {label[:44]:44s} BJ {r[:, 0].mean():.3f}  RTJ {r[:, 1].mean():.3f}  RTJ mean > θ on {over:4d}"
         if label != "wcjs-jit":
             line += f"  ΔBJ/WCJS-JIT {ci(r[:, 0] - ref[:, 0])}  ΔRTJ/WCJS-JIT {ci(r[:, 1] - ref[:, 1])}"
-        if label not in ("wcjs-jit", "rtmix (shipped)"):
-            line += f"  ΔBJ/shipped {ci(r[:, 0] - shipped[:, 0])}"
+        if label not in ("wcjs-jit", base):
+            line += f"  ΔBJ/base {ci(r[:, 0] - without[:, 0])}"
         print(line)
     print(f"wall time: {len(tasks) * len(rows)} runs in {seconds:.0f} s")
     return 0

@@ -159,7 +159,7 @@ def test_stored_settings_round_trip_and_old_model_files_read_as_the_agents_befor
     # every option set: each read with its type and written back as set, in OPTIONAL_SETTINGS's order
     stored = {"bj_candidates": 2, "eligibility": "any", "wake": True, "shield": "risk", "conserve": 0,
               "shield_theta": 1.5, "batch_priority": "sjf", "batch_backfill": "sjf", "rt_wake": True,
-              "refit_window": True, "low_rt_batch": True, "horizon_features": True}
+              "refit_window": True, "low_rt_batch": True, "horizon_features": True, "defer_weight": 7.5}
     spec = RtMixSpec.from_settings({"window": 6, "candidates": 3, "order": "load", **stored})
     assert (spec.window, spec.candidates, spec.order) == (6, 3, "load")
     assert spec.optional_settings() == stored and list(spec.optional_settings()) == list(OPTIONAL_SETTINGS)

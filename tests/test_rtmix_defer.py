@@ -65,6 +65,28 @@ def test_deferral_follows_the_hand_worked_bound():
     assert ps.target().info.id == 3 and [p for p, _vs, _c in ps.candidates()] == [2]
 
 
+def test_the_rtj_waits_only_when_every_candidate_is_deferrable():
+    # R2 (RTJ, 512 nodes, 3000 s) at 100 has two candidates, a half each.  S's half: S ends at 300, before R2 could
+    # start after preempting it (100 + 512): deferrable for any weight.  A's half: waiting until 2000 adds
+    # (2000 - 612) / 3000 to R2's slowdown and spares A (3000 + 512 + 512) / 2000: deferrable up to
+    # (4024 / 2000) / (1388 / 3000) = 4.35.
+    jobs = [Job(1, 0, 2000, 2000, 512), Job(2, 0, 300, 300, 512), Job(3, 100, 3000, 3000, 512, kind="rt")]
+    machine = _machine()
+
+    def legal(**spec) -> list[int]:
+        sim = Simulator(Workload(jobs, name="defer2", max_nodes=machine.total_nodes), machine,
+                        checkpoint=CheckpointModel.parse("jit"))
+        assert sim.advance()
+        sim.apply([Start(1, 0), Start(2, 1)])
+        assert sim.advance() and sim.view.now == 100
+        return np.flatnonzero(RtMixPass(sim.view, RtMixSpec(eligibility="any", **spec)).mask()).tolist()
+
+    assert legal() == [CAND0, CAND0 + 1, WAIT]
+    assert legal(defer_weight=4.4) == [CAND0, CAND0 + 1, WAIT]  # A's half is not deferrable: both stay legal
+    assert legal(defer_weight=4.3) == [WAIT]
+    assert legal(shield="preempt", defer_weight=4.4) == [CAND0, CAND0 + 1]
+
+
 class _FirstLegal:
     """Every pass: the first legal start or preemption, until only waiting is legal."""
 
@@ -119,20 +141,24 @@ def test_export_set_changes_only_mask_settings_and_lists_the_changes(tmp_path, c
     from rtsched.rl.rtmix.policy import PRETRAINED_RTMIX, RtMixPolicy
 
     out = tmp_path / "defer.pt"
-    assert main(["rl", "export", PRETRAINED_RTMIX, str(out), "--set", "defer_weight=7.5",
-                 "--set", "shield_theta=1.2"]) == 0
+    assert main(["rl", "export", PRETRAINED_RTMIX, str(out), "--set", "defer_weight=5",
+                 "--set", "shield_theta=1.3"]) == 0
     capsys.readouterr()
     shipped, changed = load_model(PRETRAINED_RTMIX), load_model(str(out))
-    assert changed.env == {**shipped.env, "defer_weight": 7.5, "shield_theta": 1.2}
-    assert RtMixPolicy(changed).spec.defer_weight == 7.5
+    assert changed.env == {**shipped.env, "defer_weight": 5.0, "shield_theta": 1.3}
+    assert RtMixPolicy(changed).spec.defer_weight == 5.0
+    earlier = torch.load(PRETRAINED_RTMIX, weights_only=True).get("settings_changed", [])
     stored = torch.load(out, weights_only=True)
-    assert stored["settings_changed"] == [{"name": "defer_weight", "from": None, "to": 7.5},
-                                          {"name": "shield_theta", "from": shipped.env["shield_theta"], "to": 1.2}]
+    assert stored["settings_changed"] == earlier + [
+        {"name": "defer_weight", "from": shipped.env.get("defer_weight"), "to": 5.0},
+        {"name": "shield_theta", "from": shipped.env["shield_theta"], "to": 1.3}]
+    assert torch.equal(stored["actor"][next(iter(stored["actor"]))],
+                       torch.load(PRETRAINED_RTMIX, weights_only=True)["actor"][next(iter(stored["actor"]))])
     # exported again: the list grows, 'none' clears the rule
     again = tmp_path / "again.pt"
     assert main(["rl", "export", str(out), str(again), "--set", "defer_weight=none"]) == 0
     capsys.readouterr()
-    assert torch.load(again, weights_only=True)["settings_changed"][-1] == {"name": "defer_weight", "from": 7.5,
+    assert torch.load(again, weights_only=True)["settings_changed"][-1] == {"name": "defer_weight", "from": 5.0,
                                                                             "to": None}
     assert RtMixPolicy(str(again)).spec.defer_weight is None
     bad = tmp_path / "bad.pt"

@@ -138,11 +138,13 @@ def test_cli_passes_the_shield_and_conserve_to_dagger(tmp_path, monkeypatch, cap
 
     monkeypatch.setattr(dagger, "run_dagger", fake_run_dagger)
     assert main(["rl", "train", "--agent", "rtmix", "--shield", "risk", "--shield-theta", "1.45", "--conserve", "0.5",
-                 "--out", str(tmp_path / "d"), "--no-progress"]) != 0
+                 "--defer-weight", "7.5", "--out", str(tmp_path / "d"), "--no-progress"]) != 0
     assert seen["shield"] == "risk" and seen["conserve"] == 0.5 and seen["shield_theta"] == 1.45
+    assert seen["defer_weight"] == 7.5
     seen.clear()
     assert main(["rl", "train", "--agent", "rtmix", "--out", str(tmp_path / "e"), "--no-progress"]) != 0
     assert seen["shield"] == "none" and seen["conserve"] is None and seen["shield_theta"] == 1.2  # off by default
+    assert seen["defer_weight"] is None
     capsys.readouterr()
     with pytest.raises(SystemExit) as exc:
         main(["rl", "train", "--agent", "rtmix", "--shield", "always", "--out", str(tmp_path / "g")])

@@ -592,7 +592,8 @@ def cmd_train_rtmix_dagger(args) -> int:
     env = {"machine": args.machine, "checkpoint": args.checkpoint, "baseline": baseline, "theta": args.theta,
            "penalty": args.penalty, "order": DAGGER_ENV["order"], "bj_candidates": args.bj_candidates,
            "eligibility": args.eligibility, "wake": args.wake, "shield": args.shield,
-           "conserve": args.conserve, "shield_theta": args.shield_theta, "horizon_features": args.horizon_features}
+           "conserve": args.conserve, "shield_theta": args.shield_theta, "horizon_features": args.horizon_features,
+           "defer_weight": args.defer_weight}
     ppo = {name: getattr(args, name) for name in ("trajs_per_epoch", "n_envs", "train_pi_iters", "train_v_iters")
            if getattr(args, name) is not None}
     try:
@@ -610,7 +611,7 @@ def cmd_train_rtmix_dagger(args) -> int:
         history = _run_rtmix_training(args, out, ckpt, None, baseline, done, quiet, resume=True,
                                       env={k: env[k] for k in ("order", "bj_candidates", "eligibility", "wake",
                                                                "shield", "conserve", "shield_theta",
-                                                               "horizon_features")})["history"]
+                                                               "horizon_features", "defer_weight")})["history"]
     rounds = history[0]["rounds"]
     summary = {"agent": "rtmix", "recipe": "dagger", "out": out, "checkpoint": ckpt, "teacher": args.teacher,
                "machine": args.machine, "checkpoint_model": args.checkpoint, "rounds": rounds,

@@ -70,12 +70,14 @@ candidate is deferrable if, for some walltime-based end e of its victims after n
 sd_now / sd_e the RTJ's estimated slowdown if it starts after preempting now / at e (after the hand-over of the
 victims still running then).  The left side is what the preemption adds to the slowdowns of the victims that
 would have ended by e (each waits out the RTJ and the overheads), the right side what waiting adds to the RTJ's.
-If any candidate is deferrable, no candidate is legal and the shield does not force them: the RTJ waits, and the
-pass at the next completion decides again.  Measured cause (docs/benchmarks.md, issue 23 fourteenth session): the
-largest BJ losses against WCJS-JIT on Table-3 instances were short BJs preempted for a whole-machine RTJ minutes
-before they would have ended (a 600 s BJ's slowdown 14 where waiting 400 s kept the RTJ within θ).  Masking only
-the deferrable candidate let the agent preempt a costlier one, and forcing "wait" where the shield applies idled
-a Mira-like week's machine (utilization 0.645 against 0.694).
+If every candidate is deferrable, none is legal and the shield does not force them: the RTJ waits, and the pass at
+the next completion decides again; otherwise all stay legal.  Measured cause (docs/benchmarks.md, issue 23
+fourteenth session): the largest BJ losses against WCJS-JIT on Table-3 instances were short BJs preempted for a
+whole-machine RTJ minutes before they would have ended (a 600 s BJ's slowdown 14 where waiting 400 s kept the RTJ
+within θ).  Masking only the deferrable candidates let the agent preempt a costlier one; forcing "wait" where the
+shield applies idled a Mira-like week's machine (utilization 0.645 against 0.694); waiting when ANY candidate was
+deferrable made long RTJs on a Mira-like week wait hours (the criterion grows with the square of the RTJ's walltime,
+and one of four candidates often has a victim near its end).
 
 With ``conserve`` (``RtMixSpec.conserve``, a share of the machine's nodes; None by default) waiting
 is illegal while a BJ start is legal and at least that share of the nodes is free in the pass's
@@ -471,8 +473,8 @@ class RtMixPass:
         if spec.conserve is not None and mask[spec.wait_action] and self.plan.free_nodes >= spec.conserve * self.total \
                 and any(mask[i] for i, js in enumerate(vis) if js.info.kind != "rt"):
             mask[spec.wait_action] = False  # work-conserving: a BJ start is legal on a machine this empty
-        # defer_weight: while waiting for a victim of some candidate is worth it, the RTJ waits (module docstring)
-        defer = spec.defer_weight is not None and target is not None and any(
+        # defer_weight: while waiting for a victim is worth it on every candidate, the RTJ waits (module docstring)
+        defer = spec.defer_weight is not None and target is not None and bool(cands) and all(
             self._deferred(target, vs) for _p, vs, _c in cands)
         if defer:
             mask[spec.window:spec.window + len(cands)] = False

@@ -86,7 +86,8 @@ class RtMixEnv(gym.Env):
                  wake: bool = False, shield: str = "none", conserve: float | None = None,
                  shield_theta: float = 1.2, batch_priority: str = BATCH_PRIORITY,
                  batch_backfill: str = BATCH_BACKFILL, rt_wake: bool = False, refit_window: bool = False,
-                 low_rt_batch: bool = False, horizon_features: bool = False) -> None:
+                 low_rt_batch: bool = False, horizon_features: bool = False,
+                 defer_weight: float | None = None) -> None:
         super().__init__()
         self.machine_spec = str(machine)
         self.machine = machine_from_spec(self.machine_spec) if isinstance(machine, str) else machine
@@ -100,7 +101,7 @@ class RtMixEnv(gym.Env):
              "eligibility": eligibility, "wake": wake, "shield": shield, "conserve": conserve,
              "shield_theta": shield_theta, "batch_priority": batch_priority, "batch_backfill": batch_backfill,
              "rt_wake": rt_wake, "refit_window": refit_window, "low_rt_batch": low_rt_batch,
-             "horizon_features": horizon_features}, wcjs)
+             "horizon_features": horizon_features, "defer_weight": defer_weight}, wcjs)
         self.n_bj, self.n_rt = int(n_bj), int(n_rt)
         self.theta, self.penalty = float(theta), float(penalty)
         self.seed_range = (int(seed_range[0]), int(seed_range[1]))

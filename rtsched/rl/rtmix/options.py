@@ -46,7 +46,7 @@ ROLLOUT_DEFAULTS = {"rollout_episodes": 2000, "rollout_seed": 210_000, "violatio
 # DAgger (rtsched.rl.rtmix.dagger, docs/rl.md "DAgger"): the default recipe.
 DAGGER_DEFAULTS = {"dagger_rounds": 8, "dagger_episodes": 96, "beta0": 1.0, "beta_decay": 0.5, "bj_candidates": 2,
                    "eligibility": "wcjs", "wake": False, "shield": "none",
-                   "conserve": None, "shield_theta": 1.2, "horizon_features": False}
+                   "conserve": None, "shield_theta": 1.2, "horizon_features": False, "defer_weight": None}
 DAGGER_TEACHER = "replan"
 _DAGGER = (
     TrainOption(("--recipe",), "rtmix: dagger (default: roll out the agent mixed with an online expert, --teacher, "
@@ -66,6 +66,10 @@ _DAGGER = (
                 "completion would give the RTJ an estimated slowdown above 1.2)", choices=("none", "start", "preempt", "risk")),
     TrainOption(("--shield-theta",), "rtmix dagger: --shield risk's bound on the RTJ's estimated slowdown "
                 "(default 1.2)", kind="float>0"),
+    TrainOption(("--defer-weight",), "rtmix dagger: defer an RTJ's preemption while every candidate has a victim whose "
+                "end is worth waiting for: the slowdown the preemption would add to the victims ending first >= W x "
+                "what waiting adds to the RTJ's (RtMixSpec.defer_weight, docs/rl.md; default off; the shipped model's 7.5)",
+                kind="float>=0"),
     TrainOption(("--conserve",), "rtmix dagger: work-conserving rule in the action mask: waiting is illegal while a BJ "
                 "start is legal and at least this share of the nodes is free (0..1; default: off)", kind="float[0,1]"),
     TrainOption(("--horizon-features",), "rtmix dagger: six more features per observation row saying when the machine "
