@@ -87,6 +87,33 @@ def test_the_rtj_waits_only_when_every_candidate_is_deferrable():
     assert legal(shield="preempt", defer_weight=4.4) == [CAND0, CAND0 + 1]
 
 
+def test_no_deferral_reaches_past_the_wait_and_slowdown_bounds():
+    from rtsched.rl.rtmix.core import DEFER_MAX_SLOWDOWN, DEFER_MAX_WAIT
+
+    assert (DEFER_MAX_SLOWDOWN, DEFER_MAX_WAIT) == (2.0, 7200)
+    machine = _machine()
+
+    def legal(short: int, rt_wall: int = 20000, **spec) -> list[int]:
+        # A (512 nodes, 30,000 s) and S (512, `short` s) from 0; R (RTJ, 1024 nodes, rt_wall s) at 100
+        jobs = [Job(1, 0, 30000, 30000, 512), Job(2, 0, short, short, 512),
+                Job(3, 100, rt_wall, rt_wall, 1024, kind="rt")]
+        sim = Simulator(Workload(jobs, name="bounds", max_nodes=machine.total_nodes), machine,
+                        checkpoint=CheckpointModel.parse("jit"))
+        assert sim.advance()
+        sim.apply([Start(1, 0), Start(2, 1)])
+        assert sim.advance() and sim.view.now == 100
+        return np.flatnonzero(RtMixPass(sim.view, RtMixSpec(eligibility="any", **spec)).mask()).tolist()
+
+    # S ends at 6,500: R would start at 7,012 after A's write, 6,912 s after its submission (<= 7,200), estimated
+    # slowdown (7,012 - 100 + 20,000) / 20,000 = 1.35 (<= 2); S's gain (20,000 + 512 + 512) / 6,500 = 3.23 over
+    # 1.35 - 1.03 = 0.32 of R's slowdown: deferred for a weight up to 10.1
+    assert legal(6500, defer_weight=7.5) == [WAIT]
+    # S ends at 7,000: R's start 7,512 is 7,412 s after its submission: past the bound, never deferred
+    assert legal(7000, defer_weight=0.0) == [CAND0, WAIT]
+    # a 6,000 s RTJ: waiting for S (6,500) would give it (7,012 - 100 + 6,000) / 6,000 = 2.15 > 2: never deferred
+    assert legal(6500, rt_wall=6000, defer_weight=0.0) == [CAND0, WAIT]
+
+
 class _FirstLegal:
     """Every pass: the first legal start or preemption, until only waiting is legal."""
 
@@ -165,7 +192,9 @@ def test_export_set_changes_only_mask_settings_and_lists_the_changes(tmp_path, c
     for pairs, words in ((["window=3"], "shield, shield_theta, conserve, defer_weight"),
                          (["defer_weight"], "NAME=VALUE"),
                          (["defer_weight=x"], "takes a float"),
-                         (["defer_weight=-2"], "must be >= 0"),
+                         (["defer_weight=-2"], "must be a finite number >= 0"),
+                         (["defer_weight=inf"], "must be a finite number >= 0"),
+                         (["shield_theta=0"], "shield_theta must be a finite number > 0"),
                          (["shield=always"], "unknown rtmix shield")):
         argv = ["rl", "export", PRETRAINED_RTMIX, str(bad)]
         for pair in pairs:

@@ -71,13 +71,15 @@ sd_now / sd_e the RTJ's estimated slowdown if it starts after preempting now / a
 victims still running then).  The left side is what the preemption adds to the slowdowns of the victims that
 would have ended by e (each waits out the RTJ and the overheads), the right side what waiting adds to the RTJ's.
 If every candidate is deferrable, none is legal and the shield does not force them: the RTJ waits, and the pass at
-the next completion decides again; otherwise all stay legal.  Measured cause (docs/benchmarks.md, issue 23
+the next completion decides again; otherwise all stay legal.  No deferral reaches past an estimated slowdown of
+``DEFER_MAX_SLOWDOWN`` or a wait of ``DEFER_MAX_WAIT`` s since the RTJ's submission.  Measured cause (docs/benchmarks.md, issue 23
 fourteenth session): the largest BJ losses against WCJS-JIT on Table-3 instances were short BJs preempted for a
 whole-machine RTJ minutes before they would have ended (a 600 s BJ's slowdown 14 where waiting 400 s kept the RTJ
 within θ).  Masking only the deferrable candidates let the agent preempt a costlier one; forcing "wait" where the
 shield applies idled a Mira-like week's machine (utilization 0.645 against 0.694); waiting when ANY candidate was
 deferrable made long RTJs on a Mira-like week wait hours (the criterion grows with the square of the RTJ's walltime,
-and one of four candidates often has a victim near its end).
+and one of four candidates often has a victim near its end); and without the bounds a whole-machine RTJ on the
+shipped Mira-like week waited 32 h (deferred while other RTJs took the machine).
 
 With ``conserve`` (``RtMixSpec.conserve``, a share of the machine's nodes; None by default) waiting
 is illegal while a BJ start is legal and at least that share of the nodes is free in the pass's
@@ -100,6 +102,7 @@ returns them from ``decide``.  Neither ever reads an actual runtime.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
@@ -165,6 +168,13 @@ BJ_FEATURES: tuple[str, ...] = ("cand_for_bj", "bj_target_sd_so_far")
 # earliest walltime-based start its own walltime-based end lies (EASY's shadow time, / 4 h; 0 without a blocked job).
 HORIZON_FEATURES: tuple[str, ...] = ("cand_free_in", "target_sd_if_wait", "bj_target_walltime",
                                      "bj_target_sd_if_wait", "job_free_in", "job_past_shadow")
+# Bounds of ``RtMixSpec.defer_weight``'s deferral (module docstring): an RTJ is never deferred to a start later than
+# these allow — estimated slowdown (walltime as runtime) and wait since its submission, s.  Measured cause
+# (docs/benchmarks.md, issue 23 fourteenth session): without them a whole-machine RTJ on the shipped Mira-like week
+# (walltime 4 h, runtime 19 min) was deferred while other RTJs started and waited 32 h; with them its wait is bounded
+# and the Table-3 validation BJ mean moved from 2.106 to 2.112.
+DEFER_MAX_SLOWDOWN = 2.0
+DEFER_MAX_WAIT = 7200
 # The rules of the ``context`` actor (``rtsched.rl.nets``, arch "context"; issue 23, thirteenth session): every action
 # row is scored beside the row of the first visible BJ whose start is not legal in this pass (the job a BJ preemption
 # would serve) and that of the first such RTJ (``context_rules``).  Measured cause (docs/benchmarks.md, issue 23
@@ -247,8 +257,10 @@ class RtMixSpec:
             raise ValueError(f"unknown rtmix shield {self.shield!r}; choose from {', '.join(SHIELDS)}")
         if self.bj_candidates < 0:
             raise ValueError(f"rtmix bj_candidates must be >= 0, got {self.bj_candidates}")
-        if self.defer_weight is not None and not self.defer_weight >= 0.0:
-            raise ValueError(f"rtmix defer_weight must be >= 0, got {self.defer_weight}")
+        if self.defer_weight is not None and not (math.isfinite(self.defer_weight) and self.defer_weight >= 0.0):
+            raise ValueError(f"rtmix defer_weight must be a finite number >= 0, got {self.defer_weight}")
+        if not (math.isfinite(self.shield_theta) and self.shield_theta > 0.0):
+            raise ValueError(f"rtmix shield_theta must be a finite number > 0 (a slowdown bound), got {self.shield_theta}")
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], wcjs=None) -> "RtMixSpec":
@@ -517,9 +529,12 @@ class RtMixPass:
         sd_now = sd_if_start(now + h)
         for end in sorted({v.expected_end for v in victims if v.expected_end > now}):
             still = [v for v in victims if v.expected_end > end]
+            start = end + hand_over(still)
+            if sd_if_start(start) > DEFER_MAX_SLOWDOWN or start - info.submit > DEFER_MAX_WAIT:
+                break  # never deferred past these bounds (module docstring: an RTJ starved otherwise)
             gain = sum((wall + h + io.read_seconds(v.alloc_nodes)) / v.info.walltime
                        for v in victims if v.expected_end <= end)
-            if gain >= self.spec.defer_weight * (sd_if_start(end + hand_over(still)) - sd_now):
+            if gain >= self.spec.defer_weight * (sd_if_start(start) - sd_now):
                 return True
         return False
 
@@ -806,4 +821,4 @@ class RtMixPass:
             row[22] = sum(pen[1] for pen in pens) / TIME_SCALE
 
 
-__all__ = ["BJ_FEATURES", "CONTEXT_JOBS", "MASK_SETTINGS", "changed_settings", "context_rules", "HORIZON_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "PASS_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
+__all__ = ["BJ_FEATURES", "CONTEXT_JOBS", "DEFER_MAX_SLOWDOWN", "DEFER_MAX_WAIT", "MASK_SETTINGS", "changed_settings", "context_rules", "HORIZON_FEATURES", "ELIGIBILITIES", "SHIELDS", "FEATURES", "N_FEATURES", "ORDERS", "OPTIONAL_SETTINGS", "PASS_SETTINGS", "SETTING_TYPES", "RtMixPass", "RtMixSpec", "TIME_SCALE", "IO_SCALE", "SD_CLIP", "OBS_HIGH"]
