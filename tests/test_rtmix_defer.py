@@ -36,18 +36,23 @@ def _machine():
     return machine_from_spec("mira:2")
 
 
-def _sim() -> Simulator:
+def _sim(jobs: list[Job] = JOBS) -> Simulator:
     machine = _machine()
-    return Simulator(Workload(JOBS, name="defer", max_nodes=machine.total_nodes), machine,
+    return Simulator(Workload(jobs, name="defer", max_nodes=machine.total_nodes), machine,
                      checkpoint=CheckpointModel.parse("jit"))
 
 
-def _pass_at_100(**spec) -> RtMixPass:
-    sim = _sim()
+def _pass_at_100(jobs: list[Job] = JOBS, **spec) -> RtMixPass:
+    """The pass at 100 (the RTJ's arrival) after jobs 1 and 2 started at 0 on the two halves."""
+    sim = _sim(jobs)
     assert sim.advance() and sim.view.now == 0
     sim.apply([Start(1, 0), Start(2, 1)])
     assert sim.advance() and sim.view.now == 100
     return RtMixPass(sim.view, RtMixSpec(eligibility="any", **spec))
+
+
+def _legal_at_100(jobs: list[Job], **spec) -> list[int]:
+    return np.flatnonzero(_pass_at_100(jobs, **spec).mask()).tolist()
 
 
 def test_deferral_follows_the_hand_worked_bound():
@@ -71,15 +76,9 @@ def test_the_rtj_waits_only_when_every_candidate_is_deferrable():
     # (2000 - 612) / 3000 to R2's slowdown and spares A (3000 + 512 + 512) / 2000: deferrable up to
     # (4024 / 2000) / (1388 / 3000) = 4.35.
     jobs = [Job(1, 0, 2000, 2000, 512), Job(2, 0, 300, 300, 512), Job(3, 100, 3000, 3000, 512, kind="rt")]
-    machine = _machine()
 
     def legal(**spec) -> list[int]:
-        sim = Simulator(Workload(jobs, name="defer2", max_nodes=machine.total_nodes), machine,
-                        checkpoint=CheckpointModel.parse("jit"))
-        assert sim.advance()
-        sim.apply([Start(1, 0), Start(2, 1)])
-        assert sim.advance() and sim.view.now == 100
-        return np.flatnonzero(RtMixPass(sim.view, RtMixSpec(eligibility="any", **spec)).mask()).tolist()
+        return _legal_at_100(jobs, **spec)
 
     assert legal() == [CAND0, CAND0 + 1, WAIT]
     assert legal(defer_weight=4.4) == [CAND0, CAND0 + 1, WAIT]  # A's half is not deferrable: both stay legal
@@ -91,18 +90,10 @@ def test_no_deferral_reaches_past_the_wait_and_slowdown_bounds():
     from rtsched.rl.rtmix.core import DEFER_MAX_SLOWDOWN, DEFER_MAX_WAIT
 
     assert (DEFER_MAX_SLOWDOWN, DEFER_MAX_WAIT) == (2.0, 7200)
-    machine = _machine()
-
     def legal(short: int, rt_wall: int = 20000, **spec) -> list[int]:
         # A (512 nodes, 30,000 s) and S (512, `short` s) from 0; R (RTJ, 1024 nodes, rt_wall s) at 100
-        jobs = [Job(1, 0, 30000, 30000, 512), Job(2, 0, short, short, 512),
-                Job(3, 100, rt_wall, rt_wall, 1024, kind="rt")]
-        sim = Simulator(Workload(jobs, name="bounds", max_nodes=machine.total_nodes), machine,
-                        checkpoint=CheckpointModel.parse("jit"))
-        assert sim.advance()
-        sim.apply([Start(1, 0), Start(2, 1)])
-        assert sim.advance() and sim.view.now == 100
-        return np.flatnonzero(RtMixPass(sim.view, RtMixSpec(eligibility="any", **spec)).mask()).tolist()
+        return _legal_at_100([Job(1, 0, 30000, 30000, 512), Job(2, 0, short, short, 512),
+                              Job(3, 100, rt_wall, rt_wall, 1024, kind="rt")], **spec)
 
     # S ends at 6,500: R would start at 7,012 after A's write, 6,912 s after its submission (<= 7,200), estimated
     # slowdown (7,012 - 100 + 20,000) / 20,000 = 1.35 (<= 2); S's gain (20,000 + 512 + 512) / 6,500 = 3.23 over
