@@ -6,11 +6,12 @@ shipped as ``rtmix`` until the fourteenth session) is exported with its mask set
 instances, through the run pipeline (``milp.compare.run_online``): per policy the mean BJ and RTJ slowdowns, the
 instances whose mean RTJ slowdown is above θ = 1.2 (the compare's θ violations, without its optimum's θ* > 1.2
 cases: no instance is solved here), and paired 95 % bootstrap intervals of the differences against WCJS-JIT and
-the base.  The fourteenth
-session's validation set is the default (generator seeds 3,200,000 on with walltime factor 1–2 and 3,300,000 on
-with exact walltimes, ``--count`` each); the Mira-like weeks are ``bench/bench_rtmix_wk1.py --miralike``'s.
+the base.  The fourteenth session's validation set is the default (generator seeds 3,200,000 on with walltime
+factor 1–2 and 3,300,000 on with exact walltimes, ``--count`` each); the Mira-like weeks are
+``bench/bench_rtmix_wk1.py --miralike``'s.
 
-    PYTHONPATH=. nice python bench/bench_rtmix_defer.py [--count 500] [--base MODEL] [--set defer_weight=7.5 --set shield_theta=1.2] [-j 2]
+    PYTHONPATH=. nice python bench/bench_rtmix_defer.py [--count 500] [--base MODEL] \
+        [--set defer_weight=7.5 --set shield_theta=1.2] [-j 2]
 """
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.count < 5:
         ap.error("--count: at least 5 instances per half (a paired interval needs them)")
+    if args.jobs < 1:
+        ap.error(f"-j/--jobs: at least 1 process, got {args.jobs}")
     settings = args.set or DEFAULT_SETTINGS
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "rtmix-defer.pt")

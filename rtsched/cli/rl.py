@@ -966,8 +966,9 @@ def register(subparsers) -> None:
     ex.add_argument("out", help="the model file to write (e.g. model.pt)")
     ex.add_argument("--json", action="store_true", help='print {"path", "bytes", "agent", "epoch"}')
     ex.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="rtmix: change a setting that only narrows the action mask (shield, shield_theta, conserve, "
-                         "defer_weight; 'none' clears conserve or defer_weight); repeatable; the file lists the changes")
+                    help="rtmix: change a setting that only narrows the action mask (shield, shield_theta, "
+                         "conserve, defer_weight; 'none' clears conserve or defer_weight); repeatable; the file "
+                         "lists the changes")
     ex.set_defaults(func=cmd_export)
 
 

@@ -72,14 +72,15 @@ victims still running then).  The left side is what the preemption adds to the s
 would have ended by e (each waits out the RTJ and the overheads), the right side what waiting adds to the RTJ's.
 If every candidate is deferrable, none is legal and the shield does not force them: the RTJ waits, and the pass at
 the next completion decides again; otherwise all stay legal.  No deferral reaches past an estimated slowdown of
-``DEFER_MAX_SLOWDOWN`` or a wait of ``DEFER_MAX_WAIT`` s since the RTJ's submission.  Measured cause (docs/benchmarks.md, issue 23
-fourteenth session): the largest BJ losses against WCJS-JIT on Table-3 instances were short BJs preempted for a
-whole-machine RTJ minutes before they would have ended (a 600 s BJ's slowdown 14 where waiting 400 s kept the RTJ
-within θ).  Masking only the deferrable candidates let the agent preempt a costlier one; forcing "wait" where the
-shield applies idled a Mira-like week's machine (utilization 0.645 against 0.694); waiting when ANY candidate was
-deferrable made long RTJs on a Mira-like week wait hours (the criterion grows with the square of the RTJ's walltime,
-and one of four candidates often has a victim near its end); and without the bounds a whole-machine RTJ on the
-shipped Mira-like week waited 32 h (deferred while other RTJs took the machine).
+``DEFER_MAX_SLOWDOWN`` or a wait of ``DEFER_MAX_WAIT`` s since the RTJ's submission.  Measured cause
+(docs/benchmarks.md, issue 23 fourteenth session): the largest BJ losses against WCJS-JIT on Table-3 instances
+were short BJs preempted for a whole-machine RTJ minutes before they would have ended (a 600 s BJ's slowdown 14
+where waiting 400 s kept the RTJ within θ).  Masking only the deferrable candidates let the agent preempt a
+costlier one; forcing "wait" where the shield applies idled a Mira-like week's machine (utilization 0.645 against
+0.694); waiting when ANY candidate was deferrable made long RTJs on a Mira-like week wait hours (the criterion grows
+with the square of the RTJ's walltime, and one of four candidates often has a victim near its end); and without
+the bounds a whole-machine RTJ on the shipped Mira-like week waited 32 h (deferred while other RTJs took the
+machine).
 
 With ``conserve`` (``RtMixSpec.conserve``, a share of the machine's nodes; None by default) waiting
 is illegal while a BJ start is legal and at least that share of the nodes is free in the pass's
@@ -260,7 +261,8 @@ class RtMixSpec:
         if self.defer_weight is not None and not (math.isfinite(self.defer_weight) and self.defer_weight >= 0.0):
             raise ValueError(f"rtmix defer_weight must be a finite number >= 0, got {self.defer_weight}")
         if not (math.isfinite(self.shield_theta) and self.shield_theta > 0.0):
-            raise ValueError(f"rtmix shield_theta must be a finite number > 0 (a slowdown bound), got {self.shield_theta}")
+            raise ValueError(f"rtmix shield_theta must be a finite number > 0 (a slowdown bound), "
+                             f"got {self.shield_theta}")
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], wcjs=None) -> "RtMixSpec":
@@ -511,8 +513,9 @@ class RtMixPass:
 
     def _deferred(self, target: JobState, victims: list[JobState]) -> bool:
         """Whether waiting for one of ``victims`` to end is worth more than preempting them for RTJ ``target``
-        now (``spec.defer_weight``, module docstring): for some walltime-based victim end e, Σ (W_rt + h + r_v) / W_v
-        over the victims ending by e ≥ ``defer_weight`` × the RTJ's estimated-slowdown increase from waiting until e."""
+        now (``spec.defer_weight``, module docstring): for some walltime-based victim end e within the bounds
+        (``DEFER_MAX_SLOWDOWN``, ``DEFER_MAX_WAIT``), Σ (W_rt + h + r_v) / W_v over the victims ending by e ≥
+        ``defer_weight`` × the RTJ's estimated-slowdown increase from waiting until e."""
         now, io = self.now, self.view.io
         jit = self.model.kind is CheckpointKind.JIT
 
