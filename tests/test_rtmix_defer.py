@@ -15,7 +15,7 @@ from rtsched.jobs import Job, Workload
 from rtsched.machines import machine_from_spec
 from rtsched.rl.rtmix.core import RtMixPass, RtMixSpec
 from rtsched.sim.core import Simulator
-from rtsched.sim.decisions import Preempt, Start
+from rtsched.sim.decisions import Start
 from rtsched.validate import validate_schedule
 
 CAND0 = 8  # the first RTJ candidate slot (window 8)
