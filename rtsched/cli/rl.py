@@ -608,10 +608,12 @@ def cmd_train_rtmix_dagger(args) -> int:
     history = res["history"]
     if args.epochs > 0:
         done = max(0, len(history) - 1)
+        from rtsched.rl.rtmix.core import OPTIONAL_SETTINGS
+
+        # the fine-tuning's environment: DAgger's action space and mask rules (its order and optional settings)
         history = _run_rtmix_training(args, out, ckpt, None, baseline, done, quiet, resume=True,
-                                      env={k: env[k] for k in ("order", "bj_candidates", "eligibility", "wake",
-                                                               "shield", "conserve", "shield_theta",
-                                                               "horizon_features", "defer_weight")})["history"]
+                                      env={k: v for k, v in env.items()
+                                           if k == "order" or k in OPTIONAL_SETTINGS})["history"]
     rounds = history[0]["rounds"]
     summary = {"agent": "rtmix", "recipe": "dagger", "out": out, "checkpoint": ckpt, "teacher": args.teacher,
                "machine": args.machine, "checkpoint_model": args.checkpoint, "rounds": rounds,

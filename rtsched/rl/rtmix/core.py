@@ -342,7 +342,7 @@ def changed_settings(env: Mapping[str, Any], pairs: list[str]) -> dict[str, Any]
         if not eq or name not in MASK_SETTINGS:
             raise ValueError(f"{pair!r}: give NAME=VALUE with NAME one of {', '.join(MASK_SETTINGS)} (the settings "
                              "that only narrow the action mask)")
-        if text.strip().lower() == "none" and name in ("conserve", "defer_weight"):
+        if text.strip().lower() == "none" and _setting_defaults()[name] is None:  # an optional rule, cleared
             out[name] = None
             continue
         try:
@@ -533,11 +533,12 @@ class RtMixPass:
         for end in sorted({v.expected_end for v in victims if v.expected_end > now}):
             still = [v for v in victims if v.expected_end > end]
             start = end + hand_over(still)
-            if sd_if_start(start) > DEFER_MAX_SLOWDOWN or start - info.submit > DEFER_MAX_WAIT:
+            sd_then = sd_if_start(start)
+            if sd_then > DEFER_MAX_SLOWDOWN or start - info.submit > DEFER_MAX_WAIT:
                 break  # never deferred past these bounds (module docstring: an RTJ starved otherwise)
             gain = sum((wall + h + io.read_seconds(v.alloc_nodes)) / v.info.walltime
                        for v in victims if v.expected_end <= end)
-            if gain >= self.spec.defer_weight * (sd_if_start(start) - sd_now):
+            if gain >= self.spec.defer_weight * (sd_then - sd_now):
                 return True
         return False
 
